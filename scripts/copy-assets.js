@@ -1,0 +1,17 @@
+// Copies non-TypeScript assets (Lua scripts, the OpenAPI file) next to the compiled code in dist/.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+function walk(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const from = path.join(dir, entry.name);
+    if (entry.isDirectory()) walk(from);
+    else if (/\.(lua|json|html)$/.test(entry.name)) {
+      const to = path.join(root, 'dist', path.relative(path.join(root, 'src'), from));
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.copyFileSync(from, to);
+    }
+  }
+}
+walk(path.join(root, 'src'));

@@ -1,0 +1,9 @@
+/**
+ * The gateway's masking (spec 2.4): first four and last four digits kept, the middle replaced by `x`.
+ * Numbers too short to keep both ends are fully masked.
+ */
+export function maskCardNumber(number: string): string {
+  const digits = number.replace(/[ -]/g, '');
+  if (digits.length < 9) return 'x'.repeat(digits.length);
+  return digits.slice(0, 4) + 'x'.repeat(digits.length - 8) + digits.slice(-4);
+}

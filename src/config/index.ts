@@ -1,0 +1,3 @@
+export { loadConfig, ConfigError, DEV_DEFAULTS, DEFAULT_CONFIG_DIR } from './load';
+export { Secret } from './secret';
+export type * from './types';

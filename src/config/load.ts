@@ -1,0 +1,172 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidSetting } from './parse';
+import { OPTIONAL, SETTINGS, type Setting } from './schema';
+import { Secret } from './secret';
+import type { Config, NodeEnv } from './types';
+
+/** Boot-time configuration failure; `problems` holds one line per bad setting, each naming it. */
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Values shipped for development only; production refuses to start with any of them. */
+export const DEV_DEFAULTS = {
+  gatewayApiKey: '_V87Qtb513Cd3vabM7RC0TbtJWeSo8p7',
+  gatewayApiPin: '123456',
+  jwtSecret: 'tokengate-dev-secret-do-not-use-in-production',
+} as const;
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Folder with default.json and <NODE_ENV>.json. */
+  dir?: string;
+  /** Programmatic overrides (tests), applied after the environment, by setting path. */
+  overrides?: Record<string, unknown>;
+}
+
+export const DEFAULT_CONFIG_DIR = path.resolve(__dirname, '..', '..', 'config');
+
+type Json = Record<string, unknown>;
+
+function readJson(file: string, problems: string[]): Json {
+  if (!existsSync(file)) return {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Json;
+    problems.push(`${path.basename(file)}: must hold a JSON object`);
+  } catch {
+    problems.push(`${path.basename(file)}: is not valid JSON`);
+  }
+  return {};
+}
+
+function flatten(obj: Json, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
+  for (const [key, value] of Object.entries(obj)) {
+    const p = prefix ? `${prefix}.${key}` : key;
+    if (value && typeof value === 'object' && !Array.isArray(value)) flatten(value as Json, p, out);
+    else out.set(p, value);
+  }
+  return out;
+}
+
+function setPath(target: Json, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Json;
+  node[parts[parts.length - 1] as string] = value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !(value instanceof Secret) && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function rawFromEnv(setting: Setting, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  const direct = env[setting.env];
+  const fileVar = `${setting.env}_FILE`;
+  const file = setting.file ? env[fileVar] : undefined;
+  if (direct !== undefined && direct !== '' && file) {
+    problems.push(`${setting.env} and ${fileVar} are both set: keep one`);
+    return undefined;
+  }
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch {
+      problems.push(`${fileVar} (${setting.path}): cannot read the file it names`);
+      return undefined;
+    }
+  }
+  return direct === '' ? undefined : direct;
+}
+
+/**
+ * Builds the one configuration object: config/default.json, then config/<NODE_ENV>.json, then the
+ * environment, then `overrides`. Every problem is collected and thrown together, each naming its setting.
+ */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const dir = options.dir ?? DEFAULT_CONFIG_DIR;
+  const problems: string[] = [];
+
+  const nodeEnv = (env.NODE_ENV || 'development') as NodeEnv;
+  const layers = [readJson(path.join(dir, 'default.json'), problems)];
+  if (['development', 'test', 'production'].includes(nodeEnv)) layers.push(readJson(path.join(dir, `${nodeEnv}.json`), problems));
+
+  const known = new Set(SETTINGS.map((s) => s.path));
+  const raw = new Map<string, unknown>();
+  for (const layer of layers) {
+    for (const [key, value] of flatten(layer)) {
+      if (key.startsWith('$')) continue; // "$comment" keys document the files
+      if (!known.has(key)) problems.push(`config key "${key}" is unknown`);
+      else raw.set(key, value);
+    }
+  }
+
+  const out: Json = {};
+  for (const setting of SETTINGS) {
+    const fromEnv = rawFromEnv(setting, env, problems);
+    let value = options.overrides && setting.path in options.overrides ? options.overrides[setting.path] : fromEnv ?? raw.get(setting.path);
+    if (setting.path === 'env') value = nodeEnv;
+    if (value === undefined || value === null) {
+      if (!OPTIONAL.has(setting.path)) problems.push(`${setting.env} (${setting.path}) is required`);
+      setPath(out, setting.path, undefined);
+      continue;
+    }
+    try {
+      setPath(out, setting.path, setting.parse(value));
+    } catch (err) {
+      if (!(err instanceof InvalidSetting)) throw err;
+      // The reason never repeats the value: it may be a credential.
+      problems.push(`${setting.env} (${setting.path}) ${err.message}`);
+    }
+  }
+  if (nodeEnv === 'production') problems.push(...missingInProduction(out));
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  // Safe: every path of Config is in SETTINGS and was parsed above (test/unit/config.test.ts checks the shape).
+  const config = out as unknown as Config;
+  problems.push(...crossChecks(config));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+/** Settings optional elsewhere but required in production, named even when other settings are also bad. */
+function missingInProduction(out: Json): string[] {
+  const redis = (out.redis ?? {}) as Json;
+  const gateway = (out.gateway ?? {}) as Json;
+  const jwt = (out.jwt ?? {}) as Json;
+  const problems: string[] = [];
+  if (!redis.url && !(Array.isArray(redis.clusterNodes) && redis.clusterNodes.length > 0)) problems.push('REDIS_URL or REDIS_CLUSTER_NODES (redis.url) is required in production');
+  if (!gateway.baseUrl) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) is required in production');
+  if (!jwt.secret && !jwt.publicKey && !jwt.jwksUrl) problems.push('JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is required in production');
+  return problems;
+}
+
+function crossChecks(c: Config): string[] {
+  const problems: string[] = [];
+  const hs = c.jwt.algorithms.filter((a) => a.startsWith('HS'));
+  const asymmetric = c.jwt.algorithms.filter((a) => !a.startsWith('HS'));
+  // Mixing families invites HS/RS confusion (a public key used as an HMAC secret).
+  if (hs.length > 0 && asymmetric.length > 0) problems.push('JWT_ALGORITHMS (jwt.algorithms) must not mix HS* with asymmetric algorithms');
+  if (hs.length > 0 && !c.jwt.secret) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
+  if (asymmetric.length > 0 && !c.jwt.publicKey && !c.jwt.jwksUrl) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
+  if (c.limiter.saleReservedSlots >= c.gateway.ratePerMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');
+  if (c.redis.url && c.redis.clusterNodes.length > 0) problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: keep one');
+
+  if (c.env !== 'production') return problems;
+  if (c.gateway.baseUrl?.startsWith('http:') && !c.gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
+  if (c.gateway.apiKey.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
+  if (c.gateway.apiPin.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
+  if (c.jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
+  if (c.jwt.secret && c.jwt.secret.length < 32) problems.push('JWT_SECRET (jwt.secret) must be at least 32 characters in production');
+  return problems;
+}

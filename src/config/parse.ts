@@ -1,0 +1,72 @@
+import { Secret } from './secret';
+
+/** A setting's parser: takes the raw value (JSON value or env string), returns the typed value or throws a reason. */
+export type Parser<T> = (raw: unknown) => T;
+
+export class InvalidSetting extends Error {}
+
+const fail = (reason: string): never => {
+  throw new InvalidSetting(reason);
+};
+
+export const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
+  (raw) => {
+    const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(n)) return fail('must be a whole number');
+    if (n < min || n > max) return fail(`must be between ${min} and ${max}`);
+    return n;
+  };
+
+export const bool: Parser<boolean> = (raw) => {
+  if (typeof raw === 'boolean') return raw;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  return fail('must be true or false');
+};
+
+export const str =
+  (pattern?: RegExp): Parser<string> =>
+  (raw) => {
+    if (typeof raw !== 'string' || raw.length === 0) return fail('must be a non-empty string');
+    if (pattern && !pattern.test(raw)) return fail('has an invalid format');
+    return raw;
+  };
+
+export const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw) => (values.includes(raw as T) ? (raw as T) : fail(`must be one of ${values.join(', ')}`));
+
+/** Comma-separated in the environment, an array in JSON. Empty items are dropped. */
+export const list =
+  (item: Parser<string> = str()): Parser<readonly string[]> =>
+  (raw) => {
+    const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : fail('must be a list');
+    return items.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map(item);
+  };
+
+export const secret =
+  (minLength = 1): Parser<Secret> =>
+  (raw) => {
+    if (raw instanceof Secret) return raw;
+    if (typeof raw !== 'string' || raw.length < minLength) return fail(`must be at least ${minLength} characters`);
+    return new Secret(raw);
+  };
+
+export const url =
+  (...protocols: string[]): Parser<string> =>
+  (raw) => {
+    if (typeof raw !== 'string') return fail('must be a URL');
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      return fail('must be a URL');
+    }
+    if (!protocols.includes(parsed.protocol)) return fail(`must use ${protocols.join(' or ')}`);
+    return raw;
+  };
+
+export const secretUrl =
+  (...protocols: string[]): Parser<Secret> =>
+  (raw) => new Secret(url(...protocols)(raw instanceof Secret ? raw.reveal() : raw));

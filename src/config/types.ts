@@ -1,0 +1,98 @@
+import type { Secret } from './secret';
+
+export type NodeEnv = 'development' | 'test' | 'production';
+export type CardRefField = 'UMCardRef' | 'creditcard.number';
+export type RateMode = 'fixed' | 'sliding';
+
+export interface GatewayConfig {
+  /** Unset in development/test: the embedded sandbox is used. */
+  baseUrl: string | undefined;
+  failoverHosts: readonly string[];
+  allowInsecure: boolean;
+  apiKey: Secret;
+  apiPin: Secret;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  cardRefField: CardRefField;
+  ratePerMinute: number;
+  ratePerDay: number;
+  rateWindowMs: number;
+  rateDayWindowMs: number;
+  rateMarginMs: number;
+  duplicateFolding: boolean;
+}
+
+export interface JwtConfig {
+  issuer: string;
+  audience: string;
+  algorithms: readonly string[];
+  secret: Secret | undefined;
+  publicKey: string | undefined;
+  jwksUrl: string | undefined;
+  clockToleranceSec: number;
+  jwksCooldownMs: number;
+}
+
+export interface RedisConfig {
+  url: Secret | undefined;
+  clusterNodes: readonly string[];
+  keyPrefix: string;
+}
+
+export interface LimiterConfig {
+  saleMaxWaitMs: number;
+  readMaxWaitMs: number;
+  /** Slots of each window that reads may never take, so a read flood cannot starve sales. */
+  saleReservedSlots: number;
+  /** Replicas expected to share the budget; the in-memory fallback takes limit ÷ this. */
+  expectedReplicas: number;
+}
+
+export interface CacheConfig {
+  /** Taken off the token's expiry (start of its `expires` day, UTC). */
+  tokenExpiryMarginMs: number;
+  tokenMaxTtlMs: number;
+  lockTtlMs: number;
+  lockWaitMs: number;
+}
+
+export interface IdempotencyConfig {
+  retentionMs: number;
+  inProgressRetryAfterSec: number;
+}
+
+export interface HttpConfig {
+  bodyLimitBytes: number;
+  corsOrigins: readonly string[];
+  shutdownGraceMs: number;
+}
+
+export interface SandboxConfig {
+  apiKey: string;
+  apiPin: Secret;
+  port: number;
+  ratePerMinute: number;
+  ratePerDay: number;
+  rateWindowMs: number;
+  rateDayWindowMs: number;
+  rateMode: RateMode;
+  latencyMs: number;
+  jitterMs: number;
+  duplicateFolding: boolean;
+}
+
+export interface Config {
+  env: NodeEnv;
+  port: number;
+  adminPort: number;
+  logLevel: string;
+  redis: RedisConfig;
+  gateway: GatewayConfig;
+  jwt: JwtConfig;
+  limiter: LimiterConfig;
+  cache: CacheConfig;
+  idempotency: IdempotencyConfig;
+  http: HttpConfig;
+  sandbox: SandboxConfig;
+}

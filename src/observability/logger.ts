@@ -1,0 +1,55 @@
+import winston from 'winston';
+import { Writable } from 'node:stream';
+import type { Secret } from '../config/secret';
+import { redactString, redactValue } from './redact';
+
+export type Logger = winston.Logger;
+
+export interface LoggerOptions {
+  level?: string;
+  /** Secrets whose literal values must never appear, even if some code path leaks them into a string. */
+  secrets?: readonly (Secret | undefined)[];
+  /** Where JSON lines go; stdout by default. Tests pass a collecting stream. */
+  stream?: NodeJS.WritableStream;
+  defaultMeta?: Record<string, unknown>;
+}
+
+
+/**
+ * winston logger writing JSON lines. Redaction is a format that runs before serialisation, on every entry:
+ * sensitive field names, card numbers, credential shapes and registered secret values are replaced.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const literals = (options.secrets ?? []).filter((s): s is Secret => !!s && s.length >= 4).map((s) => s.reveal());
+  const redact = winston.format((info) => {
+    const scrubbed = redactValue({ ...info }, literals) as Record<string, unknown>;
+    for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key];
+    Object.assign(info, scrubbed);
+    info.message = typeof scrubbed.message === 'string' ? scrubbed.message : redactString(String(scrubbed.message ?? ''), literals);
+    return info;
+  });
+  return winston.createLogger({
+    level: options.level ?? 'info',
+    defaultMeta: options.defaultMeta,
+    format: winston.format.combine(winston.format.timestamp(), redact(), winston.format.json()),
+    transports: [new winston.transports.Stream({ stream: options.stream ?? process.stdout })],
+  });
+}
+
+/** A stream that keeps every line written to it: for tests that scan what the logger produced. */
+export class CapturingStream extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (error?: Error | null) => void): void {
+    for (const line of chunk.toString().split('\n')) if (line) this.lines.push(line);
+    done();
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+/** A logger that writes nowhere (for embedding the sandbox or tools quietly). */
+export function silentLogger(): Logger {
+  return winston.createLogger({ silent: true, transports: [new winston.transports.Console()] });
+}
+

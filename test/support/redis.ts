@@ -1,0 +1,26 @@
+import Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+
+/** The Redis the global setup found or started. */
+export function redisUrl(): string {
+  return process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+}
+
+/** A fresh key prefix so each test arranges its own data without touching anyone else's. */
+export function uniquePrefix(name = 'test'): string {
+  return `tgtest:${name}:${randomBytes(6).toString('hex')}`;
+}
+
+export function connectRedis(): Redis {
+  return new Redis(redisUrl(), { maxRetriesPerRequest: 1, lazyConnect: false });
+}
+
+/** Deletes every key under a prefix (SCAN, never KEYS or FLUSH). */
+export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, DEFAULT_CONFIG_DIR, loadConfig } from '../../src/config';
+
+const prodEnv = {
+  NODE_ENV: 'production',
+  REDIS_URL: 'redis://redis:6379',
+  GATEWAY_BASE_URL: 'https://gateway.example/api/v2/',
+  GATEWAY_API_KEY: 'live_key_0123456789',
+  GATEWAY_API_PIN: '8y3-pin',
+  JWT_ALGORITHMS: 'HS256',
+  JWT_SECRET: 'x'.repeat(40),
+};
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('when nothing is set, then development defaults load, frozen', () => {
+    const c = loadConfig({ env: {} });
+    expect(c.env).toBe('development');
+    expect(c.port).toBe(8080);
+    expect(c.gateway.ratePerMinute).toBe(45);
+    expect(c.gateway.cardRefField).toBe('UMCardRef');
+    expect(c.jwt.algorithms).toEqual(['HS256']);
+    expect(c.gateway.baseUrl).toBeUndefined();
+    expect(Object.isFrozen(c.gateway)).toBe(true);
+    expect(JSON.stringify(c)).not.toContain('123456');
+  });
+
+  it('when the environment sets values, then they override the files', () => {
+    const c = loadConfig({ env: { PORT: '7000', GATEWAY_FAILOVER_HOSTS: 'a.example, b.example:8443', GATEWAY_DUPLICATE_FOLDING: 'true' } });
+    expect(c.port).toBe(7000);
+    expect(c.gateway.failoverHosts).toEqual(['a.example', 'b.example:8443']);
+    expect(c.gateway.duplicateFolding).toBe(true);
+  });
+
+  it('when a value is bad, then the error names the variable and never echoes the value', () => {
+    const problems = problemsOf(() => loadConfig({ env: { PORT: 'eighty', GATEWAY_TIMEOUT_MS: '-5', JWT_CLOCK_TOLERANCE_SEC: '300', GATEWAY_API_PIN: '' , GATEWAY_CARDREF_FIELD: 'magic-secret-value' } }));
+    expect(problems.join('\n')).toMatch(/PORT \(port\)/);
+    expect(problems.join('\n')).toMatch(/GATEWAY_TIMEOUT_MS/);
+    expect(problems.join('\n')).toMatch(/JWT_CLOCK_TOLERANCE_SEC/);
+    expect(problems.join('\n')).toMatch(/GATEWAY_CARDREF_FIELD/);
+    expect(problems.join('\n')).not.toContain('magic-secret-value');
+  });
+
+  it('when production lacks every required setting, then each is named', () => {
+    const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: 'production' } })).join('\n');
+    for (const name of ['GATEWAY_API_KEY', 'GATEWAY_API_PIN', 'JWT_ALGORITHMS', 'REDIS_URL', 'GATEWAY_BASE_URL']) expect(problems).toContain(name);
+  });
+
+  it('when production is fully configured, then it loads', () => {
+    const c = loadConfig({ env: prodEnv });
+    expect(c.env).toBe('production');
+    expect(c.gateway.apiPin.reveal()).toBe('8y3-pin');
+  });
+
+  it('when production uses a development default or plain http, then it refuses', () => {
+    const problems = problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_API_PIN: '123456', GATEWAY_BASE_URL: 'http://gw.local/api/v2/', JWT_SECRET: 'tokengate-dev-secret-do-not-use-in-production' } })).join('\n');
+    expect(problems).toContain('GATEWAY_API_PIN (gateway.apiPin) is the development default');
+    expect(problems).toContain('must use https:');
+    expect(problems).toContain('JWT_SECRET (jwt.secret) is the development default');
+    expect(loadConfig({ env: { ...prodEnv, GATEWAY_BASE_URL: 'http://127.0.0.1:1/api/v2/', GATEWAY_ALLOW_INSECURE: 'true' } }).gateway.baseUrl).toContain('http:');
+  });
+
+  it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
+    expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
+  });
+
+  it('when a secret comes from a *_FILE, then it is read from the file', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-'));
+    writeFileSync(path.join(dir, 'pin'), 'file-pin\n');
+    const c = loadConfig({ env: { ...prodEnv, GATEWAY_API_PIN: undefined, GATEWAY_API_PIN_FILE: path.join(dir, 'pin') } });
+    expect(c.gateway.apiPin.reveal()).toBe('file-pin');
+  });
+
+  it('when a config file has an unknown key, then it is named', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-'));
+    writeFileSync(path.join(dir, 'default.json'), JSON.stringify({ gateway: { timeoutMS: 5 } }));
+    expect(problemsOf(() => loadConfig({ env: {}, dir })).join('\n')).toContain('config key "gateway.timeoutMS" is unknown');
+  });
+
+  it('when the shipped default.json is read, then it holds every setting', () => {
+    expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
+  });
+});
