@@ -1,0 +1,116 @@
+import type { RateLimitInfo } from './types';
+
+/**
+ * Gateway failures as classes with stable codes (modelled on stripe-node's Error.ts): callers branch on
+ * `code` or `instanceof`, never on messages. A decline is NOT an error: it is a Transaction with result_code D.
+ *
+ * `outcome` says what we know about a call that may have had effects:
+ *   - 'not_processed': the gateway certainly did not act (connection refused, 429/155, auth failure);
+ *   - 'unknown': the request may have reached the gateway (timeout or reset after sending).
+ *   - 'processed_error': the gateway answered with an error; a sale must still not be re-sent (a 5xx is no
+ *     proof that nothing happened; gateway-facts.md, Rate limits).
+ */
+export type CallOutcome = 'not_processed' | 'unknown' | 'processed_error';
+
+export type GatewayErrorCode =
+  | 'gateway_rate_limited'
+  | 'gateway_access_denied'
+  | 'gateway_auth_failed'
+  | 'gateway_not_found'
+  | 'gateway_bad_request'
+  | 'gateway_server_error'
+  | 'gateway_unreadable'
+  | 'gateway_timeout'
+  | 'gateway_connection_reset'
+  | 'gateway_unavailable';
+
+export interface GatewayErrorInit {
+  status?: number;
+  errorcode?: number;
+  rateLimit?: RateLimitInfo;
+  host?: string;
+  cause?: unknown;
+}
+
+export abstract class GatewayError extends Error {
+  abstract readonly code: GatewayErrorCode;
+  abstract readonly outcome: CallOutcome;
+  readonly status: number | undefined;
+  /** The gateway's numeric `errorcode`/`error_code` when it sent one. */
+  readonly errorcode: number | undefined;
+  readonly rateLimit: RateLimitInfo | undefined;
+  readonly host: string | undefined;
+
+  constructor(message: string, init: GatewayErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.errorcode = init.errorcode;
+    this.rateLimit = init.rateLimit;
+    this.host = init.host;
+  }
+}
+
+/** 429 with errorcode 155: not processed, may be sent again through the limiter. */
+export class GatewayRateLimitedError extends GatewayError {
+  readonly code = 'gateway_rate_limited';
+  readonly outcome = 'not_processed';
+}
+
+/** 401 with errorcode 156: our IP is not on the endpoint's allow-list. */
+export class GatewayAccessDeniedError extends GatewayError {
+  readonly code = 'gateway_access_denied';
+  readonly outcome = 'not_processed';
+}
+
+/** 401 for bad merchant credentials (21002 hash mismatch, 23 unknown source key, 20010 PIN required). */
+export class GatewayAuthFailedError extends GatewayError {
+  readonly code = 'gateway_auth_failed';
+  readonly outcome = 'not_processed';
+}
+
+/** 404, or errorcode 99999 "Customer Not Found". */
+export class GatewayNotFoundError extends GatewayError {
+  readonly code = 'gateway_not_found';
+  readonly outcome = 'not_processed';
+}
+
+/** Other 4xx: the gateway refused the request as malformed. */
+export class GatewayBadRequestError extends GatewayError {
+  readonly code = 'gateway_bad_request';
+  readonly outcome = 'processed_error';
+}
+
+/** 5xx, or a 429 without errorcode 155. */
+export class GatewayServerError extends GatewayError {
+  readonly code = 'gateway_server_error';
+  readonly outcome = 'processed_error';
+}
+
+/** An answer that could not be parsed (not JSON, wrong shape, over the size cap). */
+export class GatewayUnreadableError extends GatewayError {
+  readonly code = 'gateway_unreadable';
+  readonly outcome = 'unknown';
+}
+
+/** No answer within the timeout after the request was sent: outcome unknown. */
+export class GatewayTimeoutError extends GatewayError {
+  readonly code = 'gateway_timeout';
+  readonly outcome = 'unknown';
+}
+
+/** The connection broke after the request was (or may have been) sent: outcome unknown. */
+export class GatewayConnectionResetError extends GatewayError {
+  readonly code = 'gateway_connection_reset';
+  readonly outcome = 'unknown';
+}
+
+/** No host could be reached before sending anything (refused, DNS, connect timeout). */
+export class GatewayUnavailableError extends GatewayError {
+  readonly code = 'gateway_unavailable';
+  readonly outcome = 'not_processed';
+}
+
+export function isGatewayError(err: unknown): err is GatewayError {
+  return err instanceof GatewayError;
+}
