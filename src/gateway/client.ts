@@ -1,0 +1,259 @@
+import axios, { AxiosError, type AxiosInstance } from 'axios';
+import { performance } from 'node:perf_hooks';
+import type { Secret } from '../config/secret';
+import type { CardRefField } from '../config/types';
+import type { Logger } from '../observability/logger';
+import { CONNECT_TIMEOUT, createAgents } from './agents';
+import {
+  GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
+  GatewayNotFoundError, GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
+  GatewayUnreadableError,
+} from './errors';
+import { ShapeError, parseCardRefToken, parseCustomer, parseErrorBody, parseList, parsePaymentMethod, parseTransaction } from './parse';
+import { parseRateLimitHeader } from './rate-limit-header';
+import { createSigner, randomSeed } from './signer';
+import type { CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RateLimitInfo, SaleRequest, Transaction } from './types';
+
+export type Operation = 'sale' | 'cardref' | 'customers' | 'payment_methods';
+
+export interface CallEvent {
+  op: Operation;
+  host: string;
+  attempt: number;
+  /** 'ok' or the error code. */
+  outcome: string;
+  status?: number;
+  durationMs: number;
+}
+
+export interface GatewayClientOptions {
+  baseUrl: string;
+  failoverHosts?: readonly string[];
+  apiKey: Secret;
+  apiPin: Secret;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  cardRefField: CardRefField;
+  logger: Logger;
+  seed?: () => string;
+  /**
+   * Called before a GET is re-sent after an answer or a timeout (the gateway may have counted the first try),
+   * so the retry goes through the upstream budget. If it rejects, the original error is thrown instead.
+   */
+  beforeRetry?: (op: Operation) => Promise<void>;
+  onCall?: (event: CallEvent) => void;
+}
+
+export interface ListParams {
+  limit: number;
+  offset: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface GatewayClient {
+  /** `v2` or the endpoint key in the base URL's path: the unit the gateway's limits are counted by. */
+  readonly endpointKey: string;
+  sale(request: SaleRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  getCardRef(custkey: string, pmkey: string, options?: CallOptions): Promise<GatewayResult<CardRefToken>>;
+  listCustomers(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Customer>>>;
+  listPaymentMethods(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<PaymentMethod>>>;
+  close(): void;
+}
+
+/** Errors of a connection that never carried the request: any call may go to the next host. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', CONNECT_TIMEOUT]);
+
+export function endpointKeyOf(baseUrl: string): string {
+  const m = /\/api\/([^/]+)\/?$/.exec(new URL(baseUrl).pathname);
+  if (!m?.[1]) throw new Error('gateway base URL must end in /api/<v2 or endpoint key>/');
+  return m[1];
+}
+
+/** The base URL with its host swapped for each failover host; scheme and path are kept (gateway-api-v2.md §1). */
+export function hostBases(baseUrl: string, failoverHosts: readonly string[]): string[] {
+  const primary = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  const bases = [primary.toString()];
+  for (const host of failoverHosts) {
+    const u = new URL(primary.toString());
+    u.host = host;
+    if (!bases.includes(u.toString())) bases.push(u.toString());
+  }
+  return bases;
+}
+
+interface Attempt {
+  op: Operation;
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string>;
+  body?: unknown;
+}
+
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const endpointKey = endpointKeyOf(options.baseUrl);
+  const bases = hostBases(options.baseUrl, options.failoverHosts ?? []);
+  const sign = createSigner(options.apiKey, options.apiPin, options.seed ?? randomSeed);
+  const agents = createAgents(options.connectTimeoutMs);
+  const http: AxiosInstance = axios.create({
+    httpAgent: agents.http,
+    httpsAgent: agents.https,
+    maxRedirects: 0,
+    maxContentLength: options.maxResponseBytes,
+    maxBodyLength: 64 * 1024,
+    responseType: 'text',
+    transformResponse: (data: unknown) => data,
+    validateStatus: () => true,
+    proxy: false,
+  });
+  const log = options.logger;
+
+  async function once(a: Attempt, base: string, attempt: number, signal?: AbortSignal) {
+    const url = new URL(a.path, base);
+    for (const [k, v] of Object.entries(a.query ?? {})) url.searchParams.set(k, v);
+    const host = url.host;
+    // A hard deadline over the whole exchange; axios's own `timeout` only watches socket inactivity.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+    const onAbort = () => deadline.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const started = performance.now();
+    const emit = (outcome: string, status?: number) =>
+      options.onCall?.({ op: a.op, host, attempt, outcome, status, durationMs: performance.now() - started });
+    try {
+      const res = await http.request<string>({
+        method: a.method,
+        url: url.toString(),
+        data: a.body === undefined ? undefined : JSON.stringify(a.body),
+        headers: { Authorization: sign(), 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': 'tokengate/0.1' },
+        signal: deadline.signal,
+      });
+      const rateLimit = parseRateLimitHeader(res.headers['x-rate-limit'] as string | undefined);
+      emit(res.status < 400 ? 'ok' : `http_${res.status}`, res.status);
+      return { status: res.status, text: typeof res.data === 'string' ? res.data : '', rateLimit, host };
+    } catch (err) {
+      const error = classifyTransportError(err, host, signal?.aborted === true);
+      emit(error.code);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * One logical call: tries each host in turn while the failure proves nothing was sent (any method); a GET
+   * that may have reached the gateway (timeout, reset, 5xx, unreadable) is re-sent once, on the next host.
+   * A sale is never re-sent after it may have reached the gateway (contract, guarantee 2).
+   */
+  async function call<T>(a: Attempt, parse: (body: unknown) => T, signal?: AbortSignal): Promise<GatewayResult<T>> {
+    let resent = false;
+    for (let i = 0; ; i++) {
+      try {
+        const answer = await once(a, bases[i % bases.length] as string, i + 1, signal);
+        return interpret(answer, parse);
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        log.debug('gateway call failed', { op: a.op, host: err.host, code: err.code, status: err.status, attempt: i + 1 });
+        if (signal?.aborted) throw err;
+        if (err instanceof GatewayUnavailableError) {
+          if (i + 1 < bases.length) continue;
+          throw err;
+        }
+        const retryable = a.method === 'GET' && !resent && (err.outcome === 'unknown' || err instanceof GatewayServerError);
+        if (!retryable) throw err;
+        resent = true;
+        try {
+          await options.beforeRetry?.(a.op);
+        } catch {
+          throw err;
+        }
+        await sleep(50 + Math.random() * 100);
+      }
+    }
+  }
+
+  return {
+    endpointKey,
+    sale(request, callOptions) {
+      const body: Record<string, unknown> = { command: 'cc:sale', amount: request.amount };
+      if (request.amount_detail) body.amount_detail = request.amount_detail;
+      if (request.invoice !== undefined) body.invoice = request.invoice;
+      // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
+      if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
+      else body.creditcard = { number: request.cardref, expiration: '0000' };
+      return call({ op: 'sale', method: 'POST', path: 'transactions', body }, parseTransaction, callOptions?.signal);
+    },
+    getCardRef(custkey, pmkey, callOptions) {
+      const path = `customers/${encodeURIComponent(custkey)}/payment_methods/${encodeURIComponent(pmkey)}/cardref`;
+      return call({ op: 'cardref', method: 'GET', path }, parseCardRefToken, callOptions?.signal);
+    },
+    listCustomers(params, callOptions) {
+      return call({ op: 'customers', method: 'GET', path: 'customers', query: listQuery(params) }, (b) => parseList(b, parseCustomer), callOptions?.signal);
+    },
+    listPaymentMethods(custkey, params, callOptions) {
+      const path = `customers/${encodeURIComponent(custkey)}/payment_methods`;
+      return call({ op: 'payment_methods', method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, parsePaymentMethod), callOptions?.signal);
+    },
+    close() {
+      agents.destroy();
+    },
+  };
+}
+
+function listQuery(p: ListParams): Record<string, string> {
+  return { limit: String(p.limit), offset: String(p.offset) };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function classifyTransportError(err: unknown, host: string, abortedByCaller: boolean): GatewayError {
+  const e = err as AxiosError & { cause?: { code?: string } };
+  const code = e.code === 'ERR_CANCELED' || e.code === 'ECONNABORTED' ? e.code : (e.cause?.code ?? e.code);
+  if (code && NOT_SENT.has(code)) return new GatewayUnavailableError('gateway unreachable', { host, cause: code });
+  if (code === 'ERR_CANCELED' || code === 'ECONNABORTED' || code === 'ETIMEDOUT') {
+    return new GatewayTimeoutError(abortedByCaller ? 'call abandoned by the caller' : 'no answer from the gateway in time', { host, cause: code });
+  }
+  if (code === 'ERR_BAD_RESPONSE' || code === 'ERR_FR_MAX_BODY_LENGTH_EXCEEDED') return new GatewayUnreadableError('gateway answer too large or malformed', { host, cause: code });
+  // ECONNRESET, EPIPE, socket hang up: the request may have been read and acted on.
+  return new GatewayConnectionResetError('connection to the gateway broke', { host, cause: code ?? 'unknown' });
+}
+
+function interpret<T>(answer: { status: number; text: string; rateLimit: RateLimitInfo | undefined; host: string }, parse: (body: unknown) => T): GatewayResult<T> {
+  const { status, text, rateLimit, host } = answer;
+  let body: unknown;
+  let readable = true;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    readable = false;
+  }
+  const init = { status, rateLimit, host, ...parseErrorBody(body) };
+  if (status >= 200 && status < 300) {
+    if (!readable) throw new GatewayUnreadableError('gateway answer is not JSON', init);
+    try {
+      return { value: parse(body), rateLimit, host, status };
+    } catch (err) {
+      if (err instanceof ShapeError) throw new GatewayUnreadableError(`gateway answer has an unexpected shape: ${err.message}`, init);
+      throw err;
+    }
+  }
+  if (status === 429) {
+    // Only errorcode 155 proves the call was not processed (gateway-facts.md, Rate limits).
+    if (init.errorcode === 155) throw new GatewayRateLimitedError('gateway rate limit exceeded', init);
+    throw new GatewayServerError('gateway answered 429 without errorcode 155', init);
+  }
+  if (status === 401 || status === 403) {
+    if (init.errorcode === 156) throw new GatewayAccessDeniedError('gateway refused our IP address', init);
+    throw new GatewayAuthFailedError('gateway refused our credentials', init);
+  }
+  if (status === 404 || init.errorcode === 99999) throw new GatewayNotFoundError('gateway object not found', init);
+  if (status >= 400 && status < 500) throw new GatewayBadRequestError('gateway refused the request', init);
+  if (status >= 300 && status < 400) throw new GatewayServerError('gateway answered a redirect', init);
+  throw new GatewayServerError(`gateway answered ${status}`, init);
+}

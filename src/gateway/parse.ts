@@ -1,0 +1,122 @@
+import type { CardRefToken, Customer, ListEnvelope, PaymentMethod, ResultCode, Transaction } from './types';
+
+/** Thrown by the parsers when an answer does not have the documented shape; the client turns it into GatewayUnreadableError. */
+export class ShapeError extends Error {}
+
+type Obj = Record<string, unknown>;
+
+function obj(value: unknown, what: string): Obj {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ShapeError(`${what} is not an object`);
+  return value as Obj;
+}
+
+function str(o: Obj, field: string, required = true): string | undefined {
+  const v = o[field];
+  if (typeof v === 'string') return v;
+  // Real answers send some documented strings as numbers (gateway-api-v2.md §2.5 "documented as number").
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (v === undefined || v === null) {
+    if (required) throw new ShapeError(`field ${field} is missing`);
+    return undefined;
+  }
+  throw new ShapeError(`field ${field} has the wrong type`);
+}
+
+function int(o: Obj, field: string): number {
+  const v = o[field];
+  // Real list answers send `total` as a string (gateway-facts.md, Customers); the spec says integer.
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) throw new ShapeError(`field ${field} is not a count`);
+  return n;
+}
+
+function pair(value: unknown): { result_code: string; result: string } | undefined {
+  if (value === undefined || value === null) return undefined;
+  const o = obj(value, 'verification');
+  return { result_code: str(o, 'result_code', false) ?? '', result: str(o, 'result', false) ?? '' };
+}
+
+const RESULT_CODES: readonly string[] = ['A', 'P', 'D', 'E', 'V'];
+
+export function parseTransaction(body: unknown): Transaction {
+  const o = obj(body, 'transaction');
+  const resultCode = str(o, 'result_code');
+  if (!RESULT_CODES.includes(resultCode as string)) throw new ShapeError('result_code is unknown');
+  const errorOnly = resultCode === 'E';
+  const tx: Transaction = {
+    type: 'transaction',
+    key: str(o, 'key', !errorOnly) ?? '',
+    refnum: str(o, 'refnum', !errorOnly) ?? '',
+    is_duplicate: str(o, 'is_duplicate', false) ?? 'N',
+    result_code: resultCode as ResultCode,
+    result: str(o, 'result', false) ?? '',
+    authcode: str(o, 'authcode', false) ?? '',
+  };
+  const optional = ['auth_amount', 'invoice', 'error', 'error_code'] as const;
+  for (const f of optional) {
+    const v = str(o, f, false);
+    if (v !== undefined) tx[f] = v;
+  }
+  if (o.creditcard !== undefined && o.creditcard !== null) {
+    const cc = obj(o.creditcard, 'creditcard');
+    const number = str(cc, 'number', false) ?? '';
+    // A masked number keeps only 8 digits; anything with more digits is not trusted to leave this process.
+    if ((number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
+    tx.creditcard = { number, category_code: str(cc, 'category_code', false) ?? '' };
+  }
+  const avs = pair(o.avs);
+  if (avs) tx.avs = avs;
+  const cvc = pair(o.cvc);
+  if (cvc) tx.cvc = cvc;
+  if (o.batch !== undefined && o.batch !== null) {
+    const b = obj(o.batch, 'batch');
+    tx.batch = { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '' };
+  }
+  return tx;
+}
+
+export function parseCardRefToken(body: unknown): CardRefToken {
+  const o = obj(body, 'token');
+  if (o.type !== 'token') throw new ShapeError('type is not token');
+  const cardref = str(o, 'cardref') as string;
+  if (!/^[A-Za-z0-9]{4}(-[A-Za-z0-9]{4}){3}$/.test(cardref)) throw new ShapeError('cardref has an unknown shape');
+  return {
+    type: 'token',
+    cardref,
+    expires: str(o, 'expires') as string,
+    ccnumlast4: (str(o, 'ccnumlast4') as string).padStart(4, '0'),
+    cardtype: (str(o, 'cardtype') as string).padStart(2, '0'),
+    custkey: str(o, 'custkey') as string,
+    pmkey: str(o, 'pmkey') as string,
+  };
+}
+
+export function parseList<T>(body: unknown, item: (value: unknown) => T): ListEnvelope<T> {
+  const o = obj(body, 'list');
+  if (o.type !== 'list') throw new ShapeError('type is not list');
+  if (!Array.isArray(o.data)) throw new ShapeError('data is not an array');
+  return { type: 'list', limit: int(o, 'limit'), offset: int(o, 'offset'), total: int(o, 'total'), data: o.data.map(item) };
+}
+
+export function parseCustomer(value: unknown): Customer {
+  const o = obj(value, 'customer');
+  return { ...o, type: 'customer', key: str(o, 'key') as string };
+}
+
+/** Payment methods leave the gateway masked; any field holding more than 8 digits of a card number is refused. */
+export function parsePaymentMethod(value: unknown): PaymentMethod {
+  const o = obj(value, 'payment method');
+  for (const [field, v] of Object.entries(o)) {
+    if (typeof v === 'string' && /(?:\d[ -]?){12,}/.test(v) && /num|card|pan/i.test(field)) throw new ShapeError('payment method carries a card number');
+  }
+  return { ...o, type: 'customerpaymentmethod', key: str(o, 'key') as string };
+}
+
+/** The gateway's error body `{error, errorcode}` (or `error_code` on transactions), when there is one. */
+export function parseErrorBody(body: unknown): { message?: string; errorcode?: number } {
+  if (body === null || typeof body !== 'object') return {};
+  const o = body as Obj;
+  const raw = o.errorcode ?? o.error_code;
+  const errorcode = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+  return { message: typeof o.error === 'string' ? o.error : undefined, errorcode };
+}
