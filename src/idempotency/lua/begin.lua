@@ -1,0 +1,44 @@
+-- Idempotency record transitions (contract guarantee 2). The record is one hash:
+--   fp, state (in_progress | completed | unknown), owner, lease_until, invoice, attempts, created,
+--   reason, since (unknown), response (completed: JSON), completed_at.
+-- Time comes from Redis TIME so replicas with skewed clocks agree on lease expiry.
+--
+-- begin / retryUnknown. KEYS[1] record. ARGV: fingerprint, attempt id, lease ms, retention ms,
+-- invoice ('' = none), resume ('1' = duplicate-folding retry of an unknown outcome).
+local key = KEYS[1]
+local fp, attempt, invoice = ARGV[1], ARGV[2], ARGV[5]
+local lease, retention, resume = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[6] == '1'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keep = math.max(retention, lease)
+
+local state = redis.call('HGET', key, 'state')
+if not state then
+  redis.call('HSET', key, 'fp', fp, 'state', 'in_progress', 'owner', attempt,
+    'lease_until', string.format('%d', now + lease), 'invoice', invoice, 'attempts', 1,
+    'created', string.format('%d', now))
+  redis.call('PEXPIRE', key, keep)
+  return {'started', invoice, 0}
+end
+if redis.call('HGET', key, 'fp') ~= fp then return {'mismatch'} end
+if state == 'completed' then return {'completed', redis.call('HGET', key, 'response')} end
+if state == 'in_progress' then
+  local remaining = tonumber(redis.call('HGET', key, 'lease_until')) - now
+  if remaining > 0 then return {'in_progress', remaining} end
+  -- The owner died or hung past its lease: the sale may have been sent, so this key can never start
+  -- fresh again. The owner stays recorded so that its late complete() can still store the real answer.
+  redis.call('HSET', key, 'state', 'unknown', 'reason', 'lease_expired', 'since', string.format('%d', now))
+  redis.call('HDEL', key, 'lease_until')
+  redis.call('PEXPIRE', key, retention)
+end
+-- state is 'unknown' here.
+local inv = redis.call('HGET', key, 'invoice') or ''
+if resume and inv ~= '' then
+  -- Duplicate folding: re-send under the SAME invoice; without one the gateway cannot fold, so refuse.
+  redis.call('HINCRBY', key, 'attempts', 1)
+  redis.call('HSET', key, 'state', 'in_progress', 'owner', attempt, 'lease_until', string.format('%d', now + lease))
+  redis.call('PEXPIRE', key, keep)
+  return {'started', inv, 1}
+end
+local f = redis.call('HMGET', key, 'reason', 'since', 'attempts')
+return {'unknown', inv, f[1] or '', f[2] or '0', f[3] or '1'}

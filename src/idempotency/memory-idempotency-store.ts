@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { inProgress } from './in-progress';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+
+export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
+  /** Clock in ms; injectable for tests. */
+  now?: () => number;
+}
+
+interface MemoryRecord {
+  fp: string;
+  state: 'in_progress' | 'completed' | 'unknown';
+  owner: string | undefined;
+  leaseUntil: number;
+  invoice: string | undefined;
+  attempts: number;
+  reason: string;
+  since: number;
+  /** JSON, as in Redis, so a replay can never alias an object the caller keeps mutating. */
+  response: string | undefined;
+  expiresAt: number;
+}
+
+/**
+ * IdempotencyStore in process memory (development mode, tests): the same transitions as the Lua scripts,
+ * step for step (each method runs synchronously to completion, which gives the same atomicity).
+ */
+export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOptions): IdempotencyStore {
+  const now = options.now ?? Date.now;
+  const { retentionMs, inProgressRetryAfterSec } = options;
+  const records = new Map<string, MemoryRecord>();
+  const id = (scope: string, key: string) => JSON.stringify([scope, key]);
+
+  function get(scope: string, key: string): MemoryRecord | undefined {
+    const k = id(scope, key);
+    const rec = records.get(k);
+    if (rec && rec.expiresAt <= now()) {
+      records.delete(k);
+      return undefined;
+    }
+    return rec;
+  }
+  /** The owner's record, if `attempt` still owns an open key (in_progress, or unknown by lease expiry). */
+  function owned(scope: string, key: string, attempt: string): MemoryRecord | undefined {
+    const rec = get(scope, key);
+    return rec && rec.owner === attempt && rec.state !== 'completed' ? rec : undefined;
+  }
+
+  function claim(scope: string, key: string, fp: string, opts: BeginOptions, resume: boolean): BeginResult {
+    const t = now();
+    const lease = Math.max(1, Math.floor(opts.leaseMs));
+    const attempt = randomBytes(16).toString('hex');
+    const rec = get(scope, key);
+    if (!rec) {
+      const invoice = opts.invoice || undefined;
+      records.set(id(scope, key), {
+        fp, state: 'in_progress', owner: attempt, leaseUntil: t + lease, invoice, attempts: 1,
+        reason: '', since: 0, response: undefined, expiresAt: t + Math.max(retentionMs, lease),
+      });
+      return { kind: 'started', attempt, invoice, resumed: false };
+    }
+    if (rec.fp !== fp) return { kind: 'mismatch' };
+    if (rec.state === 'completed') return { kind: 'completed', response: JSON.parse(rec.response ?? 'null') as StoredResponse };
+    if (rec.state === 'in_progress') {
+      if (rec.leaseUntil - t > 0) return inProgress(rec.leaseUntil - t, inProgressRetryAfterSec);
+      // Lease over: the owner may have sent the sale before dying; keep it as owner for a late complete().
+      Object.assign(rec, { state: 'unknown', reason: 'lease_expired', since: t, expiresAt: t + retentionMs });
+    }
+    if (resume && rec.invoice) {
+      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, expiresAt: t + Math.max(retentionMs, lease) });
+      return { kind: 'started', attempt, invoice: rec.invoice, resumed: true };
+    }
+    return { kind: 'outcome_unknown', record: { invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts } };
+  }
+
+  return {
+    async begin(scope, key, fp, opts) {
+      return claim(scope, key, fp, opts, false);
+    },
+    async retryUnknown(scope, key, fp, opts) {
+      return claim(scope, key, fp, opts, true);
+    },
+    async complete(scope, key, attempt, response): Promise<TransitionResult> {
+      const rec = owned(scope, key, attempt);
+      if (!rec) return 'not_owner';
+      Object.assign(rec, { state: 'completed', response: JSON.stringify(response), owner: undefined, expiresAt: now() + retentionMs });
+      return 'done';
+    },
+    async markOutcomeUnknown(scope, key, attempt, record): Promise<TransitionResult> {
+      const rec = owned(scope, key, attempt);
+      if (!rec) return 'not_owner';
+      const t = now();
+      Object.assign(rec, { state: 'unknown', reason: record.reason, since: t, owner: undefined, expiresAt: t + retentionMs });
+      if (record.invoice) rec.invoice = record.invoice;
+      return 'done';
+    },
+    async abandon(scope, key, attempt): Promise<TransitionResult> {
+      const rec = owned(scope, key, attempt);
+      if (!rec) return 'not_owner';
+      // A folding retry that sent nothing leaves the earlier attempt's unknown outcome in place.
+      if (rec.attempts > 1) Object.assign(rec, { state: 'unknown', owner: undefined, expiresAt: now() + retentionMs });
+      else records.delete(id(scope, key));
+      return 'done';
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { StoreUnavailableError } from './errors';
+import { inProgress } from './in-progress';
+import { withIdempotencyScripts, type ScriptedClient } from './scripts';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+
+export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
+  redis: Redis | Cluster;
+  /** `redis.keyPrefix`. One hash per key: `{<prefix>:idem:<scope>:<key>}` (both parts URI-encoded). */
+  keyPrefix: string;
+  /**
+   * Each call rejects with StoreUnavailableError after this long, so a sale answers 503 quickly instead of
+   * waiting through ioredis's reconnect attempts.
+   */
+  opTimeoutMs?: number;
+}
+
+/**
+ * IdempotencyStore on Redis: every operation is ONE atomic Lua script, so ONE round trip
+ * (begin, retryUnknown, complete, markOutcomeUnknown, abandon). Any Redis failure or timeout rejects
+ * with StoreUnavailableError.
+ */
+export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOptions): IdempotencyStore {
+  const redis: ScriptedClient = withIdempotencyScripts(options.redis);
+  const { retentionMs, inProgressRetryAfterSec } = options;
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+  // Encoding keeps `a:b`+`c` and `a`+`b:c` apart and keeps braces out of the hash tag.
+  const recordKey = (scope: string, key: string) => `{${options.keyPrefix}:idem:${encodeURIComponent(scope)}:${encodeURIComponent(key)}}`;
+
+  async function call(what: string, op: () => Promise<unknown>): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailableError(`idempotency ${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([op(), timeout]);
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
+      throw new StoreUnavailableError(`idempotency ${what}: Redis failed (${(err as Error).message})`, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function claim(scope: string, key: string, fingerprint: string, opts: BeginOptions, resume: boolean): Promise<BeginResult> {
+    const rk = recordKey(scope, key);
+    const attempt = randomBytes(16).toString('hex');
+    let reply: unknown;
+    try {
+      reply = await call(resume ? 'retryUnknown' : 'begin', () =>
+        redis.tgIdemBegin(rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0'),
+      );
+    } catch (err) {
+      // The script may still run once Redis answers (offline queue). This attempt will never send, so free
+      // the key in case it did: queued behind begin on the same connection, it runs after it.
+      call('abandon', () => redis.tgIdemAbandon(rk, attempt, retentionMs)).catch(() => undefined);
+      throw err;
+    }
+    return parseBegin(reply, attempt, inProgressRetryAfterSec);
+  }
+
+  const transition = async (what: string, op: () => Promise<unknown>): Promise<TransitionResult> =>
+    Number(await call(what, op)) === 1 ? 'done' : 'not_owner';
+
+  return {
+    begin: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, false),
+    retryUnknown: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, true),
+    complete: (scope, key, attempt, response: StoredResponse) =>
+      transition('complete', () => redis.tgIdemComplete(recordKey(scope, key), attempt, JSON.stringify(response), retentionMs)),
+    markOutcomeUnknown: (scope, key, attempt, record) =>
+      transition('markOutcomeUnknown', () => redis.tgIdemMarkUnknown(recordKey(scope, key), attempt, record.invoice ?? '', record.reason, retentionMs)),
+    abandon: (scope, key, attempt) => transition('abandon', () => redis.tgIdemAbandon(recordKey(scope, key), attempt, retentionMs)),
+  };
+}
+
+function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): BeginResult {
+  const r = Array.isArray(reply) ? (reply as unknown[]).map((v) => (v === null ? '' : String(v))) : [];
+  switch (r[0]) {
+    case 'started':
+      return { kind: 'started', attempt, invoice: r[1] || undefined, resumed: r[2] === '1' };
+    case 'in_progress':
+      return inProgress(Number(r[1]), retryAfterSec);
+    case 'completed':
+      return { kind: 'completed', response: JSON.parse(r[1] ?? '') as StoredResponse };
+    case 'mismatch':
+      return { kind: 'mismatch' };
+    case 'unknown':
+      return { kind: 'outcome_unknown', record: { invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]) } };
+    default:
+      throw new StoreUnavailableError(`idempotency begin: unexpected reply from Redis`);
+  }
+}
+

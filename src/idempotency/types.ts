@@ -1,0 +1,79 @@
+/**
+ * Idempotency keys for sales (contract guarantee 2, issue 3 item 5). A key is scoped by the caller (JWT
+ * `sub`) and bound to the request's fingerprint. Lifecycle of one record:
+ *
+ *   (absent) --begin--> in_progress --complete--> completed            (replayed for `retentionMs`)
+ *                         |   \--abandon--> (absent)                   (nothing was sent)
+ *                         |--markOutcomeUnknown / lease expiry--> unknown   (409 outcome_unknown)
+ *   unknown --retryUnknown (duplicate folding)--> in_progress with the SAME invoice
+ *
+ * A key whose owner vanished (SIGKILL mid-sale) is never handed out as 'started' again: once its lease
+ * is over, begin reports 'outcome_unknown'.
+ */
+
+/** What a replay sends back: the tokengate answer as first sent (masked card numbers only, never card data). */
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  /** The subset of headers worth replaying (e.g. Location); `Idempotent-Replayed` is added by the caller. */
+  headers: Record<string, string>;
+}
+
+export interface UnknownRecord {
+  /** The invoice the sale was (or may have been) sent with; needed for a duplicate-folding retry. */
+  invoice: string | undefined;
+  /** Why the outcome is unknown: the caller's reason (e.g. 'gateway_timeout') or 'lease_expired'. */
+  reason: string;
+  /** When the key became unknown (ms since the epoch, Redis clock). */
+  sinceMs: number;
+  /** How many attempts were started under this key (1 + folding retries). */
+  attempts: number;
+}
+
+export type BeginResult =
+  /** The caller owns the key and may send the sale; it must end with complete, markOutcomeUnknown or abandon. */
+  | { kind: 'started'; attempt: string; invoice: string | undefined; resumed: boolean }
+  /** Another request with this key is running → 409 idempotency_in_progress with Retry-After. */
+  | { kind: 'in_progress'; retryAfterSec: number; leaseRemainingMs: number }
+  /** Replay `response` with `Idempotent-Replayed: true`. */
+  | { kind: 'completed'; response: StoredResponse }
+  /** Same key, different request → 422 idempotency_key_reused. */
+  | { kind: 'mismatch' }
+  /** An earlier attempt may have charged → 409 outcome_unknown (or retryUnknown with folding on). */
+  | { kind: 'outcome_unknown'; record: UnknownRecord };
+
+export interface BeginOptions {
+  /** How long the attempt may run before it counts as dead: the gateway timeout plus a margin. */
+  leaseMs: number;
+  /** The invoice the sale will carry (the caller's, or one derived from the key); kept for folding retries. */
+  invoice?: string;
+}
+
+/** Result of the owner's closing transition: 'not_owner' when the key was taken over or already closed. */
+export type TransitionResult = 'done' | 'not_owner';
+
+export interface IdempotencyStore {
+  /** Claims the key, or says why not. One atomic step (one Redis round trip). */
+  begin(scope: string, key: string, fingerprint: string, options: BeginOptions): Promise<BeginResult>;
+  /**
+   * Duplicate-folding mode (GATEWAY_DUPLICATE_FOLDING=true): like begin, but an 'outcome_unknown' key with
+   * a stored invoice is taken over and returned as 'started' with `resumed: true` and that invoice.
+   */
+  retryUnknown(scope: string, key: string, fingerprint: string, options: BeginOptions): Promise<BeginResult>;
+  /** Stores the answer for replay if `attempt` still owns the key (even after its lease, unless taken over). */
+  complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<TransitionResult>;
+  /** The sale may have been sent (timeout, reset after sending): later begins get 'outcome_unknown'. */
+  markOutcomeUnknown(scope: string, key: string, attempt: string, record: { invoice?: string; reason: string }): Promise<TransitionResult>;
+  /**
+   * Nothing was sent (rate limited before sending, gateway unreachable before connecting): the key is freed
+   * so a retry runs fresh; for a folding retry it goes back to 'outcome_unknown' instead.
+   */
+  abandon(scope: string, key: string, attempt: string): Promise<TransitionResult>;
+}
+
+export interface IdempotencyStoreSettings {
+  /** `idempotency.retentionMs`: how long answers and unknown outcomes are kept (24 h by default). */
+  retentionMs: number;
+  /** `idempotency.inProgressRetryAfterSec`: the Retry-After for 'in_progress' (capped by the lease left). */
+  inProgressRetryAfterSec: number;
+}
