@@ -1,0 +1,82 @@
+import { performance } from 'node:perf_hooks';
+import type { Cluster, Redis } from 'ioredis';
+import { createMemoryBackend } from './memory-backend';
+import { createLimiterMetrics } from './metrics';
+import { createRedisBackend } from './redis-backend';
+import { createResilientBackend } from './resilient-backend';
+import { createRunLoop } from './run-loop';
+import type { SchedulerOptions, UpstreamScheduler } from './types';
+
+export { RateLimitExceededError, LimiterUnavailableError } from './errors';
+export type { CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
+export { limiterKeys } from './redis-backend';
+export { maxInAnyWindow, utilisation, orderViolations } from './measure';
+
+const monotonic = () => performance.now();
+
+function validate(opts: SchedulerOptions): void {
+  const { limits, classes } = opts;
+  for (const [name, v] of Object.entries(limits)) {
+    if (!Number.isFinite(v) || v < 0) throw new RangeError(`limiter: ${name} must be a finite number >= 0`);
+  }
+  if (limits.perWindow < 1 || limits.perDay < 1) throw new RangeError('limiter: limits must allow at least one call');
+  if (classes.saleReservedSlots >= Math.min(limits.perWindow, limits.perDay)) {
+    throw new RangeError('limiter: saleReservedSlots must leave reads at least one slot per window');
+  }
+}
+
+/** Development mode: one process, same rule and semantics as the Redis scheduler. */
+export function createMemoryScheduler(opts: SchedulerOptions): UpstreamScheduler {
+  validate(opts);
+  const clock = opts.clock ?? monotonic;
+  return createRunLoop({
+    backend: createMemoryBackend(opts.limits, opts.classes, clock),
+    limits: opts.limits,
+    classes: opts.classes,
+    clock,
+    logger: opts.logger,
+    metrics: createLimiterMetrics(opts.registry, opts.endpointKey),
+  });
+}
+
+export interface RedisSchedulerOptions extends SchedulerOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  /** Replicas sharing the budget; while Redis is unreachable reads use limit ÷ this (floor, at least 1). */
+  expectedReplicas: number;
+  /** A Redis command slower than this counts as Redis unreachable (ms, default 1000). */
+  commandTimeoutMs?: number;
+  /** How often to try Redis again after a failed command while in fallback (ms, default 500). */
+  probeIntervalMs?: number;
+}
+
+/**
+ * Shared budget across replicas, with the fallback folded in (guarantee 5 is not optional in production):
+ * reads use a per-replica share while Redis is unreachable, sales throw LimiterUnavailableError.
+ * The connection belongs to the caller: close() does not quit it.
+ */
+export function createRedisScheduler(opts: RedisSchedulerOptions): UpstreamScheduler {
+  validate(opts);
+  const clock = opts.clock ?? monotonic;
+  const redis = createRedisBackend({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    endpointKey: opts.endpointKey,
+    limits: opts.limits,
+    classes: opts.classes,
+    logger: opts.logger,
+    commandTimeoutMs: opts.commandTimeoutMs,
+  });
+  const backend = createResilientBackend({
+    redis,
+    limits: opts.limits,
+    classes: opts.classes,
+    expectedReplicas: opts.expectedReplicas,
+    clock,
+    logger: opts.logger,
+    endpointKey: opts.endpointKey,
+    probeIntervalMs: opts.probeIntervalMs,
+  });
+  return createRunLoop({ backend, limits: opts.limits, classes: opts.classes, clock, logger: opts.logger, metrics: createLimiterMetrics(opts.registry, opts.endpointKey) });
+}
+export { limiterSettings, endpointKeyOf } from './settings';

@@ -1,0 +1,38 @@
+/**
+ * Measurements over observed call start times, shared by the tests and the benchmark (issue 4, item 7).
+ * Times are milliseconds on one clock.
+ */
+
+/** The largest number of starts inside any half-open span [a, a + windowMs). */
+export function maxInAnyWindow(starts: readonly number[], windowMs: number): number {
+  const s = [...starts].sort((a, b) => a - b);
+  let best = 0;
+  let j = 0;
+  for (let i = 0; i < s.length; i++) {
+    while (j < s.length && (s[j] as number) < (s[i] as number) + windowMs) j++;
+    best = Math.max(best, j - i);
+  }
+  return best;
+}
+
+/**
+ * Starts made ÷ starts the limit allows between the first and the last start: a perfect "N per any window"
+ * scheduler sends N at t, N at t + W, ... so over a span T it can send N × (1 + T / W).
+ */
+export function utilisation(starts: readonly number[], perWindow: number, windowMs: number): number {
+  if (starts.length === 0) return 0;
+  const span = Math.max(...starts) - Math.min(...starts);
+  return starts.length / (perWindow * (1 + span / windowMs));
+}
+
+/** Calls that started before a call that arrived earlier (more than `toleranceMs` before it). */
+export function orderViolations(calls: readonly { arrivedAt: number; startedAt: number }[], toleranceMs = 0): number {
+  const byArrival = [...calls].sort((a, b) => a.arrivedAt - b.arrivedAt);
+  let latest = Number.NEGATIVE_INFINITY;
+  let violations = 0;
+  for (const c of byArrival) {
+    if (c.startedAt < latest - toleranceMs) violations++;
+    latest = Math.max(latest, c.startedAt);
+  }
+  return violations;
+}

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from '../observability/logger';
+import type { CallClass, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
+
+const COMMAND = 'tokengateUpstreamBudget';
+let lua: string | undefined;
+
+/** Read once; `__dirname` is src/limiter under ts-jest and dist/limiter after the build copies the .lua file. */
+function script(): string {
+  lua ??= readFileSync(path.join(__dirname, 'scheduler.lua'), 'utf8');
+  return lua;
+}
+
+type LimiterCommand = (meta: string, minute: string, day: string, ...args: string[]) => Promise<unknown>;
+
+/** defineCommand once per connection; ioredis then runs EVALSHA and loads the script on NOSCRIPT. */
+function command(redis: Redis | Cluster): LimiterCommand {
+  // defineCommand adds a method ioredis' types cannot know about.
+  const holder = redis as unknown as Record<string, LimiterCommand | undefined>;
+  if (typeof holder[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 3, lua: script() });
+  return (holder[COMMAND] as LimiterCommand).bind(redis);
+}
+
+export class RedisTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`redis did not answer within ${ms} ms`);
+    this.name = 'RedisTimeoutError';
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisTimeoutError(ms)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface RedisBackendOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  endpointKey: string;
+  limits: LimiterLimits;
+  classes: LimiterClasses;
+  logger: Logger;
+  /** A Redis that does not answer within this is treated as unreachable (ms). */
+  commandTimeoutMs?: number;
+}
+
+export interface RedisBackend extends ReservationBackend {
+  /** Records starts made outside Redis (the fallback) so the shared counts include them. */
+  addStarts(minuteCount: number, dayCount: number): Promise<void>;
+  /** ioredis says the connection is usable, or still being set up (commands queue until it is). */
+  connected(): boolean;
+}
+
+/** Keys hash-tagged per endpoint key so the script's three keys share a slot on Redis Cluster. */
+export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string] {
+  const tag = `{${keyPrefix}:${endpointKey}}:limiter`;
+  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day`];
+}
+
+export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
+  const { redis, limits, classes, logger } = opts;
+  const run = command(redis);
+  const keys = limiterKeys(opts.keyPrefix, opts.endpointKey);
+  const timeoutMs = opts.commandTimeoutMs ?? 1000;
+  const span = limits.windowMs + limits.marginMs;
+  const daySpan = limits.dayWindowMs + limits.marginMs;
+  /** The epoch of the state we last saw: how the script tells "emptied" from "fresh" (issue 4, item 4). */
+  let knownEpoch = '';
+  const exec = (...args: (string | number)[]) => withTimeout(run(...keys, ...args.map(String)), timeoutMs);
+
+  return {
+    async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
+      const reply = (await exec(
+        'reserve', cls, limits.perWindow, limits.perDay, classes.saleReservedSlots, span, daySpan,
+        Math.max(0, maxWaitMs), knownEpoch, randomBytes(8).toString('hex'),
+      )) as [number, string, string, number];
+      const [granted, delayUs, epoch, emptied] = reply;
+      if (emptied === 1) {
+        logger.warn('upstream budget state was lost in Redis: no upstream call for one full window', {
+          endpointKey: opts.endpointKey, windowMs: span,
+        });
+      }
+      knownEpoch = epoch;
+      const delayMs = Number(delayUs) / 1000;
+      if (granted !== 1) return { ok: false, delayMs };
+      return { ok: true, delayMs, confirm: async () => (await exec('confirm')) === 1 };
+    },
+
+    async reconcile(minuteUsed: number, dayUsed: number): Promise<number> {
+      return Number(await exec(
+        'reconcile', minuteUsed, dayUsed, limits.windowMs, limits.dayWindowMs, span, daySpan, limits.perWindow, limits.perDay,
+      ));
+    },
+
+    async block(): Promise<void> {
+      await exec('block', span);
+    },
+
+    async addStarts(minuteCount: number, dayCount: number): Promise<void> {
+      if (dayCount > 0 || minuteCount > 0) await exec('add', minuteCount, dayCount, span, daySpan);
+    },
+
+    connected: () => !['reconnecting', 'close', 'end'].includes(redis.status),
+    fallbackMode: () => 0,
+    async close(): Promise<void> {},
+  };
+}

@@ -1,0 +1,125 @@
+import type { Logger } from '../observability/logger';
+import { LimiterUnavailableError } from './errors';
+import { createMemoryBackend, type MemoryBackend } from './memory-backend';
+import type { RedisBackend } from './redis-backend';
+import type { CallClass, Clock, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
+import { countIn, insertSorted, pruneUpTo } from './window-math';
+
+export interface ResilientOptions {
+  redis: RedisBackend;
+  limits: LimiterLimits;
+  classes: LimiterClasses;
+  /** Replicas expected to share the budget: the fallback takes limit ÷ this (floor, at least 1). */
+  expectedReplicas: number;
+  clock: Clock;
+  logger: Logger;
+  endpointKey: string;
+  /** After a failed command, wait this long before trying Redis again (ms). */
+  probeIntervalMs?: number;
+}
+
+/**
+ * Redis while it answers; otherwise reads go through a per-replica share of the budget and sales fail fast
+ * (contract guarantee 5). Every slot this replica reserved is logged locally so the fallback counts them,
+ * and every fallback start is written back to Redis on recovery, so neither side forgets the other.
+ */
+export function createResilientBackend(opts: ResilientOptions): ReservationBackend {
+  const { redis, limits, classes, clock, logger } = opts;
+  const probeIntervalMs = opts.probeIntervalMs ?? 500;
+  const span = limits.windowMs + limits.marginMs;
+  const daySpan = limits.dayWindowMs + limits.marginMs;
+  const replicas = Math.max(1, opts.expectedReplicas);
+  const share: LimiterLimits = {
+    ...limits,
+    perWindow: Math.max(1, Math.floor(limits.perWindow / replicas)),
+    perDay: Math.max(1, Math.floor(limits.perDay / replicas)),
+  };
+  const localSlots: number[] = [];
+  let fallbackSlots: number[] = [];
+  let fallback: MemoryBackend | undefined;
+  let retryAt = 0;
+
+  function record(slot: number, inFallback: boolean): void {
+    const now = clock();
+    pruneUpTo(localSlots, now - daySpan);
+    insertSorted(localSlots, slot);
+    if (!inFallback) return;
+    fallbackSlots.push(slot);
+    if (fallbackSlots.length > 2 * share.perDay) fallbackSlots = fallbackSlots.filter((t) => t > now - daySpan);
+  }
+
+  function enterFallback(err: unknown): MemoryBackend {
+    retryAt = clock() + probeIntervalMs;
+    if (!fallback) {
+      logger.warn('Redis unreachable: reads use this replica\'s share of the upstream budget, sales answer 503', {
+        endpointKey: opts.endpointKey, share: share.perWindow, error: err instanceof Error ? err.message : String(err),
+      });
+      fallback = createMemoryBackend(share, { ...classes, saleReservedSlots: 0 }, clock);
+      fallback.seed(localSlots);
+    }
+    return fallback;
+  }
+
+  async function tryRedis(): Promise<boolean> {
+    if (!redis.connected()) return false;
+    if (!fallback) return true;
+    if (clock() < retryAt) return false;
+    // Recovery: first tell Redis what we sent without it, then trust it again.
+    const now = clock();
+    const sorted = [...fallbackSlots].sort((a, b) => a - b);
+    await redis.addStarts(countIn(sorted, now - span, Infinity), countIn(sorted, now - daySpan, Infinity));
+    fallbackSlots = [];
+    fallback = undefined;
+    logger.info('Redis reachable again: the shared upstream budget is back', { endpointKey: opts.endpointKey });
+    return true;
+  }
+
+  /** Proceed when Redis cannot confirm: the slot was valid in the shared budget and is in our local log. */
+  const safeConfirm = (grant: Grant): Grant =>
+    grant.ok ? { ...grant, confirm: () => grant.confirm().catch(() => true) } : grant;
+
+  return {
+    async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
+      let cause: unknown = new Error('Redis connection is down');
+      try {
+        if (await tryRedis()) {
+          const grant = await redis.reserve(cls, maxWaitMs);
+          if (grant.ok) record(clock() + grant.delayMs, false);
+          return safeConfirm(grant);
+        }
+      } catch (err) {
+        cause = err;
+      }
+      const local = enterFallback(cause);
+      if (cls === 'sale') throw new LimiterUnavailableError(undefined, { cause });
+      const grant = await local.reserve(cls, maxWaitMs);
+      if (grant.ok) record(clock() + grant.delayMs, true);
+      return grant;
+    },
+
+    async reconcile(minuteUsed: number, dayUsed: number): Promise<number> {
+      if (fallback) {
+        // Only the part of the gateway's use that eats into our share: used - (limit - share).
+        return fallback.reconcile(minuteUsed - (limits.perWindow - share.perWindow), dayUsed - (limits.perDay - share.perDay));
+      }
+      try {
+        return await redis.reconcile(minuteUsed, dayUsed);
+      } catch (err) {
+        enterFallback(err);
+        return 0;
+      }
+    },
+
+    async block(): Promise<void> {
+      await fallback?.block();
+      try {
+        await redis.block();
+      } catch (err) {
+        await enterFallback(err).block();
+      }
+    },
+
+    fallbackMode: () => (fallback ? 1 : 0),
+    async close(): Promise<void> {},
+  };
+}

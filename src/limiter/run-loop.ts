@@ -1,0 +1,133 @@
+import { GatewayError, GatewayRateLimitedError } from '../gateway/errors';
+import type { GatewayResult, RateLimitInfo } from '../gateway/types';
+import type { Logger } from '../observability/logger';
+import { LimiterUnavailableError, RateLimitExceededError } from './errors';
+import type { LimiterMetrics } from './metrics';
+import type { CallClass, Clock, LimiterClasses, LimiterLimits, ReservationBackend, RunOptions, UpstreamScheduler } from './types';
+
+export interface RunLoopOptions {
+  backend: ReservationBackend;
+  limits: LimiterLimits;
+  classes: LimiterClasses;
+  clock: Clock;
+  logger: Logger;
+  metrics: LimiterMetrics;
+}
+
+/**
+ * What every caller does around its gateway call, whatever backend holds the budget:
+ * reserve → sleep on the monotonic clock → confirm and check lateness → call → reconcile → maybe re-queue once.
+ */
+export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
+  const { backend, classes, clock, logger, metrics } = opts;
+  const lateMs = opts.limits.marginMs / 2;
+  const sleepers = new Set<() => void>();
+  let closed = false;
+
+  function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stop = (err: unknown) => {
+        clearTimeout(timer);
+        sleepers.delete(onClose);
+        signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const onAbort = () => stop(signal?.reason);
+      const onClose = () => stop(new LimiterUnavailableError('limiter closed'));
+      const timer = setTimeout(() => {
+        sleepers.delete(onClose);
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, Math.ceil(ms)));
+      sleepers.add(onClose);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Returns once the caller holds a slot it may use now; throws when it cannot get one before `deadline`. */
+  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      if (closed) throw new LimiterUnavailableError('limiter closed');
+      signal?.throwIfAborted();
+      const asked = clock();
+      let grant;
+      try {
+        grant = await backend.reserve(cls, Math.max(0, deadline - asked));
+      } catch (err) {
+        if (err instanceof LimiterUnavailableError) metrics.refusal(cls, 'unavailable');
+        throw err;
+      } finally {
+        metrics.fallback(backend.fallbackMode());
+      }
+      if (!grant.ok) {
+        metrics.refusal(cls, 'max_wait');
+        // Retrying after this fits within the maximum wait again (if nobody else queues meanwhile).
+        throw new RateLimitExceededError(grant.delayMs - Math.max(0, deadline - asked));
+      }
+      // Redis placed the slot at its "now" + delay, somewhere between asking and the reply on our clock:
+      // sleep from the reply, so we never start early; judge lateness from the asking, so we never under-count.
+      const wakeAt = clock() + grant.delayMs;
+      const slot = asked + grant.delayMs;
+      if (grant.delayMs > 0) {
+        // Timers may fire a millisecond early: sleep until our clock has really passed the slot.
+        while (clock() < wakeAt) await sleep(wakeAt - clock(), signal);
+        // A 429/155 or an emptied Redis blocked the key while we slept: this slot no longer holds.
+        if (!(await grant.confirm())) continue;
+      }
+      if (clock() - slot > lateMs) {
+        // Woke too late: starting now could crowd the next window (issue 4): the slot stays used, reserve again.
+        metrics.lateWake(cls);
+        continue;
+      }
+      return;
+    }
+  }
+
+  async function reconcile(info: RateLimitInfo | undefined): Promise<void> {
+    if (!info) return;
+    try {
+      const added = await backend.reconcile(info.minuteUsed, info.dayUsed);
+      if (added > 0) {
+        metrics.phantoms(added);
+        logger.info('gateway reports more use than counted: phantom reservations added', { added, ...info });
+      }
+    } catch (err) {
+      logger.warn('could not reconcile the upstream budget', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  return {
+    async run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, runOpts: RunOptions = {}): Promise<GatewayResult<T>> {
+      const started = clock();
+      const maxWait = runOpts.maxWaitMs ?? (cls === 'sale' ? classes.saleMaxWaitMs : classes.readMaxWaitMs);
+      const deadline = started + maxWait;
+      let requeued = false;
+      for (;;) {
+        await acquire(cls, deadline, runOpts.signal);
+        metrics.queueWait(cls, (clock() - started) / 1000);
+        try {
+          const result = await call();
+          await reconcile(result.rateLimit);
+          return result;
+        } catch (err) {
+          if (!(err instanceof GatewayError)) throw err;
+          await reconcile(err.rateLimit);
+          if (err.status !== 429) throw err;
+          // Any 429 means our count was short: block the key a full window (issue 4, item 3).
+          metrics.upstream429();
+          logger.warn('gateway answered 429: blocking the key for one full window', { status: err.status, errorcode: err.errorcode });
+          await backend.block();
+          // Only 429 with errorcode 155 proves the call was not processed: re-queue it once, within its deadline.
+          if (!(err instanceof GatewayRateLimitedError) || requeued) throw err;
+          requeued = true;
+        }
+      }
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      for (const wake of [...sleepers]) wake();
+      await backend.close();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+-- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
+--   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, seq)
+--   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ).
+-- Times are integer microseconds from Redis TIME, never a pod's clock. Every cap+1 starts are at least
+-- span = window + margin apart, i.e. at most cap starts in ANY span (gateway-facts.md, Rate limits).
+-- window-math.ts and memory-backend.ts hold the same rule in TypeScript; keep them in step.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
+local meta, minKey, dayKey = KEYS[1], KEYS[2], KEYS[3]
+local op = ARGV[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+
+-- Lua numbers reach Redis as %.14g strings: format integers explicitly (microsecond epochs have 16 digits).
+local function s(x) return string.format('%.0f', x) end
+local function num(x, default) if x then return tonumber(x) end return default end
+
+local function addEntry(key, at, member, ttlUs)
+  redis.call('ZADD', key, s(at), member)
+  redis.call('PEXPIRE', key, s(math.ceil(ttlUs / 1000)))
+end
+
+local function nextMember(prefix)
+  return prefix .. redis.call('HINCRBY', meta, 'seq', 1)
+end
+
+-- Earliest r >= start with at most cap entries in every span containing r (see window-math.ts).
+local function earliest(key, start, cap, span)
+  local raw = redis.call('ZRANGEBYSCORE', key, '(' .. s(start - span), '+inf', 'WITHSCORES')
+  local e = {}
+  for i = 2, #raw, 2 do e[#e + 1] = tonumber(raw[i]) end
+  local r = start
+  for j = 1, #e - cap + 1 do
+    local lo, hi = e[j + cap - 1] - span, e[j] + span
+    if r <= lo then break end
+    if r < hi then r = hi end
+  end
+  return r
+end
+
+if op == 'reserve' then
+  -- ARGV: op, class, perWindow, perDay, reserved, spanMs, daySpanMs, maxWaitMs, knownEpoch, newEpoch
+  local cls = ARGV[2]
+  local perWindow, perDay, reserved = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+  local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
+  local known = ARGV[9]
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale')
+  local epoch, block = m[1], num(m[3], 0)
+  local emptied = 0
+  if not epoch then
+    -- No epoch: a fresh Redis, or one that lost our state. A replica that saw state before knows it was
+    -- lost, and the gateway may still count calls we forgot: trust nothing for one full span.
+    epoch = ARGV[10]
+    redis.call('HSET', meta, 'epoch', epoch, 'created', s(now))
+    if known ~= '' then
+      emptied = 1
+      block = math.max(block, now + span)
+      redis.call('HSET', meta, 'block', s(block))
+    end
+  elseif known ~= '' and known ~= epoch then
+    -- State was recreated since this replica last looked: counts are only complete from `created` on.
+    emptied = 1
+    block = math.max(block, num(m[2], now) + span)
+    redis.call('HSET', meta, 'block', s(block))
+  end
+  redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
+  redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
+  if cls ~= 'read' then reserved = 0 end
+  -- First-come within a class; reads queue behind everything, sales may take the slots reads must leave.
+  local lastIdx = 5
+  if cls == 'read' then lastIdx = 4 end
+  local start = math.max(now, block, num(m[lastIdx], 0))
+  local dayCap = perDay - reserved
+  if redis.call('ZCARD', dayKey) >= dayCap then
+    -- Near the day limit: place at the tail, where only the span ending here matters (cheap at 5000/day).
+    local kth = redis.call('ZRANGE', dayKey, -dayCap, -dayCap, 'WITHSCORES')
+    local last = redis.call('ZRANGE', dayKey, -1, -1, 'WITHSCORES')
+    start = math.max(start, tonumber(last[2]), tonumber(kth[2]) + daySpan)
+  end
+  local r = earliest(minKey, start, perWindow - reserved, span)
+  local delay = r - now
+  if delay > maxWait then return {0, s(delay), epoch, emptied} end
+  local member = nextMember('r')
+  addEntry(minKey, r, member, delay + span)
+  addEntry(dayKey, r, member, delay + daySpan)
+  redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
+  if cls ~= 'read' then redis.call('HSET', meta, 'lastSale', s(math.max(num(m[5], 0), r))) end
+  return {1, s(delay), epoch, emptied}
+
+elseif op == 'confirm' then
+  -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved?
+  local block = num(redis.call('HGET', meta, 'block'), 0)
+  if block > now then return 0 end
+  return 1
+
+elseif op == 'reconcile' then
+  -- ARGV: op, minuteUsed, dayUsed, windowMs, dayWindowMs, spanMs, daySpanMs, perWindow, perDay
+  -- The gateway saw more than we counted (another client on the key and IP): add phantoms at "now",
+  -- never subtract. "now" is later than their true time, so spans holding future slots stay honest.
+  local minuteUsed, dayUsed = tonumber(ARGV[2]), tonumber(ARGV[3])
+  local w, dw = tonumber(ARGV[4]) * 1000, tonumber(ARGV[5]) * 1000
+  local span, daySpan = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000
+  local minuteExtra = math.min(tonumber(ARGV[8]), minuteUsed - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now)))
+  for _ = 1, minuteExtra do
+    local member = nextMember('p')
+    addEntry(minKey, now, member, span)
+    addEntry(dayKey, now, member, daySpan)
+  end
+  local dayExtra = math.min(tonumber(ARGV[9]), dayUsed - redis.call('ZCOUNT', dayKey, '(' .. s(now - dw), s(now)))
+  for _ = 1, dayExtra do addEntry(dayKey, now, nextMember('p'), daySpan) end
+  return math.max(0, minuteExtra) + math.max(0, dayExtra)
+
+elseif op == 'add' then
+  -- ARGV: op, minuteCount, dayCount, spanMs, daySpanMs: starts made outside Redis (fallback) while it was away.
+  local minuteCount, dayCount = tonumber(ARGV[2]), tonumber(ARGV[3])
+  local span, daySpan = tonumber(ARGV[4]) * 1000, tonumber(ARGV[5]) * 1000
+  for i = 1, math.max(minuteCount, dayCount) do
+    local member = nextMember('f')
+    if i <= minuteCount then addEntry(minKey, now, member, span) end
+    addEntry(dayKey, now, member, daySpan)
+  end
+  return dayCount
+
+elseif op == 'block' then
+  -- ARGV: op, spanMs. 429 with errorcode 155: no call may start before a full span has passed.
+  local block = math.max(num(redis.call('HGET', meta, 'block'), 0), now + tonumber(ARGV[2]) * 1000)
+  redis.call('HSET', meta, 'block', s(block))
+  return s(block - now)
+end
+return redis.error_reply('tokengate limiter: unknown op ' .. tostring(op))

@@ -1,0 +1,32 @@
+import type { Config } from '../config/types';
+import type { LimiterClasses, LimiterLimits } from './types';
+
+/** The limiter's view of the typed config (GATEWAY_RATE_* and limiter.* settings of the contract). */
+export function limiterSettings(config: Pick<Config, 'gateway' | 'limiter'>): {
+  limits: LimiterLimits;
+  classes: LimiterClasses;
+  expectedReplicas: number;
+} {
+  const { gateway, limiter } = config;
+  return {
+    limits: {
+      perWindow: gateway.ratePerMinute,
+      windowMs: gateway.rateWindowMs,
+      perDay: gateway.ratePerDay,
+      dayWindowMs: gateway.rateDayWindowMs,
+      marginMs: gateway.rateMarginMs,
+    },
+    classes: {
+      saleMaxWaitMs: limiter.saleMaxWaitMs,
+      readMaxWaitMs: limiter.readMaxWaitMs,
+      saleReservedSlots: limiter.saleReservedSlots,
+    },
+    expectedReplicas: limiter.expectedReplicas,
+  };
+}
+
+/** The budget is per endpoint key: the path segment after `/api/` of the base URL (`v2` or a registered key). */
+export function endpointKeyOf(baseUrl: string): string {
+  const m = /\/api\/([^/?#]+)/.exec(new URL(baseUrl).pathname);
+  return m?.[1] ?? 'v2';
+}

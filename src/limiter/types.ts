@@ -1,0 +1,71 @@
+import type { Registry } from 'prom-client';
+import type { GatewayResult } from '../gateway/types';
+import type { Logger } from '../observability/logger';
+
+export type CallClass = 'sale' | 'read';
+
+/** The one entry point the use cases see (issue 4). */
+export interface UpstreamScheduler {
+  /** Waits for a slot, then runs `call`; reconciles with the answer's rate-limit info; re-queues once on 429/155. */
+  run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, opts?: RunOptions): Promise<GatewayResult<T>>;
+  /** Stops new work; waiting callers fail with LimiterUnavailableError. Does not close a Redis connection it was given. */
+  close(): Promise<void>;
+}
+
+export interface RunOptions {
+  /** Overrides the class's maximum wait (ms) for this call. */
+  maxWaitMs?: number;
+  /** Aborting while waiting gives up the call; its slot stays used (never refunded, issue 4). */
+  signal?: AbortSignal;
+}
+
+/** The budget to mirror: at most `perWindow` starts in ANY span of `windowMs + marginMs`, same for the day. */
+export interface LimiterLimits {
+  perWindow: number;
+  windowMs: number;
+  perDay: number;
+  dayWindowMs: number;
+  marginMs: number;
+}
+
+export interface LimiterClasses {
+  saleMaxWaitMs: number;
+  readMaxWaitMs: number;
+  /** Slots of every window reads may never take (default 5 of 45), so a read flood cannot starve sales. */
+  saleReservedSlots: number;
+}
+
+/** Monotonic milliseconds (performance.now by default); tests may inject their own. */
+export type Clock = () => number;
+
+export interface SchedulerOptions {
+  endpointKey: string;
+  limits: LimiterLimits;
+  classes: LimiterClasses;
+  logger: Logger;
+  registry?: Registry;
+  clock?: Clock;
+}
+
+/** What a backend answers to "reserve me the earliest slot": a delay to sleep, or a refusal. */
+export type Grant =
+  | {
+      ok: true;
+      /** How long from the backend's "now" until the reserved start. */
+      delayMs: number;
+      /** After sleeping: false when a block (429/155, emptied Redis) arrived meanwhile, so reserve again. */
+      confirm(): Promise<boolean>;
+    }
+  | { ok: false; delayMs: number };
+
+/** The state behind the run loop: Redis (shared by replicas), memory (one process) or both (fallback). */
+export interface ReservationBackend {
+  reserve(cls: CallClass, maxWaitMs: number): Promise<Grant>;
+  /** Adds phantom reservations when the gateway reports more use than counted; returns how many. */
+  reconcile(minuteUsed: number, dayUsed: number): Promise<number>;
+  /** No call may start before a full window from now has passed (429 with errorcode 155). */
+  block(): Promise<void>;
+  /** 1 while serving from a degraded fallback, else 0 (metric). */
+  fallbackMode(): number;
+  close(): Promise<void>;
+}

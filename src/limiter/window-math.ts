@@ -1,0 +1,54 @@
+/**
+ * The scheduling rule shared by the memory backend and (mirrored line for line) scheduler.lua.
+ *
+ * Invariant: at most `cap` entries in ANY half-open span [a, a + span). Two entries share some span iff they
+ * are less than `span` apart, so `cap + 1` entries violate it iff max - min < span. A token bucket or a fixed
+ * window does not hold this (gateway-facts.md, Rate limits): only a log of start times does.
+ */
+
+/**
+ * Earliest time r >= start at which one more entry keeps every span containing r at or under `cap` entries.
+ * `sorted` is ascending; entries may lie after `start` (sales are placed between queued reads).
+ *
+ * Every `cap` consecutive entries e[j]..e[j+cap-1] forbid the open interval (e[j+cap-1] - span, e[j] + span);
+ * both ends grow with j, so one pass that jumps r past each interval it falls in finds the earliest gap.
+ */
+export function earliestSlot(sorted: readonly number[], start: number, cap: number, span: number): number {
+  if (cap < 1) return Number.POSITIVE_INFINITY;
+  let r = start;
+  let j = firstAbove(sorted, start - span);
+  for (; j + cap - 1 < sorted.length; j++) {
+    const lo = (sorted[j + cap - 1] as number) - span;
+    const hi = (sorted[j] as number) + span;
+    if (r <= lo) break;
+    if (r < hi) r = hi;
+  }
+  return r;
+}
+
+/** Index of the first entry strictly greater than `t` (binary search). */
+export function firstAbove(sorted: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) > t) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+export function insertSorted(sorted: number[], t: number): void {
+  sorted.splice(firstAbove(sorted, t), 0, t);
+}
+
+/** Drops entries at or before `t` (callers pass now - span: such entries share no span with any time >= now). */
+export function pruneUpTo(sorted: number[], t: number): void {
+  const n = firstAbove(sorted, t);
+  if (n > 0) sorted.splice(0, n);
+}
+
+/** Entries in (from, to]. */
+export function countIn(sorted: readonly number[], from: number, to: number): number {
+  return firstAbove(sorted, to) - firstAbove(sorted, from);
+}
