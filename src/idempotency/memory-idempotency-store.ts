@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inProgress } from './in-progress';
+import { scrubResponse } from './scrub';
 import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
 
 export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
@@ -83,7 +84,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async complete(scope, key, attempt, response): Promise<TransitionResult> {
       const rec = owned(scope, key, attempt);
       if (!rec) return 'not_owner';
-      Object.assign(rec, { state: 'completed', response: JSON.stringify(response), owner: undefined, expiresAt: now() + retentionMs });
+      Object.assign(rec, { state: 'completed', response: JSON.stringify(scrubResponse(response)), owner: undefined, expiresAt: now() + retentionMs });
       return 'done';
     },
     async markOutcomeUnknown(scope, key, attempt, record): Promise<TransitionResult> {

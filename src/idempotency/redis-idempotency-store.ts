@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
+import { scrubResponse } from './scrub';
 import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
@@ -67,7 +68,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     begin: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, false),
     retryUnknown: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, true),
     complete: (scope, key, attempt, response: StoredResponse) =>
-      transition('complete', () => redis.tgIdemComplete(recordKey(scope, key), attempt, JSON.stringify(response), retentionMs)),
+      transition('complete', () => redis.tgIdemComplete(recordKey(scope, key), attempt, JSON.stringify(scrubResponse(response)), retentionMs)),
     markOutcomeUnknown: (scope, key, attempt, record) =>
       transition('markOutcomeUnknown', () => redis.tgIdemMarkUnknown(recordKey(scope, key), attempt, record.invoice ?? '', record.reason, retentionMs)),
     abandon: (scope, key, attempt) => transition('abandon', () => redis.tgIdemAbandon(recordKey(scope, key), attempt, retentionMs)),
