@@ -1,0 +1,207 @@
+/**
+ * Caller authentication and authorisation (contract.md, "Callers and JWTs").
+ *
+ *   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
+ *   router.post('/v1/sales', authenticate, requireScope('sales:create'), handler);
+ *   // in a handler: assertCustomerAccess(requireAuth(req), custkey)  → throws NotFound when not bound
+ *
+ * Verification: `Authorization: Bearer <JWT>` only, at most 8 KiB; the algorithm list comes from config,
+ * never from the token (alg none and HS/RS confusion fail there); `iss`, `aud`, `exp` (required), `nbf`,
+ * clock tolerance ≤ 30 s. Keys: the HS secret, a PEM public key, or JWKS (jwks.ts). Every failure is the
+ * same 401 with a fixed message; the reason code goes to the debug log, the token never does.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { RequestHandler, Request } from 'express';
+import jwt, { type Algorithm, type JwtPayload } from 'jsonwebtoken';
+import type { JwtConfig } from '../config/types';
+import type { Logger } from '../observability/logger';
+import { Forbidden, NotFound, Unauthenticated } from './errors';
+import { createJwksKeySource, KeyUnavailable, type JwksKeySourceOptions } from './jwks';
+import type { AuthContext } from './types';
+
+export const MAX_TOKEN_BYTES = 8 * 1024;
+export const ANY_CUSTOMER_SCOPE = 'customers:any';
+const MAX_CLOCK_TOLERANCE_SEC = 30;
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
+// A kid is looked up, never used as a path or URL; still, only short plain tokens reach the key source.
+const SAFE_KID = /^[A-Za-z0-9._-]{1,128}$/;
+const CUSTKEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+const ALGORITHMS: readonly Algorithm[] = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
+
+export interface AuthenticatorOptions {
+  jwt: JwtConfig;
+  logger: Logger;
+  /** Replaces the JWKS HTTP fetch (tests). */
+  fetchJwks?: JwksKeySourceOptions['fetcher'];
+}
+
+export interface Authenticator {
+  authenticate: RequestHandler;
+  /** The same check without Express, for callers that hold a token (e.g. a future WebSocket upgrade). */
+  verifyToken(token: string): Promise<AuthContext>;
+}
+
+/** Why a token failed; logged at debug, never sent to the caller. */
+class Rejected extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+type KeyResolver = (alg: Algorithm, kid: string | undefined) => Promise<string | KeyObject>;
+
+function keyResolver(options: AuthenticatorOptions, algorithms: readonly Algorithm[]): KeyResolver {
+  const { jwt: config } = options;
+  const hs = algorithms.some((a) => a.startsWith('HS'));
+  const asymmetric = algorithms.some((a) => !a.startsWith('HS'));
+  // loadConfig refuses this too; repeated here because the factory may be handed any JwtConfig.
+  if (hs && asymmetric) throw new Error('jwt.algorithms must not mix HS* with asymmetric algorithms');
+  if (hs) {
+    if (!config.secret) throw new Error('jwt.secret is required for HS* algorithms');
+    const secret = config.secret;
+    return async () => secret.reveal();
+  }
+  if (config.jwksUrl) {
+    const source = createJwksKeySource({ uri: config.jwksUrl, cooldownMs: config.jwksCooldownMs, fetcher: options.fetchJwks });
+    return async (alg, kid) => {
+      const key = await source(kid).catch((err: unknown) => {
+        throw new Rejected(err instanceof KeyUnavailable ? err.reason : 'jwks_error');
+      });
+      if (key.alg !== undefined && key.alg !== alg) throw new Rejected('alg_mismatch_jwk');
+      return key.publicKey;
+    };
+  }
+  if (config.publicKey) {
+    const key = createPublicKey(config.publicKey);
+    return async () => key;
+  }
+  throw new Error('jwt.publicKey or jwt.jwksUrl is required for asymmetric algorithms');
+}
+
+function decodeHeader(token: string): { alg: unknown; kid: unknown } {
+  try {
+    const header: unknown = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8'));
+    if (header !== null && typeof header === 'object' && !Array.isArray(header)) return header as { alg: unknown; kid: unknown };
+  } catch {
+    // fall through
+  }
+  throw new Rejected('malformed');
+}
+
+function verifyReason(err: unknown): string {
+  if (err instanceof jwt.TokenExpiredError) return 'expired';
+  if (err instanceof jwt.NotBeforeError) return 'not_yet_valid';
+  const message = err instanceof Error ? err.message : '';
+  if (message.includes('issuer')) return 'bad_issuer';
+  if (message.includes('audience')) return 'bad_audience';
+  if (message.includes('signature')) return 'bad_signature';
+  return 'invalid';
+}
+
+function toAuthContext(payload: JwtPayload): AuthContext {
+  if (typeof payload.exp !== 'number') throw new Rejected('missing_exp');
+  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) throw new Rejected('bad_sub');
+  const scope: unknown = payload.scope ?? '';
+  if (typeof scope !== 'string') throw new Rejected('bad_scope');
+  const custkey: unknown = payload.custkey;
+  if (custkey !== undefined && (typeof custkey !== 'string' || !CUSTKEY.test(custkey))) throw new Rejected('bad_custkey');
+  const scopes: ReadonlySet<string> = new Set(scope.split(' ').filter((s) => s.length > 0));
+  // A token bound to one customer never acts for all of them, whatever scopes it also carries.
+  const auth: AuthContext = { sub: payload.sub, scopes, anyCustomer: custkey === undefined && scopes.has(ANY_CUSTOMER_SCOPE) };
+  if (typeof custkey === 'string') auth.custkey = custkey;
+  return Object.freeze(auth);
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const { jwt: config, logger } = options;
+  const algorithms = config.algorithms.filter((a): a is Algorithm => (ALGORITHMS as readonly string[]).includes(a));
+  if (algorithms.length === 0 || algorithms.length !== config.algorithms.length) throw new Error('jwt.algorithms holds no or unknown algorithms');
+  const resolveKey = keyResolver(options, algorithms);
+  const verifyOptions: jwt.VerifyOptions = {
+    algorithms: [...algorithms],
+    issuer: config.issuer,
+    audience: config.audience,
+    clockTolerance: Math.min(Math.max(config.clockToleranceSec, 0), MAX_CLOCK_TOLERANCE_SEC),
+  };
+
+  const verifyToken = async (token: string): Promise<AuthContext> => {
+    if (Buffer.byteLength(token) > MAX_TOKEN_BYTES) throw new Rejected('too_large');
+    const header = decodeHeader(token);
+    if (typeof header.alg !== 'string' || !(algorithms as readonly string[]).includes(header.alg)) throw new Rejected('alg_not_allowed');
+    if (header.kid !== undefined && (typeof header.kid !== 'string' || !SAFE_KID.test(header.kid))) throw new Rejected('bad_kid');
+    const key = await resolveKey(header.alg as Algorithm, header.kid as string | undefined);
+    let payload: string | JwtPayload;
+    try {
+      payload = jwt.verify(token, key, verifyOptions);
+    } catch (err) {
+      throw new Rejected(verifyReason(err));
+    }
+    if (typeof payload === 'string') throw new Rejected('not_json');
+    return toAuthContext(payload);
+  };
+
+  const authenticate: RequestHandler = (req, _res, next) => {
+    const log = req.log ?? logger;
+    const reject = (reason: string) => {
+      log.debug('authentication failed', { reason });
+      next(new Unauthenticated());
+    };
+    const header = req.headers.authorization;
+    if (header === undefined) return reject('missing');
+    if (header.length > MAX_TOKEN_BYTES + 16) return reject('too_large');
+    const match = BEARER.exec(header);
+    if (!match) return reject('malformed');
+    verifyToken(match[1] as string).then(
+      (auth) => {
+        req.auth = auth;
+        next();
+      },
+      (err: unknown) => {
+        if (err instanceof Rejected) return reject(err.reason);
+        log.warn('authentication error', { err });
+        next(new Unauthenticated());
+      },
+    );
+  };
+
+  return { authenticate, verifyToken };
+}
+
+/** The verified caller; throws 401 when `authenticate` did not run (a wiring mistake fails closed). */
+export function requireAuth(req: Request): AuthContext {
+  if (!req.auth) throw new Unauthenticated();
+  return req.auth;
+}
+
+/** 403 forbidden unless the token carries `scope`. Mount after `authenticate`. */
+export function requireScope(scope: string): RequestHandler {
+  return (req, _res, next) => {
+    const auth = req.auth;
+    if (!auth) return next(new Unauthenticated());
+    if (!auth.scopes.has(scope)) {
+      req.log?.debug('scope missing', { scope });
+      return next(new Forbidden());
+    }
+    next();
+  };
+}
+
+/** 403 forbidden unless the caller acts for any customer (`customers:any`, no `custkey`): e.g. listing customers. */
+export function requireAnyCustomer(): RequestHandler {
+  return (req, _res, next) => {
+    if (!req.auth) return next(new Unauthenticated());
+    next(req.auth.anyCustomer ? undefined : new Forbidden());
+  };
+}
+
+/** Whether this caller may act for `custkey` (contract: a bound token touches only its customer). */
+export function canAccessCustomer(auth: AuthContext, custkey: string): boolean {
+  if (auth.custkey !== undefined) return auth.custkey === custkey;
+  return auth.anyCustomer;
+}
+
+/** Throws 404 not_found, with no hint, when the caller is not bound to `custkey`. */
+export function assertCustomerAccess(auth: AuthContext, custkey: string): void {
+  if (!canAccessCustomer(auth, custkey)) throw new NotFound();
+}

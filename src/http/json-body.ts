@@ -1,0 +1,71 @@
+/**
+ * `jsonBody(config)`: the only body parser of the public app, `app.use(jsonBody(config))` before cardGuard.
+ * - `application/json` only (with no charset or UTF-8): another content type on a request with a body is
+ *   400 invalid_request (rule `unsupported_media_type`); compressed bodies are refused (inflate off).
+ * - `http.bodyLimitBytes` (16 KiB by default) → 413 payload_too_large; strict JSON (object or array).
+ * - The raw text is scanned for card numbers BEFORE JSON.parse, which rounds numbers beyond 2^53, so a
+ *   19-digit PAN sent as a JSON number is still caught (422 card_data_forbidden, even if the JSON is malformed).
+ * - Keys `__proto__`, `constructor` and `prototype` anywhere in the body are 400 (rule `forbidden_key`).
+ */
+import express, { type RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
+import { containsPan } from '../card/pan';
+import type { HttpConfig } from '../config/types';
+import { CardDataForbidden, InvalidRequest } from './errors';
+import './types';
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True when an own key anywhere in the parsed value could pollute prototypes downstream. */
+export function hasForbiddenKey(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) stack.push(...value);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (FORBIDDEN_KEYS.has(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+}
+
+const contentTypeGate: RequestHandler = (req, _res, next) => {
+  if (!BODY_METHODS.has(req.method) || !hasBody(req)) return next();
+  const type = req.headers['content-type'] ?? '';
+  const [media = '', ...params] = type.split(';').map((p) => p.trim().toLowerCase());
+  if (media !== 'application/json') return next(new InvalidRequest([{ path: 'header.content-type', rule: 'unsupported_media_type' }]));
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    return next(new InvalidRequest([{ path: 'header.content-type', rule: 'unsupported_charset' }]));
+  }
+  next();
+};
+
+const prototypeGuard: RequestHandler = (req, _res, next) => {
+  if (req.body !== undefined && hasForbiddenKey(req.body)) return next(new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]));
+  next();
+};
+
+export function jsonBody(config: { http: Pick<HttpConfig, 'bodyLimitBytes'> }): RequestHandler[] {
+  const parse = express.json({
+    limit: config.http.bodyLimitBytes,
+    strict: true,
+    type: 'application/json',
+    inflate: false,
+    verify: (req, _res, buf) => {
+      if (containsPan(buf.toString('utf8'))) {
+        (req as express.Request).log?.warn('card data rejected', { location: 'body' });
+        throw new CardDataForbidden();
+      }
+    },
+  });
+  return [contentTypeGate, parse, prototypeGuard];
+}

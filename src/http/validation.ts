@@ -1,0 +1,147 @@
+/**
+ * Request parsing compiled FROM openapi.json (ajv, JSON Schema 2020-12), so the docs and the checks cannot
+ * drift. Each parser returns a typed value or throws InvalidRequest whose `details` name field paths and
+ * rules, never values:
+ *   parseSaleRequest(body): SaleInput          body of POST /v1/sales
+ *   parseListQuery(query): ListQuery           ?limit (1..100, default 20) &offset (≥ 0, default 0)
+ *   parsePathKey(value, name?): string         custkey / pmkey path parameters
+ *   parseIdempotencyKey(header): string        Idempotency-Key (required, 1–255 printable ASCII)
+ * Rules JSON Schema cannot say (amount > 0, tax + tip ≤ amount in integer cents) are checked here.
+ */
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import openapi from './openapi.json';
+import { InvalidRequest, type ErrorDetail } from './errors';
+import { hasForbiddenKey } from './json-body';
+
+export interface SaleInput {
+  customer: string;
+  paymentMethod: string;
+  /** As sent, e.g. "10.50"; `amountCents` is the same value in integer cents. */
+  amount: string;
+  amountCents: number;
+  amountDetail?: { tax?: string; tip?: string };
+  invoice?: string;
+}
+
+export interface ListQuery {
+  limit: number;
+  offset: number;
+}
+
+type Schema = Record<string, unknown>;
+
+/** Rewrites `#/components/schemas/X` to `#/$defs/X` so component schemas compile as one 2020-12 schema. */
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : rewriteRefs(v);
+  }
+  return out;
+}
+
+const defs = rewriteRefs(openapi.components.schemas) as Schema;
+const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true });
+addFormats(ajv);
+
+function compile(schema: unknown): ValidateFunction {
+  return ajv.compile({ $defs: defs, ...(rewriteRefs(schema) as Schema) });
+}
+
+const params = openapi.components.parameters;
+const validateSale = compile({ $ref: '#/$defs/SaleRequest' });
+const validateListQuery = compile({
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: params.Limit.schema, offset: params.Offset.schema },
+});
+const validateKey = compile(params.CustKey.schema);
+const validateIdempotencyKey = compile(params.IdempotencyKey.schema);
+
+const RULES: Record<string, string> = { additionalProperties: 'unknown_field', minimum: 'too_small', maximum: 'too_large', minLength: 'too_short', maxLength: 'too_long' };
+
+/**
+ * ajv errors as details. An unknown field is reported at its parent's path: the name itself is caller input.
+ * `instancePath` is a JSON pointer over property names the schema declares, so it is safe to show.
+ */
+function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
+  const seen = new Set<string>();
+  const out: ErrorDetail[] = [];
+  for (const e of errors ?? []) {
+    let path = prefix + e.instancePath.replace(/\//g, '.');
+    if (e.keyword === 'required') path += `.${String(e.params.missingProperty)}`;
+    const detail = { path, rule: RULES[e.keyword] ?? e.keyword };
+    const id = `${detail.path} ${detail.rule}`;
+    if (!seen.has(id)) {
+      seen.add(id);
+      out.push(detail);
+    }
+  }
+  return out;
+}
+
+/** "12.3" → 1230. Only called on strings that passed the schema's money pattern. */
+export function toCents(amount: string): number {
+  const [whole = '0', frac = ''] = amount.split('.');
+  return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+}
+
+function isPlainObject(value: unknown): value is Schema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function parseSaleRequest(body: unknown): SaleInput {
+  if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
+  if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
+  if (!validateSale(body)) throw new InvalidRequest(toDetails('body', validateSale.errors));
+  // Safe after validation: the schema fixes every field's type and forbids others.
+  const raw = body as { customer: string; payment_method: string; amount: string; amount_detail?: { tax?: string; tip?: string }; invoice?: string };
+  const amountCents = toCents(raw.amount);
+  const details: ErrorDetail[] = [];
+  if (amountCents <= 0) details.push({ path: 'body.amount', rule: 'positive' });
+  const detail = raw.amount_detail;
+  if (detail && toCents(detail.tax ?? '0') + toCents(detail.tip ?? '0') > amountCents) details.push({ path: 'body.amount_detail', rule: 'exceeds_amount' });
+  if (details.length > 0) throw new InvalidRequest(details);
+
+  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: raw.amount, amountCents };
+  if (detail) {
+    input.amountDetail = {};
+    if (detail.tax !== undefined) input.amountDetail.tax = detail.tax;
+    if (detail.tip !== undefined) input.amountDetail.tip = detail.tip;
+  }
+  if (raw.invoice !== undefined) input.invoice = raw.invoice;
+  return input;
+}
+
+const WHOLE = /^(0|[1-9][0-9]{0,9})$/;
+
+/** `query` as Express parses it (values may be strings, arrays or objects). */
+export function parseListQuery(query: unknown): ListQuery {
+  const source = isPlainObject(query) ? query : {};
+  const numbers: Schema = {};
+  const details: ErrorDetail[] = [];
+  for (const [name, value] of Object.entries(source)) {
+    // Digits only: Number() would accept "1e2", " 5", "0x10".
+    if (typeof value === 'string' && WHOLE.test(value)) numbers[name] = Number(value);
+    else if (name === 'limit' || name === 'offset') details.push({ path: `query.${name}`, rule: 'integer' });
+    else numbers[name] = value; // reported as unknown_field by the schema, without its name
+  }
+  if (!validateListQuery(numbers)) details.push(...toDetails('query', validateListQuery.errors));
+  if (details.length > 0) throw new InvalidRequest(details);
+  return { limit: numbers.limit as number, offset: numbers.offset as number };
+}
+
+/** A `custkey`/`pmkey` path parameter: nothing that could reach another gateway path (`/`, `.`, `%`, `?`). */
+export function parsePathKey(value: unknown, name = 'key'): string {
+  if (typeof value !== 'string' || !validateKey(value)) throw new InvalidRequest([{ path: `path.${name}`, rule: 'pattern' }]);
+  return value;
+}
+
+export function parseIdempotencyKey(header: unknown): string {
+  const path = 'header.idempotency-key';
+  if (header === undefined || header === '') throw new InvalidRequest([{ path, rule: 'required' }]);
+  if (typeof header !== 'string' || !validateIdempotencyKey(header)) throw new InvalidRequest([{ path, rule: 'format' }]);
+  return header;
+}
