@@ -1,0 +1,76 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { brandOf } from './cards';
+import { isLoopback, normaliseIp, type SandboxCore } from './core';
+import { FaultError, parseFaultRequest } from './faults';
+import { SettingsError } from './settings';
+
+/**
+ * Admin routes for tests and benchmarks in other processes. Loopback clients only (others get the same 404 as
+ * any unknown path), and outside /api/ so they can never collide with a gateway path.
+ */
+
+export function publicSettings(core: SandboxCore): Record<string, unknown> {
+  // The sandbox PIN is test data, but it still never goes over the wire.
+  return { ...core.settings, apiPin: '[redacted]' };
+}
+
+function fixturesView(core: SandboxCore): unknown[] {
+  return core.fixtures.customers.map((c) => ({
+    key: c.key,
+    custid: c.custid,
+    firstname: c.firstname,
+    lastname: c.lastname,
+    payment_methods: c.payment_methods.map((m) => ({ key: m.key, pmid: m.pmid, card_type: brandOf(m.number), ccnum4last: m.number.slice(-4), ...core.fixtures.token(m) })),
+  }));
+}
+
+function stringField(body: unknown, name: string): string {
+  const v = (body as Record<string, unknown> | undefined)?.[name];
+  if (typeof v !== 'string' || v.length === 0) throw new SettingsError(`${name} must be a non-empty string`);
+  return v;
+}
+
+export function createAdminRouter(core: SandboxCore, notFound: (req: Request, res: Response) => void): Router {
+  const router = express.Router();
+  router.use((req, res, next) => (isLoopback(normaliseIp(req.socket.remoteAddress)) ? next() : notFound(req, res)));
+  router.use(express.json({ limit: '64kb', strict: false }));
+
+  router.get('/stats', (_req, res) => void res.json(core.stats.snapshot(core.ledger, core.faults.injected)));
+  router.get('/transactions', (_req, res) => void res.json(core.ledger.transactions()));
+  router.get('/settings', (_req, res) => void res.json(publicSettings(core)));
+  router.get('/fixtures', (_req, res) => void res.json(fixturesView(core)));
+  router.get('/faults', (_req, res) => void res.json({ pending: core.faults.pending(), rates: core.faults.rates() }));
+  router.post('/faults', (req, res) => {
+    const parsed = parseFaultRequest(req.body);
+    if ('next' in parsed) core.faults.next(parsed.next);
+    else core.faults.set(parsed.set);
+    res.json({ pending: core.faults.pending(), rates: core.faults.rates() });
+  });
+  router.delete('/faults', (_req, res) => {
+    core.faults.clear();
+    res.status(204).end();
+  });
+  router.post('/reset', (_req, res) => {
+    core.reset();
+    res.status(204).end();
+  });
+  router.post('/settings', (req, res) => {
+    core.update(req.body as Partial<typeof core.settings>);
+    res.json(publicSettings(core));
+  });
+  router.post('/rotate-cardref', (req, res) => {
+    const cardref = core.fixtures.rotate(stringField(req.body, 'custkey'), stringField(req.body, 'pmkey'));
+    res.json({ cardref });
+  });
+  router.post('/token-expires', (req, res) => {
+    core.fixtures.setExpires(stringField(req.body, 'custkey'), stringField(req.body, 'pmkey'), stringField(req.body, 'expires'));
+    res.status(204).end();
+  });
+  router.use((req, res) => notFound(req, res));
+  // Express 5 needs the four-argument signature to recognise an error handler.
+  router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const message = err instanceof FaultError || err instanceof SettingsError ? err.message : err instanceof Error && /fixtures|expires/.test(err.message) ? err.message : 'bad admin request';
+    res.status(400).json({ error: message });
+  });
+  return router;
+}

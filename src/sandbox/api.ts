@@ -1,0 +1,141 @@
+import type { Request, Response } from 'express';
+import { checkAuthorization } from './auth';
+import { normaliseIp, type SandboxCore } from './core';
+import { ERRORS } from './errors';
+import { cardrefFor, listCustomers, listPaymentMethods } from './reads';
+import { deliver, rateLimitHeader, sendError, type Processed } from './respond';
+import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
+import { parseSale } from './sale-request';
+
+/**
+ * The gateway API. Order of checks (README): path → IP allow-list → rate limit → authentication → faults →
+ * handler. So a 404 or an IP refusal costs no rate-limit slot, while a call with bad credentials does
+ * (it reached the gateway's API).
+ */
+
+/** Sale bodies are small; a cap keeps a misbehaving client from filling memory. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+type Body = { ok: true; text: string } | { ok: false };
+
+function readBody(req: Request, limit: number): Promise<Body> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ ok: false });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        resolve({ ok: false });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!done) resolve({ ok: true, text: Buffer.concat(chunks).toString('utf8') });
+    });
+    req.on('error', reject);
+  });
+}
+
+async function handleSale(core: SandboxCore, req: Request, res: Response, endpointKey: string, clientIp: string): Promise<Processed | undefined> {
+  const body = await readBody(req, BODY_LIMIT_BYTES);
+  if (!body.ok) {
+    res.setHeader('Connection', 'close'); // the rest of an oversized body is not read
+    sendError(res, ERRORS.bodyTooLarge, `at most ${BODY_LIMIT_BYTES} bytes`);
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body.text);
+  } catch {
+    sendError(res, ERRORS.invalidJson);
+    return undefined;
+  }
+  const now = Date.now();
+  const parsed = parseSale(json, new Date(now));
+  if (!parsed.ok && 'reject' in parsed) {
+    sendError(res, parsed.reject, parsed.detail);
+    return undefined;
+  }
+  const outcome = parsed.ok
+    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding: core.settings.duplicateFolding, slowCardScale: core.settings.slowCardScale })
+    : core.ledger.error(parsed.saleError, parsed.invoice, now);
+  if (outcome.response.result_code === 'E') core.stats.saleErrors++;
+  return { status: 200, body: outcome.response, record: outcome.record, delayMs: outcome.delayMs };
+}
+
+function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
+  const query = req.query as Record<string, unknown>;
+  if (route.kind === 'customers') return listCustomers(core.fixtures, query);
+  if (route.kind === 'payment_methods') return listPaymentMethods(core.fixtures, route.customer, query);
+  return cardrefFor(core.fixtures, route.customer, route.method);
+}
+
+export function createApiHandler(core: SandboxCore) {
+  return async function api(req: Request, res: Response): Promise<void> {
+    await core.sleep(core.latency());
+    if (core.closed || res.destroyed) return;
+    const ip = normaliseIp(req.socket.remoteAddress);
+    const now = Date.now();
+    const { endpointKey, route } = parseApiPath(req.method, req.path);
+    const known = endpointKey === undefined ? undefined : core.policy(endpointKey);
+    // Unknown endpoint keys and paths outside /api still carry the header, counted as on v2.
+    const policy = known ?? (core.policy('v2') as NonNullable<typeof known>);
+    const counterId = `${policy.key}|${ip}`;
+    const mode = core.settings.rateMode;
+    rateLimitHeader(res, policy, core.counter.peek(counterId, now, mode, policy.minute, policy.day));
+    if (!known || !route) {
+      if (known) core.stats.call(known.key);
+      sendError(res, ERRORS.pathNotFound);
+      return;
+    }
+    core.stats.call(policy.key);
+
+    if (policy.allowIps && !policy.allowIps.includes(ip)) {
+      core.stats.unauthorized(policy.key);
+      sendError(res, ERRORS.accessDenied);
+      return;
+    }
+
+    const kind = faultKindOf(route);
+    if (kind && core.faults.take(kind, 'rate')) {
+      core.stats.rateLimited(policy.key, true);
+      sendError(res, ERRORS.rateLimited);
+      return;
+    }
+    const verdict = core.counter.tryAcquire(counterId, now, mode, policy.minute, policy.day);
+    rateLimitHeader(res, policy, verdict);
+    if (!verdict.accepted) {
+      core.stats.rateLimited(policy.key, false);
+      sendError(res, ERRORS.rateLimited);
+      return;
+    }
+    core.stats.accepted(policy.key, now, core.settings.rateWindowMs);
+
+    if (route.kind === 'test-root') {
+      res.status(200).json({});
+      return;
+    }
+
+    const auth = checkAuthorization(req.headers.authorization, core.settings.apiKey, core.settings.apiPin);
+    if (!auth.ok) {
+      core.stats.unauthorized(policy.key);
+      sendError(res, auth.error);
+      return;
+    }
+
+    const fault = kind ? core.faults.take(kind, 'handler') : undefined;
+    if (fault?.kind === '5xx') {
+      sendError(res, fault.status === 500 ? ERRORS.internal : fault.status === 502 ? ERRORS.badGateway : ERRORS.unavailable);
+      return;
+    }
+    const answer = route.kind === 'sale' ? await handleSale(core, req, res, policy.key, ip) : handleRead(core, req, route);
+    if (!answer) return;
+    await deliver(req, res, answer, fault, (ms) => core.sleep(ms));
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Every error the emulator answers, in one table (mirrored in README.md). Codes from gateway-facts.md are the
+ * real gateway's; the others are the emulator's own choices where the documentation is silent.
+ */
+
+export interface GatewayErrorBody {
+  error: string;
+  errorcode: number;
+}
+
+export interface ErrorSpec {
+  status: number;
+  error: string;
+  errorcode: number;
+  /** HTTP reason phrase when the spec names one (§7). */
+  reason?: string;
+}
+
+const spec = (status: number, errorcode: number, error: string, reason?: string): ErrorSpec => ({ status, errorcode, error, ...(reason ? { reason } : {}) });
+
+export const ERRORS = {
+  // gateway-facts.md, Authentication / spec §7
+  pathNotFound: spec(404, 21001, 'Path not found'),
+  authFailed: spec(401, 21002, 'API authentication failed'),
+  pinRequired: spec(401, 20010, 'PIN required'),
+  sourceKeyNotFound: spec(401, 23, 'Specified source key not found'),
+  rateLimited: spec(429, 155, 'API Rate Limit Exceed', 'API Rate Limit Exceed'),
+  accessDenied: spec(401, 156, 'Access Denied', 'Access Denied'),
+  customerNotFound: spec(404, 99999, 'Customer Not Found'),
+  // emulator choices
+  paymentMethodNotFound: spec(404, 99998, 'Payment Method Not Found'),
+  invalidJson: spec(400, 40000, 'Request body is not valid JSON'),
+  bodyNotObject: spec(400, 40001, 'Request body must be a JSON object'),
+  missingCommand: spec(400, 40002, 'Missing command'),
+  unsupportedCommand: spec(400, 40003, 'Unsupported command'),
+  missingAmount: spec(400, 40004, 'Missing amount'),
+  invalidAmount: spec(400, 40005, 'Invalid amount'),
+  missingCard: spec(400, 40006, 'Missing card data'),
+  invalidAmountDetail: spec(400, 40007, 'Invalid amount_detail'),
+  invalidField: spec(400, 40008, 'Invalid field'),
+  ambiguousCard: spec(400, 40009, 'Give either UMCardRef or creditcard, not both'),
+  invalidListParam: spec(400, 40010, 'Invalid limit or offset'),
+  bodyTooLarge: spec(413, 41300, 'Request body too large'),
+  internal: spec(500, 50000, 'Internal Server Error'),
+  badGateway: spec(502, 50200, 'Bad Gateway'),
+  unavailable: spec(503, 50300, 'Service Unavailable'),
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof ERRORS;
+
+export function errorBody(e: ErrorSpec, detail?: string): GatewayErrorBody {
+  return { error: detail ? `${e.error}: ${detail}` : e.error, errorcode: e.errorcode };
+}
+
+/**
+ * Transaction-level errors: HTTP 200 with result_code "E" and a string `error_code` (gateway-facts.md,
+ * Transactions). 10142 is what the tokengate client recognises as "card reference invalid".
+ */
+export const CARDREF_INVALID_ERROR_CODE = '10142';
+
+export const SALE_ERRORS = {
+  cardrefInvalid: { error: 'Invalid card reference', error_code: CARDREF_INVALID_ERROR_CODE },
+  invalidCardNumber: { error: 'Invalid card number', error_code: '10004' },
+  invalidExpiration: { error: 'Invalid expiration date', error_code: '10006' },
+  cardExpired: { error: 'Card expired', error_code: '10007' },
+} as const;
+
+export type SaleErrorName = keyof typeof SALE_ERRORS;

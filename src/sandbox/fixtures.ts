@@ -1,0 +1,193 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomInt } from 'node:crypto';
+import { CARDREF_SHAPE, isCardNumber } from './cards';
+
+/** Customers and payment methods of config/sandbox-fixtures.json (test cards only), plus live token state. */
+
+export interface FixturePaymentMethod {
+  key: string;
+  /** Legacy numeric ID, accepted in paths in place of the key (spec §4). */
+  pmid: string;
+  method_name: string;
+  cardholder: string;
+  /** Full test card number: test data, never sent over the wire. */
+  number: string;
+  /** MMYY */
+  expiration: string;
+  /** The card reference token as first issued (see FixtureStore.cardrefFor for the live one). */
+  cardref: string;
+  added: string;
+  updated: string;
+}
+
+export interface FixtureCustomer {
+  key: string;
+  /** Legacy numeric ID. */
+  custid: string;
+  customerid: string;
+  firstname: string;
+  lastname: string;
+  company: string;
+  email: string;
+  payment_methods: FixturePaymentMethod[];
+}
+
+export const DEFAULT_FIXTURES_FILE = path.resolve(__dirname, '..', '..', 'config', 'sandbox-fixtures.json');
+
+const KEY = /^[a-z0-9]{8,32}$/;
+const NUMERIC = /^\d{1,12}$/;
+
+function fail(where: string, what: string): never {
+  throw new Error(`sandbox fixtures: ${where} ${what}`);
+}
+
+function str(obj: Record<string, unknown>, name: string, where: string, pattern?: RegExp): string {
+  const v = obj[name];
+  if (typeof v !== 'string' || v.length === 0 || (pattern && !pattern.test(v))) fail(where, `.${name} is missing or malformed`);
+  return v;
+}
+
+/** Parses and checks the fixture file once at start, so a bad edit fails loudly instead of answering oddly. */
+export function parseFixtures(raw: unknown): FixtureCustomer[] {
+  const list = (raw as { customers?: unknown } | null)?.customers;
+  if (!Array.isArray(list) || list.length === 0) fail('file', 'must hold a non-empty "customers" array');
+  const keys = new Set<string>();
+  const unique = (k: string, where: string) => {
+    if (keys.has(k)) fail(where, `repeats the key or id ${k}`);
+    keys.add(k);
+  };
+  return list.map((c: Record<string, unknown>, i) => {
+    const w = `customers[${i}]`;
+    const pms = c.payment_methods;
+    if (!Array.isArray(pms)) fail(w, '.payment_methods must be an array');
+    const customer: FixtureCustomer = {
+      key: str(c, 'key', w, KEY),
+      custid: str(c, 'custid', w, NUMERIC),
+      customerid: str(c, 'customerid', w),
+      firstname: str(c, 'firstname', w),
+      lastname: str(c, 'lastname', w),
+      company: str(c, 'company', w),
+      email: str(c, 'email', w),
+      payment_methods: pms.map((p: Record<string, unknown>, j) => {
+        const pw = `${w}.payment_methods[${j}]`;
+        const number = str(p, 'number', pw);
+        if (!isCardNumber(number)) fail(pw, '.number is not a Luhn-valid card number');
+        const pm: FixturePaymentMethod = {
+          key: str(p, 'key', pw, KEY),
+          pmid: str(p, 'pmid', pw, NUMERIC),
+          method_name: str(p, 'method_name', pw),
+          cardholder: str(p, 'cardholder', pw),
+          number,
+          expiration: str(p, 'expiration', pw, /^(0[1-9]|1[0-2])\d\d$/),
+          cardref: str(p, 'cardref', pw, CARDREF_SHAPE),
+          added: str(p, 'added', pw),
+          updated: str(p, 'updated', pw),
+        };
+        for (const k of [pm.key, `pm:${pm.pmid}`, `ref:${pm.cardref}`]) unique(k, pw);
+        return pm;
+      }),
+    };
+    for (const k of [customer.key, `c:${customer.custid}`]) unique(k, w);
+    return customer;
+  });
+}
+
+export function loadFixtures(file = DEFAULT_FIXTURES_FILE): FixtureCustomer[] {
+  return parseFixtures(JSON.parse(readFileSync(file, 'utf8')));
+}
+
+/** `YYYY-MM-DD` of the last day of the card's expiry month: a token lives as long as its payment method. */
+export function lastDayOfExpiry(mmyy: string): string {
+  const month = Number(mmyy.slice(0, 2));
+  const year = 2000 + Number(mmyy.slice(2));
+  const last = new Date(Date.UTC(year, month, 0));
+  return last.toISOString().slice(0, 10);
+}
+
+const ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
+export function randomAlnum(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALNUM[randomInt(ALNUM.length)];
+  return out;
+}
+
+export function newCardref(): string {
+  return [randomAlnum(4), randomAlnum(4), randomAlnum(4), randomAlnum(4)].join('-');
+}
+
+export interface TokenState {
+  cardref: string;
+  expires: string;
+}
+
+export interface ResolvedMethod {
+  customer: FixtureCustomer;
+  method: FixturePaymentMethod;
+}
+
+/** Lookups by key or legacy ID, and the live token of each payment method (rotations, expiry overrides). */
+export class FixtureStore {
+  private readonly byCustomer = new Map<string, FixtureCustomer>();
+  private readonly tokens = new Map<FixturePaymentMethod, TokenState>();
+  private readonly byCardref = new Map<string, ResolvedMethod>();
+
+  constructor(readonly customers: readonly FixtureCustomer[]) {
+    for (const c of customers) {
+      this.byCustomer.set(c.key, c);
+      this.byCustomer.set(c.custid, c);
+    }
+    this.resetTokens();
+  }
+
+  /** Back to the tokens of the fixture file. */
+  resetTokens(): void {
+    this.tokens.clear();
+    this.byCardref.clear();
+    for (const customer of this.customers) {
+      for (const method of customer.payment_methods) {
+        this.tokens.set(method, { cardref: method.cardref, expires: lastDayOfExpiry(method.expiration) });
+        this.byCardref.set(method.cardref, { customer, method });
+      }
+    }
+  }
+
+  customer(keyOrId: string): FixtureCustomer | undefined {
+    return this.byCustomer.get(keyOrId);
+  }
+
+  method(customer: FixtureCustomer, keyOrId: string): FixturePaymentMethod | undefined {
+    return customer.payment_methods.find((m) => m.key === keyOrId || m.pmid === keyOrId);
+  }
+
+  resolve(custkey: string, pmkey: string): ResolvedMethod {
+    const customer = this.customer(custkey);
+    const method = customer && this.method(customer, pmkey);
+    if (!customer || !method) throw new Error(`sandbox fixtures: no payment method ${pmkey} for customer ${custkey}`);
+    return { customer, method };
+  }
+
+  token(method: FixturePaymentMethod): TokenState {
+    return this.tokens.get(method) as TokenState;
+  }
+
+  byToken(cardref: string): ResolvedMethod | undefined {
+    return this.byCardref.get(cardref);
+  }
+
+  rotate(custkey: string, pmkey: string): string {
+    const { customer, method } = this.resolve(custkey, pmkey);
+    const state = this.token(method);
+    this.byCardref.delete(state.cardref);
+    let next = newCardref();
+    while (this.byCardref.has(next)) next = newCardref();
+    state.cardref = next;
+    this.byCardref.set(next, { customer, method });
+    return next;
+  }
+
+  setExpires(custkey: string, pmkey: string, expires: string): void {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(expires) || Number.isNaN(Date.parse(`${expires}T00:00:00Z`))) throw new Error('expires must be YYYY-MM-DD');
+    this.token(this.resolve(custkey, pmkey).method).expires = expires;
+  }
+}

@@ -1,0 +1,183 @@
+import { createHash, randomInt } from 'node:crypto';
+import { AVS_TEXT, CVC_TEXT, maskCardNumber, outcomeFor } from './cards';
+import { SALE_ERRORS, type SaleErrorName } from './errors';
+import { randomAlnum, type FixtureStore } from './fixtures';
+import { formatCents, type SaleInput } from './sale-request';
+
+/** Processes sales: outcome by test card, refnums, batches, duplicate folding, and the record of every charge. */
+
+export type Delivery = 'pending' | 'delivered' | 'garbled' | 'lost';
+
+/** A sale the sandbox PROCESSED (charged or declined). Errors (result_code E) are not sales and not recorded. */
+export interface RecordedTransaction {
+  refnum: string;
+  key: string;
+  /** Epoch ms when the sale was processed. */
+  time: number;
+  endpointKey: string;
+  clientIp: string;
+  invoice: string;
+  amount: string;
+  auth_amount: string;
+  result_code: 'A' | 'P' | 'D';
+  result: string;
+  /** Masked card number (first four + x + last four). */
+  maskedNumber: string;
+  /** The token charged, when the sale used one. */
+  cardref?: string;
+  custkey?: string;
+  pmkey?: string;
+  cardSource: 'UMCardRef' | 'creditcard.number' | 'card';
+  /** Later identical sales folded into this one (is_duplicate "Y"), when duplicate folding is on. */
+  foldedDuplicates: number;
+  /** What became of the answer: delivered, garbled (fault), lost (hang, reset, client gone) or still pending. */
+  delivery: Delivery;
+  /** True only when a readable answer was fully sent. */
+  delivered: boolean;
+}
+
+export type TransactionResponse = Record<string, unknown> & { type: 'transaction'; key: string; refnum: string; result_code: string };
+
+export interface SaleOutcome {
+  response: TransactionResponse;
+  /** The new record, when a sale was processed (not for errors or folded duplicates). */
+  record?: RecordedTransaction;
+  folded: boolean;
+  /** Extra time before answering (slow test cards), in ms. */
+  delayMs: number;
+}
+
+/** Folding window: "shortly after" in gateway-facts.md; 15 minutes is the emulator's choice. */
+export const DUPLICATE_WINDOW_MS = 15 * 60_000;
+
+export interface SaleContext {
+  endpointKey: string;
+  clientIp: string;
+  now: number;
+  duplicateFolding: boolean;
+  slowCardScale: number;
+}
+
+export class Ledger {
+  private records: RecordedTransaction[] = [];
+  private duplicates = new Map<string, { record: RecordedTransaction; response: TransactionResponse }>();
+  private lastRefnum = 0;
+  private batches = new Map<string, { key: string; sequence: string }>();
+  foldedTotal = 0;
+
+  constructor(private readonly fixtures: FixtureStore) {}
+
+  transactions(): RecordedTransaction[] {
+    return this.records.map((r) => ({ ...r }));
+  }
+
+  /** Records, counters and duplicate memory back to start; refnums keep increasing so they stay unique. */
+  reset(): void {
+    this.records = [];
+    this.duplicates.clear();
+    this.foldedTotal = 0;
+  }
+
+  error(name: SaleErrorName, invoice: string, now: number): SaleOutcome {
+    const e = SALE_ERRORS[name];
+    const response: TransactionResponse = { type: 'transaction', key: this.newKey(), refnum: this.nextRefnum(now), is_duplicate: 'N', result_code: 'E', result: 'Error', error: e.error, error_code: e.error_code, authcode: '', invoice, auth_amount: '0.00' };
+    return { response, folded: false, delayMs: 0 };
+  }
+
+  sale(input: SaleInput, ctx: SaleContext): SaleOutcome {
+    let number: string;
+    let token: { cardref: string; custkey: string; pmkey: string } | undefined;
+    if (input.card.kind === 'token') {
+      const found = this.fixtures.byToken(input.card.cardref);
+      // A rotated, unknown or expired token is an error answer the client recognises by its code (10142).
+      if (!found || this.fixtures.token(found.method).expires < new Date(ctx.now).toISOString().slice(0, 10)) return this.error('cardrefInvalid', input.invoice, ctx.now);
+      number = found.method.number;
+      token = { cardref: input.card.cardref, custkey: found.customer.key, pmkey: found.method.key };
+    } else {
+      number = input.card.number;
+    }
+
+    const dupKey = `${createHash('sha256').update(number).digest('hex')}|${input.amountCents}|${input.invoice}`;
+    if (ctx.duplicateFolding) {
+      const prior = this.duplicates.get(dupKey);
+      if (prior && ctx.now - prior.record.time <= DUPLICATE_WINDOW_MS) {
+        prior.record.foldedDuplicates++;
+        this.foldedTotal++;
+        // The ORIGINAL transaction's answer, flagged (gateway-facts.md, Transactions).
+        return { response: { ...prior.response, is_duplicate: 'Y' }, folded: true, delayMs: 0 };
+      }
+    }
+
+    const outcome = outcomeFor(number);
+    const key = this.newKey();
+    const refnum = this.nextRefnum(ctx.now);
+    const authCents = outcome.kind === 'declined' ? 0 : outcome.kind === 'partial' ? Math.floor((input.amountCents * (outcome.partialPercent as number)) / 100) : input.amountCents;
+    const resultCode = outcome.kind === 'approved' ? 'A' : outcome.kind === 'partial' ? 'P' : 'D';
+    const result = { A: 'Approved', P: 'Partially Approved', D: 'Declined' }[resultCode];
+    const masked = maskCardNumber(number);
+    const response: TransactionResponse = {
+      type: 'transaction',
+      key,
+      refnum,
+      is_duplicate: 'N',
+      result_code: resultCode,
+      result,
+      authcode: resultCode === 'D' ? '' : String(randomInt(100000, 1000000)),
+      creditcard: { number: masked, category_code: 'A' },
+      invoice: input.invoice,
+      avs: { result_code: outcome.avs, result: AVS_TEXT[outcome.avs] ?? '' },
+      cvc: { result_code: outcome.cvc, result: CVC_TEXT[outcome.cvc] ?? '' },
+      ...(resultCode === 'D' ? { error: outcome.decline?.error, error_code: outcome.decline?.error_code } : { batch: this.batchFor(ctx.now) }),
+      auth_amount: formatCents(authCents),
+    };
+    const record: RecordedTransaction = {
+      refnum,
+      key,
+      time: ctx.now,
+      endpointKey: ctx.endpointKey,
+      clientIp: ctx.clientIp,
+      invoice: input.invoice,
+      amount: input.amount,
+      auth_amount: formatCents(authCents),
+      result_code: resultCode,
+      result,
+      maskedNumber: masked,
+      ...(token ?? {}),
+      cardSource: input.card.kind === 'token' ? input.card.via : 'card',
+      foldedDuplicates: 0,
+      delivery: 'pending',
+      delivered: false,
+    };
+    this.records.push(record);
+    this.duplicates.set(dupKey, { record, response });
+    this.pruneDuplicates(ctx.now);
+    return { response, record, folded: false, delayMs: Math.round((outcome.delayMs ?? 0) * ctx.slowCardScale) };
+  }
+
+  private pruneDuplicates(now: number): void {
+    if (this.duplicates.size < 10_000) return;
+    for (const [k, v] of this.duplicates) if (now - v.record.time > DUPLICATE_WINDOW_MS) this.duplicates.delete(k);
+  }
+
+  /** Transaction keys look like the gateway's: lowercase alphanumerics, 15 characters, starting with a letter. */
+  private newKey(): string {
+    return `d${randomAlnum(14)}`;
+  }
+
+  /** Numeric, strictly increasing, and unique across restarts (seeded from the clock). */
+  private nextRefnum(now: number): string {
+    this.lastRefnum = Math.max(this.lastRefnum + 1, now);
+    return String(this.lastRefnum);
+  }
+
+  /** One batch per UTC day (an emulator simplification). */
+  private batchFor(now: number): { type: 'batch'; key: string; sequence: string } {
+    const day = new Date(now).toISOString().slice(0, 10);
+    let b = this.batches.get(day);
+    if (!b) {
+      b = { key: `ft${randomAlnum(13)}`, sequence: String(this.batches.size + 1) };
+      this.batches.set(day, b);
+    }
+    return { type: 'batch', ...b };
+  }
+}

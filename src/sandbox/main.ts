@@ -1,0 +1,44 @@
+import { loadConfig } from '../config';
+import { createLogger } from '../observability/logger';
+import { startSandbox } from './index';
+
+/** `npm run sandbox`: the emulator alone, configured by the `sandbox` section of config/ (SANDBOX_* variables). */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const s = config.sandbox;
+  const logger = createLogger({ level: config.logLevel, secrets: [s.apiPin] });
+  const sandbox = await startSandbox({
+    port: s.port,
+    logger,
+    settings: {
+      apiKey: s.apiKey,
+      apiPin: s.apiPin.reveal(),
+      ratePerMinute: s.ratePerMinute,
+      ratePerDay: s.ratePerDay,
+      rateWindowMs: s.rateWindowMs,
+      rateDayWindowMs: s.rateDayWindowMs,
+      rateMode: s.rateMode,
+      latencyMs: s.latencyMs,
+      jitterMs: s.jitterMs,
+      duplicateFolding: s.duplicateFolding,
+    },
+  });
+  console.log(`sandbox gateway listening on ${sandbox.url} (base ${sandbox.baseUrl})`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('sandbox stopping', { signal });
+    sandbox.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,51 @@
+import type { RouteKind } from './faults';
+
+/** The gateway's paths under /api/<v2 or endpoint key>/ (spec §4), matched with or without a trailing slash. */
+
+export type ApiRoute =
+  | { kind: 'sale' }
+  | { kind: 'customers' }
+  | { kind: 'payment_methods'; customer: string }
+  | { kind: 'cardref'; customer: string; method: string }
+  /** `/api/RATELIMT/`, `/api/IPACCESS/` and their `_` forms: no resource behind them. */
+  | { kind: 'test-root' };
+
+export const TEST_KEYS = new Set(['RATELIMT', 'IPACCESS']);
+
+export interface ParsedPath {
+  /** The segment after /api/, undefined when the path is not under /api/<something>. */
+  endpointKey: string | undefined;
+  route: ApiRoute | undefined;
+}
+
+function decode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseApiPath(method: string, path: string): ParsedPath {
+  const parts = path.split('/');
+  if (parts[0] !== '' || parts[1] !== 'api' || !parts[2]) return { endpointKey: undefined, route: undefined };
+  const endpointKey = decode(parts[2]);
+  let rest = parts.slice(3);
+  if (rest.length > 0 && rest[rest.length - 1] === '') rest = rest.slice(0, -1); // one trailing slash
+  const segs = rest.map(decode);
+  if (endpointKey === undefined || segs.some((s) => s === undefined || s === '')) return { endpointKey, route: undefined };
+  const s = segs as string[];
+
+  if (TEST_KEYS.has(endpointKey) && (s.length === 0 || (s.length === 1 && s[0] === '_'))) return { endpointKey, route: { kind: 'test-root' } };
+  if (method === 'POST' && s.length === 1 && s[0] === 'transactions') return { endpointKey, route: { kind: 'sale' } };
+  if (method !== 'GET' || s[0] !== 'customers') return { endpointKey, route: undefined };
+  if (s.length === 1) return { endpointKey, route: { kind: 'customers' } };
+  if (s.length === 3 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_methods', customer: s[1] as string } };
+  if (s.length === 5 && s[2] === 'payment_methods' && s[4] === 'cardref') return { endpointKey, route: { kind: 'cardref', customer: s[1] as string, method: s[3] as string } };
+  return { endpointKey, route: undefined };
+}
+
+/** The fault-matching kind of a route (test paths take no faults). */
+export function faultKindOf(route: ApiRoute): RouteKind | undefined {
+  return route.kind === 'test-root' ? undefined : route.kind;
+}

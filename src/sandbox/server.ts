@@ -1,0 +1,117 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../observability/logger';
+import { createSandboxApp } from './app';
+import { SandboxCore } from './core';
+import type { FaultControl } from './faults';
+import { loadFixtures, type FixtureCustomer, type FixturePaymentMethod, type ResolvedMethod, type TokenState } from './fixtures';
+import type { RecordedTransaction } from './ledger';
+import { resolveSettings, type SandboxSettings } from './settings';
+import type { SandboxStats } from './stats';
+
+export interface StartOptions {
+  settings?: Partial<SandboxSettings>;
+  /** 0 = a free port (the default). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  logger?: Logger;
+  /** Another fixture file (default config/sandbox-fixtures.json). */
+  fixturesFile?: string;
+}
+
+export interface SandboxFixtures {
+  customers: readonly FixtureCustomer[];
+  /** The first customer in list order (approved, declined and 50 % partial cards). */
+  firstCustomer(): FixtureCustomer;
+  paymentMethods(custkey: string): readonly FixturePaymentMethod[];
+  /** The live token of a payment method (changes on rotateCardRef). Key or legacy ID. */
+  cardrefFor(custkey: string, pmkey: string): string;
+  token(custkey: string, pmkey: string): TokenState;
+  /** The first payment method holding this card number. */
+  findByNumber(number: string): ResolvedMethod | undefined;
+}
+
+export interface RunningSandbox {
+  url: string;
+  baseUrl: string;
+  port: number;
+  /** Live: read on every request. Change it through update(). */
+  settings: SandboxSettings;
+  update(partial: Partial<SandboxSettings>): void;
+  faults: FaultControl;
+  stats(): SandboxStats;
+  transactions(): RecordedTransaction[];
+  fixtures: SandboxFixtures;
+  rotateCardRef(custkey: string, pmkey: string): string;
+  setTokenExpires(custkey: string, pmkey: string, expires: string): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+function fixturesView(core: SandboxCore): SandboxFixtures {
+  const store = core.fixtures;
+  return {
+    customers: store.customers,
+    firstCustomer: () => store.customers[0] as FixtureCustomer,
+    paymentMethods: (custkey) => store.customer(custkey)?.payment_methods ?? [],
+    cardrefFor: (custkey, pmkey) => store.token(store.resolve(custkey, pmkey).method).cardref,
+    token: (custkey, pmkey) => ({ ...store.token(store.resolve(custkey, pmkey).method) }),
+    findByNumber: (number) => {
+      for (const customer of store.customers) {
+        const method = customer.payment_methods.find((m) => m.number === number);
+        if (method) return { customer, method };
+      }
+      return undefined;
+    },
+  };
+}
+
+export async function startSandbox(opts: StartOptions = {}): Promise<RunningSandbox> {
+  const settings = resolveSettings(opts.settings);
+  const core = new SandboxCore(settings, loadFixtures(opts.fixturesFile), opts.logger ?? silentLogger());
+  const server = http.createServer(createSandboxApp(core));
+  // Keep-alive like a real gateway, but close() must not wait for idle sockets.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shown}:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url,
+    baseUrl: `${url}/api/v2/`,
+    port,
+    settings,
+    update: (partial) => core.update(partial),
+    faults: core.faults,
+    stats: () => core.stats.snapshot(core.ledger, core.faults.injected),
+    transactions: () => core.ledger.transactions(),
+    fixtures: fixturesView(core),
+    rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
+    setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),
+    reset: () => core.reset(),
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Hanging answers and idle keep-alive sockets would otherwise hold close() open.
+        for (const socket of sockets) socket.destroy();
+        core.shutdown();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/** The emulator's knobs: defaults, and validation of partial updates (from code or POST /_sandbox/settings). */
+
+export type SandboxRateMode = 'fixed' | 'sliding';
+
+export interface EndpointKeySettings {
+  key: string;
+  ratePerMinute?: number;
+  ratePerDay?: number;
+  /** Client IPs allowed on this endpoint key; unset = any IP (spec §1, §5: developer-registered endpoints). */
+  allowIps?: string[];
+}
+
+export interface SandboxSettings {
+  apiKey: string;
+  apiPin: string;
+  ratePerMinute: number;
+  ratePerDay: number;
+  rateWindowMs: number;
+  rateDayWindowMs: number;
+  rateMode: SandboxRateMode;
+  latencyMs: number;
+  jitterMs: number;
+  /** Per-API-key setting at the real gateway, OFF by default (gateway-facts.md, Transactions). */
+  duplicateFolding: boolean;
+  /** Extra endpoint keys besides "v2" (spec §9). */
+  endpointKeys: EndpointKeySettings[];
+  /** Multiplies the slow test cards' delays (1 = the real 5 s / 15 s). */
+  slowCardScale: number;
+}
+
+/** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
+export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
+  apiKey: '_V87Qtb513Cd3vabM7RC0TbtJWeSo8p7',
+  apiPin: '123456',
+  ratePerMinute: 45,
+  ratePerDay: 5000,
+  rateWindowMs: 60_000,
+  rateDayWindowMs: 86_400_000,
+  rateMode: 'fixed',
+  latencyMs: 0,
+  jitterMs: 0,
+  duplicateFolding: false,
+  endpointKeys: [],
+  slowCardScale: 1,
+});
+
+/** Path segments that are not endpoint keys (the spec's test paths). */
+export const RESERVED_ENDPOINT_KEYS = new Set(['v2', 'RATELIMT', 'IPACCESS']);
+
+export class SettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingsError';
+  }
+}
+
+const INTS: Record<string, [min: number, max: number]> = {
+  ratePerMinute: [1, 1_000_000],
+  ratePerDay: [1, 100_000_000],
+  rateWindowMs: [1, 366 * 86_400_000],
+  rateDayWindowMs: [1, 366 * 86_400_000],
+  latencyMs: [0, 600_000],
+  jitterMs: [0, 600_000],
+};
+
+function isInt(v: unknown, min: number, max: number): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max;
+}
+
+function checkEndpointKeys(raw: unknown): EndpointKeySettings[] {
+  if (!Array.isArray(raw)) throw new SettingsError('endpointKeys must be an array');
+  const seen = new Set<string>();
+  return raw.map((item: unknown, i) => {
+    if (!item || typeof item !== 'object') throw new SettingsError(`endpointKeys[${i}] must be an object`);
+    const e = item as Record<string, unknown>;
+    if (typeof e.key !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(e.key) || RESERVED_ENDPOINT_KEYS.has(e.key)) {
+      throw new SettingsError(`endpointKeys[${i}].key must be 1-64 of [A-Za-z0-9_-] and not v2/RATELIMT/IPACCESS`);
+    }
+    if (seen.has(e.key)) throw new SettingsError(`endpointKeys[${i}].key is a duplicate`);
+    seen.add(e.key);
+    const out: EndpointKeySettings = { key: e.key };
+    for (const name of ['ratePerMinute', 'ratePerDay'] as const) {
+      const range = INTS[name] as [number, number];
+      if (e[name] !== undefined) {
+        if (!isInt(e[name], range[0], range[1])) throw new SettingsError(`endpointKeys[${i}].${name} must be a whole number in ${range.join('..')}`);
+        out[name] = e[name];
+      }
+    }
+    if (e.allowIps !== undefined) {
+      if (!Array.isArray(e.allowIps) || !e.allowIps.every((ip) => typeof ip === 'string')) throw new SettingsError(`endpointKeys[${i}].allowIps must be an array of strings`);
+      out.allowIps = [...(e.allowIps as string[])];
+    }
+    return out;
+  });
+}
+
+/** Validates a partial update and returns a clean copy; unknown names and bad values throw SettingsError. */
+export function validateSettings(partial: unknown): Partial<SandboxSettings> {
+  if (!partial || typeof partial !== 'object' || Array.isArray(partial)) throw new SettingsError('settings must be an object');
+  const out: Partial<SandboxSettings> = {};
+  for (const [name, value] of Object.entries(partial)) {
+    const range = INTS[name];
+    if (range) {
+      if (!isInt(value, range[0], range[1])) throw new SettingsError(`${name} must be a whole number in ${range.join('..')}`);
+      (out as Record<string, unknown>)[name] = value;
+    } else if (name === 'apiKey') {
+      if (typeof value !== 'string' || !/^[^:\s]{8,}$/.test(value)) throw new SettingsError('apiKey must be 8+ characters without ":" or spaces');
+      out.apiKey = value;
+    } else if (name === 'apiPin') {
+      if (typeof value !== 'string' || value.length === 0) throw new SettingsError('apiPin must be a non-empty string');
+      out.apiPin = value;
+    } else if (name === 'rateMode') {
+      if (value !== 'fixed' && value !== 'sliding') throw new SettingsError('rateMode must be fixed or sliding');
+      out.rateMode = value;
+    } else if (name === 'duplicateFolding') {
+      if (typeof value !== 'boolean') throw new SettingsError('duplicateFolding must be true or false');
+      out.duplicateFolding = value;
+    } else if (name === 'slowCardScale') {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) throw new SettingsError('slowCardScale must be a number in 0..100');
+      out.slowCardScale = value;
+    } else if (name === 'endpointKeys') {
+      out.endpointKeys = checkEndpointKeys(value);
+    } else {
+      throw new SettingsError(`unknown setting "${name}"`);
+    }
+  }
+  return out;
+}
+
+export function resolveSettings(partial: Partial<SandboxSettings> = {}): SandboxSettings {
+  return { ...DEFAULT_SETTINGS, endpointKeys: [], ...validateSettings(partial) };
+}
