@@ -1,0 +1,130 @@
+import express from 'express';
+import request from 'supertest';
+import { containsPan } from '../../src/card/pan';
+import { cardGuard, containsCardData, isCardLikeName } from '../../src/http/card-guard';
+import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
+import { jsonBody } from '../../src/http/json-body';
+import { requestId } from '../../src/http/request-id';
+import { CapturingStream, createLogger } from '../../src/observability/logger';
+
+const PAN = '4000100011112224';
+const PAN19 = '4000100011112224005'; // 19 digits, Luhn-valid, beyond 2^53 as a JSON number
+const AMEX = '371122223332225';
+
+function guardedApp() {
+  const stream = new CapturingStream();
+  const logger = createLogger({ level: 'debug', stream });
+  const app = express();
+  app.use(requestId(logger));
+  app.use(jsonBody({ http: { bodyLimitBytes: 16384 } }));
+  app.use(cardGuard());
+  app.all('/{*rest}', (req, res) => {
+    req.log.info('handler reached', { body: req.body as unknown, query: req.query });
+    res.json({ reached: true });
+  });
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return { app, stream };
+}
+
+async function expectRejected(send: (app: express.Express) => request.Test, location: string, secret: string) {
+  const { app, stream } = guardedApp();
+  const res = await send(app);
+  expect(res.status).toBe(422);
+  expect(res.body.error.code).toBe('card_data_forbidden');
+  expect(res.text).not.toContain(secret);
+  expect(JSON.stringify(res.headers)).not.toContain(secret);
+  expect(stream.text()).not.toContain(secret);
+  expect(stream.text()).not.toContain(secret.slice(0, 8) + secret.slice(8)); // the whole run, in any log line
+  expect(stream.lines.some((l) => l.includes('card data rejected') && l.includes(`"location":"${location}"`))).toBe(true);
+  expect(stream.text()).not.toContain('handler reached');
+}
+
+const postJson = (body: string) => (app: express.Express) => request(app).post('/v1/sales').set('Content-Type', 'application/json').send(body);
+
+describe('card-data guard', () => {
+  it('when a body key is card-like, then 422 and the handler is never reached', async () => {
+    for (const key of ['creditcard', 'Credit_Card', 'card-number', 'CVV2', 'exp_month', 'UMcard', 'track2', 'magstripe', 'cid', 'expiration']) {
+      await expectRejected(postJson(JSON.stringify({ amount: '1.00', [key]: 'x1' })), 'body', 'never-present-marker');
+    }
+  });
+
+  it('when a nested value holds a PAN, in any form, then 422 and the number never appears', async () => {
+    for (const form of [PAN, '4000 1000 1111 2224', '4000-1000-1111-2224', `note ${AMEX} end`]) {
+      await expectRejected(postJson(JSON.stringify({ amount: '1.00', meta: { list: [{ note: form }] } })), 'body', form);
+    }
+  });
+
+  it('when a PAN is hidden behind JSON unicode escapes, then the parsed scan still catches it', async () => {
+    const escaped = '{"invoice": "\\u0034000100011112224"}';
+    expect(containsPan(escaped)).toBe(false); // so only the scan of the parsed value can catch it
+    await expectRejected(postJson(escaped), 'body', PAN);
+  });
+
+  it('when a PAN is a JSON number, then 422', async () => {
+    await expectRejected(postJson(`{"amount": "1.00", "ref": ${PAN}}`), 'body', PAN);
+  });
+
+  it('when a 19-digit PAN is a JSON number beyond 2^53, then the raw text scan catches it', async () => {
+    expect(String(JSON.parse(PAN19))).not.toBe(PAN19); // precision is really lost by JSON.parse
+    await expectRejected(postJson(`{"amount": "1.00", "ref": ${PAN19}}`), 'body', PAN19);
+  });
+
+  it('when the body is malformed JSON but holds a PAN, then 422 rather than an echoing parse error', async () => {
+    await expectRejected(postJson(`{"ref": ${PAN}, oops`), 'body', PAN);
+  });
+
+  it('when number sits inside a card-like object, then 422; elsewhere a plain number field passes', async () => {
+    await expectRejected(postJson('{"payment_card": {"number": "x"}}'), 'body', 'never-present-marker');
+    const { app } = guardedApp();
+    const res = await postJson('{"house": {"number": "12"}}')(app);
+    expect(res.status).toBe(200);
+  });
+
+  it('when a body key itself is a PAN, then 422', async () => {
+    await expectRejected(postJson(`{"${PAN}": 1}`), 'body', PAN);
+  });
+
+  it('when the query holds a PAN or a card-like key, then 422', async () => {
+    await expectRejected((app) => request(app).get(`/v1/customers?limit=20&q=${PAN}`), 'query', PAN);
+    await expectRejected((app) => request(app).get('/v1/customers?limit=20&q=4000+1000+1111+2224'), 'query', '4000 1000 1111 2224');
+    await expectRejected((app) => request(app).get('/v1/customers?q=4000%201000%201111%202224'), 'query', '4000 1000 1111 2224');
+    await expectRejected((app) => request(app).get('/v1/customers?cvv=123'), 'query', 'never-present-marker');
+  });
+
+  it('when the path holds a PAN, then 422', async () => {
+    await expectRejected((app) => request(app).get(`/v1/customers/${PAN}/payment_methods`), 'path', PAN);
+    await expectRejected((app) => request(app).get('/v1/customers/4000-1000-1111-2224/payment_methods'), 'path', '4000-1000-1111-2224');
+  });
+
+  it('when a header value holds a PAN, then 422 and the X-Request-Id is not the caller value', async () => {
+    await expectRejected((app) => request(app).get('/v1/customers').set('X-Note', `card ${PAN}`), 'header', PAN);
+    await expectRejected((app) => request(app).get('/v1/customers').set('Idempotency-Key', '4000-1000-1111-2224'), 'header', '4000-1000-1111-2224');
+    await expectRejected((app) => request(app).get('/v1/customers').set('X-Request-Id', PAN), 'header', PAN);
+  });
+
+  it('when a header name is card-like, then 422', async () => {
+    await expectRejected((app) => request(app).get('/v1/customers').set('X-Card-Number', 'redacted-by-client'), 'header', 'redacted-by-client');
+  });
+
+  it('when nothing is card-like (amounts, keys, invoices, short or non-Luhn digit runs), then the request passes', async () => {
+    const { app } = guardedApp();
+    const body = { customer: 'nsds9yd1h5kb9y5d', payment_method: 'pm1', amount: '10.00', amount_detail: { tax: '1.00' }, invoice: 'INV-123456789012', ref: 4000100011112225 };
+    const res = await request(app).post('/v1/sales?limit=20').set('Content-Type', 'application/json').set('Idempotency-Key', 'order-2024-0001').send(body);
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('containsCardData and isCardLikeName', () => {
+  it('when names differ only in case, - and _, then they compare equal', () => {
+    expect(isCardLikeName('CARD_NUMBER')).toBe(true);
+    expect(isCardLikeName('cc-num')).toBe(true);
+    expect(isCardLikeName('amount')).toBe(false);
+    expect(isCardLikeName('number')).toBe(false);
+  });
+  it('when a structure is deeply nested, then the scan neither overflows nor misses the leaf', () => {
+    let deep: unknown = { note: PAN };
+    for (let i = 0; i < 20000; i++) deep = [deep];
+    expect(containsCardData(deep)).toBe(true);
+  });
+});
