@@ -21,9 +21,9 @@ export interface K8sObject {
 }
 
 const KUBECTL_HELP =
-  'kubectl is required to render k8s/ (it bundles kustomize). It is part of the machine image; elsewhere install it ' +
-  'with `apt-get install kubectl` (Debian/Ubuntu, from the Kubernetes apt repository or google-cloud-cli) or from ' +
-  'https://kubernetes.io/docs/tasks/tools/, then re-run the tests.';
+  'kubectl >= 1.27 (bundling kustomize v5) is required to render k8s/. It is part of the machine image ' +
+  '(/usr/bin/kubectl, Debian package `kubectl` from the Kubernetes/Google Cloud apt repository); Debian\'s own ' +
+  '`kubernetes-client` is too old (kustomize v2). Install it from https://kubernetes.io/docs/tasks/tools/ and re-run.';
 
 /** `kubectl kustomize <dir>`; a missing kubectl fails with how to install it rather than a bare ENOENT. */
 export function render(relativeDir: string): string {
@@ -31,8 +31,8 @@ export function render(relativeDir: string): string {
     return execFileSync('kubectl', ['kustomize', path.join(K8S, relativeDir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new Error(KUBECTL_HELP);
-    throw new Error(`kubectl kustomize k8s/${relativeDir} failed: ${e.stderr ?? e.message}`);
+    if (e.code === 'ENOENT') throw new Error(KUBECTL_HELP, { cause: err });
+    throw new Error(`kubectl kustomize k8s/${relativeDir} failed: ${e.stderr ?? e.message}`, { cause: err });
   }
 }
 
