@@ -1,0 +1,126 @@
+import Redis from 'ioredis';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { createRedisIdempotencyStore, fingerprintRequest, StoreUnavailableError, type IdempotencyStore } from '../../src/idempotency';
+
+/**
+ * Redis unreachable or stalled: a closed port, and a private redis-server started here and stopped or
+ * paused (never the shared one). Sales then answer 503 and charge nothing, so every operation must reject
+ * with StoreUnavailableError, quickly.
+ */
+const settings = { retentionMs: 60_000, inProgressRetryAfterSec: 1 };
+const fp = fingerprintRequest('POST', '/v1/sales', { amount: '1.00' });
+const lease = { leaseMs: 10_000 };
+// ioredis arms a disconnectTimeout timer (2 s) that a socket which already closed never clears: keep it short.
+const quickClose = { disconnectTimeout: 20 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...quickClose });
+    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+    probe.disconnect();
+    if (ok) return child;
+    await sleep(30);
+  }
+  throw new Error('private redis-server did not start');
+}
+function stopRedis(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+async function expectUnavailable(store: IdempotencyStore): Promise<void> {
+  await expect(store.begin('u1', 'k1', fp, lease)).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.retryUnknown('u1', 'k1', fp, lease)).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.complete('u1', 'k1', 'a', { status: 201, body: {}, headers: {} })).rejects.toMatchObject({ code: 'store_unavailable' });
+  await expect(store.markOutcomeUnknown('u1', 'k1', 'a', { reason: 'x' })).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.abandon('u1', 'k1', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+}
+
+test('when Redis refuses connections (fail-fast client), then every operation rejects with StoreUnavailableError', async () => {
+  const redis = new Redis(await freePort(), '127.0.0.1', { enableOfflineQueue: false, ...quickClose });
+  redis.on('error', () => undefined);
+  try {
+    const started = Date.now();
+    await expectUnavailable(createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down' }));
+    expect(Date.now() - started).toBeLessThan(1_000);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('when the client would keep retrying (ioredis defaults), then the store gives up after opTimeoutMs', async () => {
+  const redis = new Redis(await freePort(), '127.0.0.1', quickClose);
+  redis.on('error', () => undefined);
+  try {
+    const store = createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down', opTimeoutMs: 150 });
+    const started = Date.now();
+    await expect(store.begin('u1', 'k1', fp, lease)).rejects.toThrow(/did not answer within 150 ms/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+describe('with a private redis-server', () => {
+  let port: number;
+  let server: ChildProcess | undefined;
+  let redis: Redis;
+  beforeEach(async () => {
+    port = await freePort();
+    server = await startRedis(port);
+    redis = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50, ...quickClose });
+    redis.on('error', () => undefined);
+  });
+  afterEach(async () => {
+    redis.disconnect();
+    if (server) await stopRedis(server);
+  });
+
+  test('when Redis stops and comes back, then operations fail meanwhile and work again without a restart', async () => {
+    const store = createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down', opTimeoutMs: 500 });
+    expect((await store.begin('u1', 'before', fp, lease)).kind).toBe('started');
+    await stopRedis(server as ChildProcess);
+    await expectUnavailable(store);
+    server = await startRedis(port);
+    let result;
+    for (let i = 0; i < 40 && !result; i++) {
+      result = await store.begin('u1', 'after', fp, lease).catch(() => undefined);
+      if (!result) await sleep(50);
+    }
+    expect(result?.kind).toBe('started');
+  });
+
+  test('when begin times out but Redis runs it later, then the key is freed again (nothing was sent)', async () => {
+    const store = createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down', opTimeoutMs: 100 });
+    await redis.ping(); // connected, scripts will be sent on this socket
+    const admin = new Redis(port, '127.0.0.1', quickClose);
+    try {
+      await admin.call('CLIENT', 'PAUSE', '400', 'WRITE');
+      await expect(store.begin('u1', 'slow', fp, lease)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await sleep(500);
+      // Both the late begin and the abandon queued behind it did run on the server…
+      const stats = await admin.info('commandstats');
+      const calls = [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+      expect(calls).toBe(2);
+      // …so the key is free again: a retry runs fresh instead of meeting a phantom in_progress/outcome_unknown.
+      const other = createRedisIdempotencyStore({ ...settings, redis: admin, keyPrefix: 'tgtest:down' });
+      expect((await other.begin('u1', 'slow', fp, lease)).kind).toBe('started');
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
