@@ -25,14 +25,19 @@ export function utilisation(starts: readonly number[], perWindow: number, window
   return starts.length / (perWindow * (1 + span / windowMs));
 }
 
-/** Calls that started before a call that arrived earlier (more than `toleranceMs` before it). */
+/**
+ * Pairs served out of order: a call that arrived more than `toleranceMs` before another started more than
+ * `toleranceMs` after it (arrivals closer than that race to Redis and count as simultaneous).
+ */
 export function orderViolations(calls: readonly { arrivedAt: number; startedAt: number }[], toleranceMs = 0): number {
   const byArrival = [...calls].sort((a, b) => a.arrivedAt - b.arrivedAt);
-  let latest = Number.NEGATIVE_INFINITY;
   let violations = 0;
-  for (const c of byArrival) {
-    if (c.startedAt < latest - toleranceMs) violations++;
-    latest = Math.max(latest, c.startedAt);
+  for (let i = 0; i < byArrival.length; i++) {
+    const later = byArrival[i] as { arrivedAt: number; startedAt: number };
+    for (let j = 0; j < i; j++) {
+      const earlier = byArrival[j] as { arrivedAt: number; startedAt: number };
+      if (earlier.arrivedAt < later.arrivedAt - toleranceMs && earlier.startedAt > later.startedAt + toleranceMs) violations++;
+    }
   }
   return violations;
 }

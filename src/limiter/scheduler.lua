@@ -31,9 +31,9 @@ local function earliest(key, start, cap, span)
   for i = 2, #raw, 2 do e[#e + 1] = tonumber(raw[i]) end
   local r = start
   for j = 1, #e - cap + 1 do
-    local lo, hi = e[j + cap - 1] - span, e[j] + span
-    if r <= lo then break end
-    if r < hi then r = hi end
+    local first, last = e[j], e[j + cap - 1]
+    if r <= last - span then break end
+    if last - first < span and r < first + span then r = first + span end
   end
   return r
 end

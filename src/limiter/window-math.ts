@@ -10,18 +10,19 @@
  * Earliest time r >= start at which one more entry keeps every span containing r at or under `cap` entries.
  * `sorted` is ascending; entries may lie after `start` (sales are placed between queued reads).
  *
- * Every `cap` consecutive entries e[j]..e[j+cap-1] forbid the open interval (e[j+cap-1] - span, e[j] + span);
- * both ends grow with j, so one pass that jumps r past each interval it falls in finds the earliest gap.
+ * Every `cap` consecutive entries e[j]..e[j+cap-1] less than `span` apart forbid the open interval
+ * (e[j+cap-1] - span, e[j] + span); both ends grow with j, so one pass that jumps r past each interval it
+ * falls in finds the earliest gap.
  */
 export function earliestSlot(sorted: readonly number[], start: number, cap: number, span: number): number {
   if (cap < 1) return Number.POSITIVE_INFINITY;
   let r = start;
   let j = firstAbove(sorted, start - span);
   for (; j + cap - 1 < sorted.length; j++) {
-    const lo = (sorted[j + cap - 1] as number) - span;
-    const hi = (sorted[j] as number) + span;
-    if (r <= lo) break;
-    if (r < hi) r = hi;
+    const first = sorted[j] as number;
+    const last = sorted[j + cap - 1] as number;
+    if (r <= last - span) break;
+    if (last - first < span && r < first + span) r = first + span;
   }
   return r;
 }

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { earliestSlot } from '../../src/limiter/window-math';
+import { maxInAnyWindow, orderViolations, utilisation } from '../../src/limiter/measure';
+
+/** Entries built the way the scheduler builds them: each placed at its earliest slot, so the invariant holds. */
+function schedule(arrivals: number[], cap: number, span: number): number[] {
+  const entries: number[] = [];
+  for (const a of arrivals) {
+    const r = earliestSlot(entries, a, cap, span);
+    entries.push(r);
+    entries.sort((x, y) => x - y);
+  }
+  return entries;
+}
+
+/** Any span [x, x + span) holding `cap` + 1 entries? Brute force over spans starting at each entry. */
+function violates(entries: number[], cap: number, span: number): boolean {
+  return entries.some((x) => entries.filter((e) => e >= x && e < x + span).length > cap);
+}
+
+describe('earliestSlot', () => {
+  it('when the log is empty, then the slot is the start', () => {
+    expect(earliestSlot([], 42, 3, 100)).toBe(42);
+  });
+
+  it('when cap entries sit in the last span, then the slot is one span after the oldest of them', () => {
+    expect(earliestSlot([0, 10, 20], 30, 3, 100)).toBe(100);
+    expect(earliestSlot([0, 10, 20], 30, 4, 100)).toBe(30);
+  });
+
+  it('when a gap exists between queued entries, then a later arrival may take it without breaking any span', () => {
+    // Reads left room at 0..100 (cap 3 of 5): a sale with cap 5 fits at the start, between queued entries.
+    const reads = [0, 0, 0, 100, 100, 100, 200, 200, 200];
+    const r = earliestSlot(reads, 50, 5, 100);
+    expect(r).toBe(50);
+    expect(violates([...reads, r, r].sort((a, b) => a - b), 5, 100)).toBe(false);
+  });
+
+  it('when random entries and a random start are given, then the slot keeps every span within cap and no earlier time would', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 2000 }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 2000 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 500 }),
+        (arrivals, start, cap, span) => {
+          const entries = schedule(arrivals, cap, span);
+          expect(violates(entries, cap, span)).toBe(false);
+          const r = earliestSlot(entries, start, cap, span);
+          expect(r).toBeGreaterThanOrEqual(start);
+          const withR = [...entries, r].sort((a, b) => a - b);
+          expect(violates(withR, cap, span)).toBe(false);
+          // Minimal: every earlier candidate (the start, or one span after an entry) breaks some span.
+          const candidates = [start, ...entries.map((e) => e + span)].filter((c) => c >= start && c < r);
+          for (const c of candidates) expect(violates([...entries, c].sort((a, b) => a - b), cap, span)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('measurements', () => {
+  it('when starts are listed, then the fullest half-open window is counted', () => {
+    expect(maxInAnyWindow([0, 10, 99, 100, 150], 100)).toBe(3);
+    expect(maxInAnyWindow([0, 10, 99, 100, 150], 101)).toBe(4);
+    expect(maxInAnyWindow([], 100)).toBe(0);
+  });
+
+  it('when a scheduler sends N per window back to back, then utilisation is 1', () => {
+    expect(utilisation([0, 0, 100, 100, 200, 200], 2, 100)).toBeCloseTo(1);
+    expect(utilisation([0, 0, 200, 200], 2, 100)).toBeCloseTo(4 / 6);
+  });
+
+  it('when a later arrival starts before an earlier one beyond the tolerance, then it is a violation', () => {
+    const calls = [{ arrivedAt: 0, startedAt: 50 }, { arrivedAt: 10, startedAt: 20 }, { arrivedAt: 11, startedAt: 30 }];
+    expect(orderViolations(calls, 2)).toBe(2);
+    expect(orderViolations(calls, 40)).toBe(0);
+  });
+});
