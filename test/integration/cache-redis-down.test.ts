@@ -1,0 +1,106 @@
+import Redis from 'ioredis';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { createReadThrough, createRedisTokenCache, type ReadThrough } from '../../src/cache';
+import type { CardRefToken } from '../../src/gateway/types';
+
+/**
+ * Token reads with Redis refusing, stalled or restarting (a closed port, or a private redis-server started
+ * here: never the shared one). Reads must keep working, straight upstream, and caching must come back.
+ */
+// ioredis arms a disconnectTimeout timer (2 s) that a socket which already closed never clears: keep it short.
+const quickClose = { disconnectTimeout: 20 };
+const token: CardRefToken = { type: 'token', cardref: 'ref-1', expires: '2031-01-01', ccnumlast4: '2224', cardtype: 'Visa', custkey: 'c1', pmkey: 'pm1' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...quickClose });
+    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+    probe.disconnect();
+    if (ok) return child;
+    await sleep(30);
+  }
+  throw new Error('private redis-server did not start');
+}
+function stopRedis(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+const readThrough = (redis: Redis, opTimeoutMs = 300, bypassMs = 200): ReadThrough =>
+  createReadThrough({ cache: createRedisTokenCache({ redis, keyPrefix: 'tgtest:cachedown', opTimeoutMs }), ttlOf: () => 60_000, lockTtlMs: 1_000, lockWaitMs: 10, bypassMs });
+
+test('when Redis refuses connections, then token reads still load upstream, uncached, and evict reports false', async () => {
+  const redis = new Redis(await freePort(), '127.0.0.1', { enableOfflineQueue: false, ...quickClose });
+  redis.on('error', () => undefined);
+  try {
+    const rt = readThrough(redis);
+    const load = jest.fn(async () => token);
+    expect(await rt.getOrLoad('c1:pm1', load)).toEqual({ value: token, cacheStatus: 'miss', degraded: true });
+    expect(await rt.getOrLoad('c1:pm1', load)).toEqual({ value: token, cacheStatus: 'miss', degraded: true });
+    expect(load).toHaveBeenCalledTimes(2);
+    expect(await rt.evict('c1:pm1')).toBe(false);
+    expect(rt.bypassing()).toBe(true);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('when Redis hangs, then one read pays the timeout and the next ones skip the cache (still one load per key per process)', async () => {
+  const redis = new Redis(await freePort(), '127.0.0.1', quickClose); // default client: would retry for a long time
+  redis.on('error', () => undefined);
+  try {
+    const rt = readThrough(redis, 150, 5_000);
+    const load = jest.fn(async () => (await sleep(20), token));
+    let t = Date.now();
+    expect((await rt.getOrLoad('c1:pm1', load)).degraded).toBe(true);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(140);
+    t = Date.now();
+    const many = await Promise.all(Array.from({ length: 10 }, () => rt.getOrLoad('c1:pm1', load)));
+    expect(Date.now() - t).toBeLessThan(120);
+    expect(many.every((r) => r.degraded)).toBe(true);
+    expect(load).toHaveBeenCalledTimes(2);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('when a private Redis stops and comes back, then reads work throughout and caching resumes by itself', async () => {
+  const port = await freePort();
+  let server = await startRedis(port);
+  const redis = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50, ...quickClose });
+  redis.on('error', () => undefined);
+  try {
+    const rt = readThrough(redis, 300, 100);
+    const load = jest.fn(async () => token);
+    expect((await rt.getOrLoad('k', load)).cacheStatus).toBe('miss');
+    expect((await rt.getOrLoad('k', load)).cacheStatus).toBe('hit');
+
+    await stopRedis(server);
+    expect(await rt.getOrLoad('k', load)).toMatchObject({ cacheStatus: 'miss', degraded: true });
+
+    server = await startRedis(port); // empty: no persistence
+    let last;
+    for (let i = 0; i < 40; i++) {
+      last = await rt.getOrLoad('k', load);
+      if (last.cacheStatus === 'hit') break;
+      await sleep(50);
+    }
+    expect(last).toMatchObject({ cacheStatus: 'hit', degraded: false });
+  } finally {
+    redis.disconnect();
+    await stopRedis(server);
+  }
+});
