@@ -48,7 +48,7 @@ describe('sandbox over HTTP: rate limits and X-Rate-Limit', () => {
 
   it('when fixed windows let a burst straddle the edge, then maxInWindow reports the 2N seen in one span', async () => {
     sb.update({ ratePerDay: 100 });
-    await alignToWindow(1000, 1000 - 150); // 150 ms before an edge
+    await alignToWindow(1000, 1000 - 400); // 400 ms before an edge
     for (let i = 0; i < 3; i++) expect((await callSandbox(sb.baseUrl, 'GET', 'customers')).status).toBe(200);
     await alignToWindow(1000, 5);
     for (let i = 0; i < 3; i++) expect((await callSandbox(sb.baseUrl, 'GET', 'customers')).status).toBe(200);
@@ -57,7 +57,7 @@ describe('sandbox over HTTP: rate limits and X-Rate-Limit', () => {
 
   it('when mode is sliding, then no span of the window length holds more than N accepted calls', async () => {
     sb.update({ rateMode: 'sliding', ratePerDay: 100 });
-    await alignToWindow(1000, 1000 - 150);
+    await alignToWindow(1000, 1000 - 400);
     for (let i = 0; i < 3; i++) expect((await callSandbox(sb.baseUrl, 'GET', 'customers')).status).toBe(200);
     await alignToWindow(1000, 5);
     // A new calendar window, but the last 1000 ms already hold 3.
