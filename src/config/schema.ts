@@ -18,6 +18,7 @@ const port = int(0, 65535);
 
 export const SETTINGS: readonly Setting[] = [
   { path: 'env', env: 'NODE_ENV', parse: oneOf('development', 'test', 'production') },
+  { path: 'host', env: 'HOST', parse: str(/^[0-9A-Fa-f.:]+$|^localhost$/) },
   { path: 'port', env: 'PORT', parse: port },
   { path: 'adminPort', env: 'ADMIN_PORT', parse: port },
   { path: 'logLevel', env: 'LOG_LEVEL', parse: oneOf('error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly') },
@@ -70,6 +71,7 @@ export const SETTINGS: readonly Setting[] = [
 
   { path: 'sandbox.apiKey', env: 'SANDBOX_API_KEY', parse: str(/^[^:\s]{8,}$/) },
   { path: 'sandbox.apiPin', env: 'SANDBOX_API_PIN', parse: secret(1) },
+  { path: 'sandbox.host', env: 'SANDBOX_HOST', parse: str(/^[0-9A-Fa-f.:]+$|^localhost$/) },
   { path: 'sandbox.port', env: 'SANDBOX_PORT', parse: port },
   { path: 'sandbox.ratePerMinute', env: 'SANDBOX_RATE_PER_MINUTE', parse: int(1, 1_000_000) },
   { path: 'sandbox.ratePerDay', env: 'SANDBOX_RATE_PER_DAY', parse: int(1, 100_000_000) },

@@ -71,6 +71,8 @@ export interface HttpConfig {
 export interface SandboxConfig {
   apiKey: string;
   apiPin: Secret;
+  /** Loopback by default for a developer's machine; 0.0.0.0 in a pod. */
+  host: string;
   port: number;
   ratePerMinute: number;
   ratePerDay: number;
@@ -84,6 +86,8 @@ export interface SandboxConfig {
 
 export interface Config {
   env: NodeEnv;
+  /** Interface both servers listen on; all interfaces by default (a pod is reached through its IP). */
+  host: string;
   port: number;
   adminPort: number;
   logLevel: string;
