@@ -1,5 +1,5 @@
 import jwt from 'jsonwebtoken';
-import { DEV_DEFAULTS, loadConfig } from '../../src/config';
+import { DEV_DEFAULTS } from '../../src/config';
 import { Secret } from '../../src/config/secret';
 import { mintDevToken, runTokenCli } from '../../src/cli/token';
 
@@ -36,15 +36,20 @@ describe('dev token CLI', () => {
     expect(run(['--sub', 'U', '--ttl', '0']).code).toBe(2);
   });
 
+  const config = {
+    jwt: {
+      issuer: 'tokengate-dev', audience: 'tokengate', algorithms: ['HS256'], secret: new Secret(DEV_DEFAULTS.jwtSecret),
+      publicKey: undefined, jwksUrl: undefined, clockToleranceSec: 30, jwksCooldownMs: 30000,
+    },
+  };
+
   it('when the config has no HS secret, then minting refuses', () => {
-    const config = loadConfig({ env: { NODE_ENV: 'test' } });
     expect(() => mintDevToken({ env: 'test', jwt: { ...config.jwt, secret: undefined } }, { sub: 'U' })).toThrow(/HS secret/);
     expect(() => mintDevToken({ env: 'test', jwt: { ...config.jwt, algorithms: ['RS256'] } }, { sub: 'U' })).toThrow(/HS secret/);
     expect(() => mintDevToken({ env: 'production', jwt: config.jwt }, { sub: 'U' })).toThrow(/production/);
   });
 
   it('when minting directly, then claims and the configured iss/aud are used', () => {
-    const config = loadConfig({ env: { NODE_ENV: 'test' } });
     const secret = new Secret('another-dev-secret-0123456789');
     const token = mintDevToken({ env: 'test', jwt: { ...config.jwt, secret, issuer: 'me', audience: 'you' } }, { sub: 'svc', scope: ' customers:read   customers:any ' }, 60);
     const claims = jwt.verify(token, secret.reveal(), { algorithms: ['HS256'], issuer: 'me', audience: 'you' }) as jwt.JwtPayload;
