@@ -8,14 +8,20 @@ export interface MemoryTokenCacheOptions {
 
 /**
  * TokenCache in process memory (development mode, unit tests), with the semantics of the Redis one:
- * values round-trip through the same JSON, TTLs and lock expiry are honoured. Expired entries are
- * dropped when touched, so the maps stay as large as the set of live keys plus stale ones never read again.
+ * values round-trip through the same JSON, TTLs and lock expiry are honoured.
  */
 export function createMemoryTokenCache(options: MemoryTokenCacheOptions = {}): TokenCache {
   const now = options.now ?? Date.now;
   const values = new Map<string, { json: string; until: number }>();
   const locks = new Map<string, { owner: string; until: number }>();
 
+  let ops = 0;
+  /** Entries nobody reads again would stay forever in a long dev session: drop expired ones now and then. */
+  function sweep(): void {
+    if (++ops % 256 !== 0) return;
+    const t = now();
+    for (const map of [values, locks] as Array<Map<string, { until: number }>>) for (const [k, e] of map) if (e.until <= t) map.delete(k);
+  }
   function live<T extends { until: number }>(map: Map<string, T>, key: string): T | undefined {
     const e = map.get(key);
     if (e && e.until <= now()) {
@@ -29,6 +35,7 @@ export function createMemoryTokenCache(options: MemoryTokenCacheOptions = {}): T
     return e ? parseToken(e.json) : undefined;
   }
   function write(key: string, value: CardRefToken, ttlMs: number): void {
+    sweep();
     values.set(key, { json: serializeToken(value), until: now() + Math.max(1, Math.floor(ttlMs)) });
   }
   function release(key: string, owner: string): void {
@@ -60,6 +67,12 @@ export function createMemoryTokenCache(options: MemoryTokenCacheOptions = {}): T
     },
     async unlock(key, owner) {
       release(key, owner);
+    },
+    async extendLock(key, owner, lockTtlMs) {
+      const lock = live(locks, key);
+      if (lock?.owner !== owner) return false;
+      lock.until = now() + Math.max(1, Math.floor(lockTtlMs));
+      return true;
     },
   };
 }

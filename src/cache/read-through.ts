@@ -33,7 +33,8 @@ export interface ReadThrough {
    * lets one load while the others poll until the value appears or the lock goes away, then retry.
    * A failed load releases the lock and caches nothing (another replica's waiters then load themselves).
    * With the cache down, loads go straight upstream (still one per key per process).
-   * Round trips: hit 1; miss 2 (getOrLock, fillAndUnlock); a waiter 1 per poll.
+   * Round trips: hit 1; miss 2 (getOrLock, fillAndUnlock) plus 1 per lockTtlMs/3 of a slow load (lock
+   * renewal); a waiting replica 1 per poll (~lockWaitMs).
    */
   getOrLoad(key: string, load: () => Promise<CardRefToken>): Promise<ReadResult>;
   /** Drops a cached token (a sale said it is invalid). Never throws: false when the cache was unreachable. */
@@ -60,14 +61,22 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
   }
 
   async function loadAndFill(key: string, owner: string, load: () => Promise<CardRefToken>): Promise<ReadResult> {
+    // A load may sit in the upstream limiter's queue longer than lockTtlMs: renew the lock while we are
+    // alive, so other replicas keep waiting instead of loading a second time. If we die, it lapses.
+    const renew = setInterval(() => {
+      cache.extendLock(key, owner, lockTtlMs).catch(() => undefined);
+    }, Math.max(10, Math.floor(lockTtlMs / 3)));
+    renew.unref();
     let value: CardRefToken;
     try {
       value = await load();
     } catch (err) {
+      clearInterval(renew);
       // Free the lock at once so waiting replicas retry now rather than after lockTtlMs.
       await cache.unlock(key, owner).catch((e: unknown) => trip('unlock', e));
       throw err;
     }
+    clearInterval(renew);
     try {
       await cache.fillAndUnlock(key, owner, value, ttlOf(value));
     } catch (err) {

@@ -15,7 +15,7 @@ export interface RedisTokenCacheOptions {
 
 /**
  * TokenCache on Redis. Round trips: get 1, set 1, delete 1, getOrLock 1 (hit or lock in one script),
- * fillAndUnlock 1, unlock 1. Values are JSON of the token's own fields (serializeToken).
+ * fillAndUnlock 1, unlock 1, extendLock 1. Values are JSON of the token's own fields (serializeToken).
  */
 export function createRedisTokenCache(options: RedisTokenCacheOptions): TokenCache {
   const redis: ScriptedClient = withCacheScripts(options.redis);
@@ -70,6 +70,9 @@ export function createRedisTokenCache(options: RedisTokenCacheOptions): TokenCac
     },
     async unlock(key, owner) {
       await call('unlock', () => redis.tgCacheUnlock(lockKey(key), owner));
+    },
+    async extendLock(key, owner, lockTtlMs) {
+      return Number(await call('extendLock', () => redis.tgCacheExtendLock(lockKey(key), owner, Math.max(1, Math.floor(lockTtlMs))))) === 1;
     },
   };
 }

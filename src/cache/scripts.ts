@@ -7,6 +7,7 @@ export interface CacheCommands {
   tgCacheGetOrLock(value: string, lock: string, owner: string, lockTtlMs: number): Promise<unknown>;
   tgCacheFillAndUnlock(value: string, lock: string, owner: string, json: string, ttlMs: number): Promise<unknown>;
   tgCacheUnlock(lock: string, owner: string): Promise<unknown>;
+  tgCacheExtendLock(lock: string, owner: string, lockTtlMs: number): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & CacheCommands;
@@ -15,6 +16,7 @@ const SCRIPTS: Array<[keyof CacheCommands, string, number]> = [
   ['tgCacheGetOrLock', 'get-or-lock.lua', 2],
   ['tgCacheFillAndUnlock', 'fill-and-unlock.lua', 2],
   ['tgCacheUnlock', 'unlock.lua', 1],
+  ['tgCacheExtendLock', 'extend-lock.lua', 1],
 ];
 
 let sources: Map<string, string> | undefined;

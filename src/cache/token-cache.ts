@@ -16,6 +16,8 @@ export interface TokenCache {
   fillAndUnlock(key: string, owner: string, value: CardRefToken, ttlMs: number | undefined): Promise<void>;
   /** Releases the lock only if `owner` still holds it (compare-and-delete). */
   unlock(key: string, owner: string): Promise<void>;
+  /** Renews the lock for another `lockTtlMs` if `owner` still holds it; false when it does not. */
+  extendLock(key: string, owner: string, lockTtlMs: number): Promise<boolean>;
 }
 
 export type LockProbe =

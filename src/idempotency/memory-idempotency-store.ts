@@ -32,6 +32,13 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
   const records = new Map<string, MemoryRecord>();
   const id = (scope: string, key: string) => JSON.stringify([scope, key]);
 
+  let ops = 0;
+  /** Keys nobody sends again would stay forever in a long dev session: drop expired records now and then. */
+  function sweep(): void {
+    if (++ops % 256 !== 0) return;
+    const t = now();
+    for (const [k, rec] of records) if (rec.expiresAt <= t) records.delete(k);
+  }
   function get(scope: string, key: string): MemoryRecord | undefined {
     const k = id(scope, key);
     const rec = records.get(k);
@@ -51,6 +58,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     const t = now();
     const lease = Math.max(1, Math.floor(opts.leaseMs));
     const attempt = randomBytes(16).toString('hex');
+    sweep();
     const rec = get(scope, key);
     if (!rec) {
       const invoice = opts.invoice || undefined;

@@ -68,6 +68,18 @@ describe.each(factories)('token cache (%s)', (_name, make) => {
     expect((await cache.getOrLock(key, 'c', 5_000)).kind).toBe('busy');
   });
 
+  test('when the owner renews its lock, then it outlives its first TTL; a stranger cannot renew it', async () => {
+    await cache.getOrLock(key, 'a', 80);
+    expect(await cache.extendLock(key, 'b', 5_000)).toBe(false);
+    await sleep(50);
+    expect(await cache.extendLock(key, 'a', 200)).toBe(true);
+    await sleep(60);
+    expect((await cache.getOrLock(key, 'b', 5_000)).kind).toBe('busy');
+    await sleep(200);
+    expect(await cache.extendLock(key, 'a', 200)).toBe(false);
+    expect(await cache.getOrLock(key, 'b', 5_000)).toEqual({ kind: 'locked' });
+  });
+
   test('when filled with no TTL, then nothing is cached but the lock is released', async () => {
     await cache.getOrLock(key, 'a', 5_000);
     await cache.fillAndUnlock(key, 'a', token(), undefined);
@@ -124,6 +136,16 @@ describe.each(factories)('token cache (%s)', (_name, make) => {
       const [ra, rb] = await Promise.all([a.getOrLoad(key, load), b.getOrLoad(key, load)]);
       expect(load).toHaveBeenCalledTimes(1);
       expect([ra.cacheStatus, rb.cacheStatus].sort()).toEqual(['hit', 'miss']);
+    });
+
+    test('when a load takes longer than the lock TTL, then the lock is renewed and the other replica still waits', async () => {
+      const [a, b] = [readThrough(cache, () => 60_000, 90), readThrough(cache, () => 60_000, 90)];
+      const load = jest.fn(async () => (await sleep(300), token()));
+      const first = a.getOrLoad(key, load);
+      await sleep(20);
+      const [ra, rb] = await Promise.all([first, b.getOrLoad(key, load)]);
+      expect(load).toHaveBeenCalledTimes(1);
+      expect([ra.cacheStatus, rb.cacheStatus]).toEqual(['miss', 'hit']);
     });
 
     test('when the lock holder dies without releasing, then a waiter takes over after the lock TTL', async () => {

@@ -16,6 +16,7 @@ function failing(cache: TokenCache, ops: ReadonlySet<keyof TokenCache>): TokenCa
     getOrLock: ops.has('getOrLock') ? boom : cache.getOrLock,
     fillAndUnlock: ops.has('fillAndUnlock') ? boom : cache.fillAndUnlock,
     unlock: ops.has('unlock') ? boom : cache.unlock,
+    extendLock: ops.has('extendLock') ? boom : cache.extendLock,
   };
 }
 
