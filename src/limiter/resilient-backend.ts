@@ -48,8 +48,9 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
     if (fallbackSlots.length > 2 * share.perDay) fallbackSlots = fallbackSlots.filter((t) => t > now - daySpan);
   }
 
-  function enterFallback(err: unknown): MemoryBackend {
-    retryAt = clock() + probeIntervalMs;
+  /** `failed`: a command really failed (not merely skipped while waiting to probe): wait before the next try. */
+  function enterFallback(err: unknown, failed: boolean): MemoryBackend {
+    if (failed) retryAt = clock() + probeIntervalMs;
     if (!fallback) {
       logger.warn('Redis unreachable: reads use this replica\'s share of the upstream budget, sales answer 503', {
         endpointKey: opts.endpointKey, share: share.perWindow, error: err instanceof Error ? err.message : String(err),
@@ -81,6 +82,7 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
   return {
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
       let cause: unknown = new Error('Redis connection is down');
+      let failed = false;
       try {
         if (await tryRedis()) {
           const grant = await redis.reserve(cls, maxWaitMs);
@@ -89,8 +91,9 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
         }
       } catch (err) {
         cause = err;
+        failed = true;
       }
-      const local = enterFallback(cause);
+      const local = enterFallback(cause, failed);
       if (cls === 'sale') throw new LimiterUnavailableError(undefined, { cause });
       const grant = await local.reserve(cls, maxWaitMs);
       if (grant.ok) record(clock() + grant.delayMs, true);
@@ -105,7 +108,7 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
       try {
         return await redis.reconcile(minuteUsed, dayUsed);
       } catch (err) {
-        enterFallback(err);
+        enterFallback(err, true);
         return 0;
       }
     },
@@ -115,7 +118,7 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
       try {
         await redis.block();
       } catch (err) {
-        await enterFallback(err).block();
+        await enterFallback(err, true).block();
       }
     },
 

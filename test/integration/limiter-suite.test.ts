@@ -124,7 +124,6 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     const rec = recorder();
     await Promise.all(Array.from({ length: 10 }, (_, i) => rec.fire(s?.replicas[i % 2] as UpstreamScheduler, 'sale')));
     const starts = rec.starts().sort((a, b) => a - b);
-    if (process.env.DEBUG_LIMITER) process.stdout.write(`${kind} ${starts.map((t) => Math.round(t - (starts[0] as number))).join(' ')}\n`);
     expect(starts).toHaveLength(10);
     expect(maxInAnyWindow(starts, 1550)).toBeLessThanOrEqual(8);
     expect(maxInAnyWindow(starts, 250)).toBeLessThanOrEqual(5);
@@ -245,7 +244,6 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     expect(a.error).toBeUndefined();
     expect(a.attempts).toHaveLength(2);
     const after = rec.starts().filter((t) => t > rejectedAt);
-    if (process.env.DEBUG_LIMITER) process.stdout.write(`${kind} 429 at ${Math.round(rejectedAt - a.arrivedAt)}: ${rec.calls.map((c) => c.attempts.map((t) => Math.round(t - a.arrivedAt)).join('+')).join(' ')}\n`);
     expect(after.length).toBe(2);
     for (const t of after) expect(t).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
     expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(1);
