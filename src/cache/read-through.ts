@@ -37,8 +37,11 @@ export interface ReadThrough {
    * renewal); a waiting replica 1 per poll (~lockWaitMs).
    */
   getOrLoad(key: string, load: () => Promise<CardRefToken>): Promise<ReadResult>;
-  /** Drops a cached token (a sale said it is invalid). Never throws: false when the cache was unreachable. */
-  evict(key: string): Promise<boolean>;
+  /**
+   * Drops a cached token (a sale said it is invalid). Never throws: with the cache unreachable it logs and
+   * starts the bypass window, during which nobody reads the stale entry either.
+   */
+  evict(key: string): Promise<void>;
   /** True while the cache is bypassed after a failure (for /readyz and metrics). */
   bypassing(): boolean;
 }
@@ -114,10 +117,8 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     async evict(key) {
       try {
         await cache.delete(key);
-        return true;
       } catch (err) {
         trip('evict', err);
-        return false;
       }
     },
     bypassing,
