@@ -9,6 +9,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, secrets: [s.apiPin] });
   const sandbox = await startSandbox({
     port: s.port,
+    host: s.host,
     logger,
     settings: {
       apiKey: s.apiKey,
