@@ -1,0 +1,58 @@
+import type { GatewayClient } from '../gateway/client';
+import type { Transaction } from '../gateway/types';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { Budget, TokenService } from '../tokens/token-service';
+
+/** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
+export const CARDREF_INVALID_ERROR_CODES: ReadonlySet<string> = new Set(['10142']);
+
+export interface SaleInput {
+  customer: string;
+  payment_method: string;
+  amount: string;
+  amount_detail?: { tax?: string; tip?: string };
+  invoice: string;
+}
+
+export type SaleOutcome =
+  | { kind: 'approved'; transaction: Transaction } // A, or P with auth_amount
+  | { kind: 'declined'; transaction: Transaction } // D, V
+  | { kind: 'error'; transaction: Transaction }; // E: the gateway processed the request and refused it
+
+export interface SaleService {
+  /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */
+  charge(input: SaleInput, options?: { signal?: AbortSignal }): Promise<SaleOutcome>;
+}
+
+export function isCardRefInvalid(tx: Transaction): boolean {
+  return tx.result_code === 'E' && tx.error_code !== undefined && CARDREF_INVALID_ERROR_CODES.has(tx.error_code);
+}
+
+export function createSaleService(deps: { gateway: GatewayClient; budget: Budget; tokens: TokenService; logger: Logger; metrics?: Metrics }): SaleService {
+  const { gateway, budget, tokens, logger, metrics } = deps;
+
+  async function send(input: SaleInput, signal?: AbortSignal): Promise<Transaction> {
+    const { token } = await tokens.get(input.customer, input.payment_method);
+    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice };
+    const result = await budget.run('sale', () => gateway.sale(request, { signal }), { signal });
+    return result.value;
+  }
+
+  return {
+    async charge(input, options = {}) {
+      let tx = await send(input, options.signal);
+      if (isCardRefInvalid(tx)) {
+        // The token was rotated or revoked: result E means nothing was charged, so one re-send with a fresh
+        // token is safe (and the stale token must not be served again).
+        logger.info('card reference rejected by the gateway; refreshing the token', { customer: input.customer, payment_method: input.payment_method });
+        await tokens.evict(input.customer, input.payment_method);
+        tx = await send(input, options.signal);
+        if (isCardRefInvalid(tx)) await tokens.evict(input.customer, input.payment_method);
+      }
+      const kind = tx.result_code === 'A' || tx.result_code === 'P' ? 'approved' : tx.result_code === 'E' ? 'error' : 'declined';
+      metrics?.sales.inc({ result: tx.result_code === 'P' ? 'partial' : kind });
+      return { kind, transaction: tx };
+    },
+  };
+}

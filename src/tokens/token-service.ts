@@ -1,0 +1,47 @@
+import type { GatewayClient } from '../gateway/client';
+import type { CardRefToken, GatewayResult } from '../gateway/types';
+import type { Metrics } from '../observability/metrics';
+
+/** What the token use case needs from the cache (src/cache implements it for Redis and memory). */
+export interface TokenStore {
+  getOrLoad(key: string, load: () => Promise<CardRefToken>): Promise<{ value: CardRefToken; cacheStatus: 'hit' | 'miss' }>;
+  evict(key: string): Promise<void>;
+}
+
+/** What every use case needs from the upstream budget (src/limiter). */
+export interface Budget {
+  run<T>(cls: 'sale' | 'read', call: () => Promise<GatewayResult<T>>, opts?: { signal?: AbortSignal }): Promise<GatewayResult<T>>;
+}
+
+export interface TokenLookup {
+  token: CardRefToken;
+  cacheStatus: 'hit' | 'miss';
+}
+
+export interface TokenService {
+  /** The payment method's card reference token: cached until its expiry, one upstream call for concurrent misses. */
+  get(custkey: string, pmkey: string): Promise<TokenLookup>;
+  /** Drops a token the gateway no longer accepts. */
+  evict(custkey: string, pmkey: string): Promise<void>;
+}
+
+export function tokenCacheKey(custkey: string, pmkey: string): string {
+  return `token:${custkey}:${pmkey}`;
+}
+
+export function createTokenService(deps: { gateway: GatewayClient; budget: Budget; store: TokenStore; metrics?: Metrics }): TokenService {
+  const { gateway, budget, store, metrics } = deps;
+  return {
+    async get(custkey, pmkey) {
+      const { value, cacheStatus } = await store.getOrLoad(tokenCacheKey(custkey, pmkey), async () => {
+        const result = await budget.run('read', () => gateway.getCardRef(custkey, pmkey));
+        return result.value;
+      });
+      metrics?.cacheLookups.inc({ result: cacheStatus });
+      return { token: value, cacheStatus };
+    },
+    evict(custkey, pmkey) {
+      return store.evict(tokenCacheKey(custkey, pmkey));
+    },
+  };
+}
