@@ -2,13 +2,13 @@
  * The card-data guard (contract.md guarantee 1 and the 422 `card_data_forbidden` row). Mount after
  * `jsonBody(config)` and before any route:
  *   app.use(jsonBody(config)); app.use(cardGuard());
- * It scans headers (names and values), the raw and decoded URL path and query, and the parsed body deeply
+ * It scans headers (names, and values for delimited PAN runs), the raw and decoded URL path and query, and the parsed body deeply
  * (keys, string and number values, arrays). A hit answers 422 with a fixed message; only the location kind
  * (`header`, `path`, `query`, `body`) is logged, never the value. The raw body text is scanned separately
  * by jsonBody, because JSON.parse rounds numbers beyond 2^53 (a 19-digit PAN as a JSON number).
  */
 import type { RequestHandler } from 'express';
-import { containsPan } from '../card/pan';
+import { hasPan } from './pan-scan';
 import { normaliseKey } from '../observability/redact';
 import { CardDataForbidden } from './errors';
 import './types';
@@ -44,15 +44,15 @@ export function containsCardData(root: unknown): boolean {
   while (stack.length > 0) {
     const { value, cardContext } = stack.pop() as { value: unknown; cardContext: boolean };
     if (typeof value === 'string') {
-      if (containsPan(value)) return true;
+      if (hasPan(value)) return true;
     } else if (typeof value === 'number' || typeof value === 'bigint') {
-      if (containsPan(String(value))) return true;
+      if (hasPan(String(value))) return true;
     } else if (Array.isArray(value)) {
       for (const item of value) stack.push({ value: item, cardContext });
     } else if (value !== null && typeof value === 'object') {
       for (const [key, child] of Object.entries(value)) {
         const norm = normaliseKey(key);
-        if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || containsPan(key)) return true;
+        if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || hasPan(key)) return true;
         stack.push({ value: child, cardContext: isCardContext(norm) });
       }
     }
@@ -68,11 +68,26 @@ function safeDecode(text: string): string {
   }
 }
 
+// Header values hold opaque ids (trace ids, JWTs, cookies) more often than prose: a digit stretch inside a
+// hex or base64 id is not a card number (else about 1 in 500 W3C-traced requests would be refused).
+const headerValueHoldsPan = (value: string): boolean => hasPan(value, { delimited: true });
+
+/**
+ * Trace headers that proxies add on their own, skipped only when they match their exact format:
+ * Google's load balancer sends a 64-bit DECIMAL span id (`<32 hex>/<decimal>;o=1`), which would pass Luhn
+ * for roughly one request in twenty.
+ */
+const TRACE_FORMATS: Readonly<Record<string, RegExp>> = {
+  'x-cloud-trace-context': /^[0-9a-f]{32}(\/\d{1,20})?(;o=\d)?$/i,
+  traceparent: /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/i,
+};
+
 function headersHoldCardData(headers: NodeJS.Dict<string | string[]>): boolean {
   for (const [name, value] of Object.entries(headers)) {
     if (isCardLikeName(name.replace(/^x-/i, ''))) return true;
     const values = Array.isArray(value) ? value : [value ?? ''];
-    if (values.some((v) => containsPan(v))) return true;
+    const format = TRACE_FORMATS[name.toLowerCase()];
+    if (values.some((v) => !(format?.test(v) ?? false) && headerValueHoldsPan(v))) return true;
   }
   return false;
 }
@@ -88,8 +103,8 @@ export function findCardData(req: {
   const at = req.originalUrl.indexOf('?');
   const rawPath = at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
   const rawQuery = at < 0 ? '' : req.originalUrl.slice(at + 1);
-  if (containsPan(rawPath) || containsPan(safeDecode(rawPath))) return 'path';
-  if (containsPan(rawQuery) || containsPan(safeDecode(rawQuery.replace(/\+/g, ' '))) || containsCardData(req.query)) return 'query';
+  if (hasPan(rawPath) || hasPan(safeDecode(rawPath))) return 'path';
+  if (hasPan(rawQuery) || hasPan(safeDecode(rawQuery.replace(/\+/g, ' '))) || containsCardData(req.query)) return 'query';
   if (req.body !== undefined && containsCardData(req.body)) return 'body';
   return undefined;
 }

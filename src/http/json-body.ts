@@ -9,7 +9,7 @@
  */
 import express, { type RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
-import { containsPan } from '../card/pan';
+import { hasPan } from './pan-scan';
 import type { HttpConfig } from '../config/types';
 import { CardDataForbidden, InvalidRequest } from './errors';
 import './types';
@@ -61,7 +61,7 @@ export function jsonBody(config: { http: Pick<HttpConfig, 'bodyLimitBytes'> }): 
     type: 'application/json',
     inflate: false,
     verify: (req, _res, buf) => {
-      if (containsPan(buf.toString('utf8'))) {
+      if (hasPan(buf.toString('utf8'))) {
         (req as express.Request).log?.warn('card data rejected', { location: 'body' });
         throw new CardDataForbidden();
       }

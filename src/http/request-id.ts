@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { containsPan } from '../card/pan';
+import { hasPan } from './pan-scan';
 import type { Logger } from '../observability/logger';
 import './types';
 
@@ -13,7 +13,7 @@ export const REQUEST_ID_HEADER = 'X-Request-Id';
 const SAFE_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 export function isSafeRequestId(value: unknown): value is string {
-  return typeof value === 'string' && SAFE_ID.test(value) && !containsPan(value);
+  return typeof value === 'string' && SAFE_ID.test(value) && !hasPan(value);
 }
 
 export function requestId(logger: Logger): RequestHandler {

@@ -1,6 +1,7 @@
 import express from 'express';
 import request from 'supertest';
-import { containsPan } from '../../src/card/pan';
+import { containsPan, isPan } from '../../src/card/pan';
+import { hasPan } from '../../src/http/pan-scan';
 import { cardGuard, containsCardData, isCardLikeName } from '../../src/http/card-guard';
 import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
 import { jsonBody } from '../../src/http/json-body';
@@ -8,7 +9,8 @@ import { requestId } from '../../src/http/request-id';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 
 const PAN = '4000100011112224';
-const PAN19 = '4000100011112224005'; // 19 digits, Luhn-valid, beyond 2^53 as a JSON number
+// 19 digits, Luhn-valid; as a JSON number it parses to 4111111111111000000, which fails Luhn.
+const PAN19 = '4111111111111000008';
 const AMEX = '371122223332225';
 
 function guardedApp() {
@@ -66,7 +68,8 @@ describe('card-data guard', () => {
   });
 
   it('when a 19-digit PAN is a JSON number beyond 2^53, then the raw text scan catches it', async () => {
-    expect(String(JSON.parse(PAN19))).not.toBe(PAN19); // precision is really lost by JSON.parse
+    expect(isPan(PAN19)).toBe(true);
+    expect(containsPan(String(JSON.parse(PAN19)))).toBe(false); // so only the raw text scan can catch it
     await expectRejected(postJson(`{"amount": "1.00", "ref": ${PAN19}}`), 'body', PAN19);
   });
 
@@ -103,6 +106,22 @@ describe('card-data guard', () => {
     await expectRejected((app) => request(app).get('/v1/customers').set('X-Request-Id', PAN), 'header', PAN);
   });
 
+  it('when a trace header has its exact format, then a decimal span id that passes Luhn is not card data', async () => {
+    const gcp = `105445aa7843bc8bf206b12000100000/${PAN19};o=1`;
+    const { app } = guardedApp();
+    const ok = await request(app).get('/v1/customers').set('X-Cloud-Trace-Context', gcp)
+      .set('traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    expect(ok.status).toBe(200);
+    await expectRejected((a) => request(a).get('/v1/customers').set('X-Other-Trace', gcp), 'header', PAN19);
+    await expectRejected((a) => request(a).get('/v1/customers').set('X-Cloud-Trace-Context', `${gcp} ${PAN}`), 'header', PAN);
+  });
+
+  it('when a digit stretch is glued to letters inside an opaque header id, then it is not a card number', async () => {
+    const { app } = guardedApp();
+    const res = await request(app).get('/v1/customers').set('X-Session', `sess${PAN}ab`).set('Idempotency-Key', `k-${'a'.repeat(4)}x${PAN}z`);
+    expect(res.status).toBe(200);
+  });
+
   it('when a header name is card-like, then 422', async () => {
     await expectRejected((app) => request(app).get('/v1/customers').set('X-Card-Number', 'redacted-by-client'), 'header', 'redacted-by-client');
   });
@@ -112,6 +131,29 @@ describe('card-data guard', () => {
     const body = { customer: 'nsds9yd1h5kb9y5d', payment_method: 'pm1', amount: '10.00', amount_detail: { tax: '1.00' }, invoice: 'INV-123456789012', ref: 4000100011112225 };
     const res = await request(app).post('/v1/sales?limit=20').set('Content-Type', 'application/json').set('Idempotency-Key', 'order-2024-0001').send(body);
     expect(res.status).toBe(200);
+  });
+});
+
+describe('hasPan', () => {
+  it('when a PAN sits next to another digit group, then it is still found (card/pan.ts alone misses it)', () => {
+    for (const text of ['1 4000100011112224', 'qty 1 4000 1000 1111 2224', '4000100011112224 5', '4000-1000-1111-2224-9']) {
+      expect(containsPan(text)).toBe(false);
+      expect(hasPan(text)).toBe(true);
+    }
+  });
+  it('when digits form one unbroken stretch longer than 19, or fail Luhn, then no PAN', () => {
+    expect(hasPan('40001000111122240000')).toBe(false);
+    expect(hasPan('4000100011112225 1')).toBe(false);
+    expect(hasPan('order 2024-11-22 ref 1234')).toBe(false);
+  });
+  it('when delimited, then a run touching letters is not a PAN but one touching punctuation is', () => {
+    expect(hasPan(`abc${PAN}`, { delimited: true })).toBe(false);
+    expect(hasPan(`${PAN}f`, { delimited: true })).toBe(false);
+    expect(hasPan(`id=${PAN};`, { delimited: true })).toBe(true);
+    expect(hasPan(`x9 ${PAN}`, { delimited: true })).toBe(true);
+  });
+  it('when a body value hides a PAN next to a digit group, then the guard answers 422', async () => {
+    await expectRejected(postJson(JSON.stringify({ note: '1 4000 1000 1111 2224' })), 'body', '4000 1000 1111 2224');
   });
 });
 
