@@ -2,26 +2,53 @@ import { luhnValid } from './luhn';
 
 /**
  * Card-number detection shared by the card-data guard and log redaction (contract: "a digit string of
- * 13 to 19 digits (spaces or dashes allowed) that passes Luhn"). A run is a digit followed by 12 to 18 more
- * digits, each optionally preceded by ONE space or dash; runs glued to further digits are not PANs.
+ * 13 to 19 digits (spaces or dashes allowed) that passes Luhn").
+ *
+ * A run is digit groups joined by single spaces or dashes. Every sequence of WHOLE groups of 13–19 digits
+ * inside a run is tried, so a card number next to one more group ("1 4000100011112224",
+ * "4000-1000-1111-2224-9") is still found; an unbroken digit stretch is never cut, so
+ * "40001000111122240000" is not a PAN. `delimited`: the chosen groups must not touch letters either
+ * (header values hold hex and base64 ids whose digit stretches are not card numbers).
  */
-const PAN_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
+const RUN = /\d+(?:[ -]\d+)*/g;
+const ALNUM = /[A-Za-z0-9]/;
+
+export interface PanScanOptions {
+  delimited?: boolean;
+}
 
 export function isPan(candidate: string): boolean {
   const digits = candidate.replace(/[ -]/g, '');
   return digits.length >= 13 && digits.length <= 19 && /^\d+$/.test(digits) && luhnValid(digits);
 }
 
-/** True when any PAN-like run in the text passes Luhn. */
-export function containsPan(text: string): boolean {
-  for (const match of text.matchAll(PAN_RUN)) {
-    if (isPan(match[0])) return true;
+function runHoldsPan(text: string, run: string, index: number, options: PanScanOptions): boolean {
+  const groups = run.split(/[ -]/);
+  const before = text[index - 1] ?? '';
+  const after = text[index + run.length] ?? '';
+  for (let i = 0; i < groups.length; i++) {
+    let digits = '';
+    for (let j = i; j < groups.length && digits.length + (groups[j] as string).length <= 19; j++) {
+      digits += groups[j];
+      if (digits.length < 13) continue;
+      if (options.delimited && ((i === 0 && ALNUM.test(before)) || (j === groups.length - 1 && ALNUM.test(after)))) continue;
+      if (luhnValid(digits)) return true;
+    }
   }
   return false;
 }
 
-/** Replaces every Luhn-valid PAN-like run with the replacement. */
+/** True when any run in the text holds a Luhn-valid card number. */
+export function containsPan(text: string, options: PanScanOptions = {}): boolean {
+  if (text.length < 13) return false;
+  for (const match of text.matchAll(RUN)) {
+    if (match[0].length >= 13 && runHoldsPan(text, match[0], match.index ?? 0, options)) return true;
+  }
+  return false;
+}
+
+/** Replaces every run that holds a card number, whole, with the replacement (over-redacting a neighbour group is fine). */
 export function redactPans(text: string, replacement = '[card]'): string {
   if (text.length < 13) return text;
-  return text.replace(PAN_RUN, (run) => (isPan(run) ? replacement : run));
+  return text.replace(RUN, (run: string, index: number) => (run.length >= 13 && runHoldsPan(text, run, index, {}) ? replacement : run));
 }

@@ -8,7 +8,7 @@
  * by jsonBody, because JSON.parse rounds numbers beyond 2^53 (a 19-digit PAN as a JSON number).
  */
 import type { RequestHandler } from 'express';
-import { hasPan } from './pan-scan';
+import { containsPan as hasPan } from '../card/pan';
 import { normaliseKey } from '../observability/redact';
 import { CardDataForbidden } from './errors';
 import './types';

@@ -18,7 +18,7 @@ export { requestId, isSafeRequestId, REQUEST_ID_HEADER } from './request-id';
 export { createAuthenticator, requireAuth, requireScope, requireAnyCustomer, canAccessCustomer, assertCustomerAccess, ANY_CUSTOMER_SCOPE, MAX_TOKEN_BYTES } from './auth';
 export type { Authenticator, AuthenticatorOptions } from './auth';
 export { cardGuard, findCardData, containsCardData, isCardLikeName } from './card-guard';
-export { hasPan } from './pan-scan';
+export { containsPan as hasPan } from '../card/pan';
 export { createJwksKeySource, KeyUnavailable } from './jwks';
 export type { CardDataLocation } from './card-guard';
 export { jsonBody, hasForbiddenKey } from './json-body';

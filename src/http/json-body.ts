@@ -9,7 +9,7 @@
  */
 import express, { type RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
-import { hasPan } from './pan-scan';
+import { containsPan as hasPan } from '../card/pan';
 import type { HttpConfig } from '../config/types';
 import { CardDataForbidden, InvalidRequest } from './errors';
 import './types';

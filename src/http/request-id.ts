@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { hasPan } from './pan-scan';
+import { containsPan as hasPan } from '../card/pan';
 import type { Logger } from '../observability/logger';
 import './types';
 

@@ -45,3 +45,17 @@ describe('maskCardNumber', () => {
     expect(maskCardNumber('371122223332225')).toBe('3711xxxxxxx2225');
   });
 });
+
+describe('PAN detection next to other digit groups', () => {
+  it.each(['1 4000100011112224', '4000100011112224 5', '4000-1000-1111-2224-9', 'ref 12 4000 1000 1111 2224 77'])(
+    'when a card number sits beside another group (%s), then it is found and redacted',
+    (text) => {
+      expect(containsPan(text)).toBe(true);
+      expect(redactPans(text)).not.toMatch(/4000.?1000.?1111.?2224/);
+    },
+  );
+  it('when the digits touch letters and the scan is delimited, then hex ids are not card numbers', () => {
+    expect(containsPan('id=a4000100011112224f', { delimited: true })).toBe(false);
+    expect(containsPan('id=a4000100011112224f')).toBe(true);
+  });
+});

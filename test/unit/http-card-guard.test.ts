@@ -1,7 +1,6 @@
 import express from 'express';
 import request from 'supertest';
-import { containsPan, isPan } from '../../src/card/pan';
-import { hasPan } from '../../src/http/pan-scan';
+import { containsPan, containsPan as hasPan, isPan } from '../../src/card/pan';
 import { cardGuard, containsCardData, isCardLikeName } from '../../src/http/card-guard';
 import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
 import { jsonBody } from '../../src/http/json-body';
@@ -135,9 +134,8 @@ describe('card-data guard', () => {
 });
 
 describe('hasPan', () => {
-  it('when a PAN sits next to another digit group, then it is still found (card/pan.ts alone misses it)', () => {
+  it('when a PAN sits next to another digit group, then it is still found', () => {
     for (const text of ['1 4000100011112224', 'qty 1 4000 1000 1111 2224', '4000100011112224 5', '4000-1000-1111-2224-9']) {
-      expect(containsPan(text)).toBe(false);
       expect(hasPan(text)).toBe(true);
     }
   });
