@@ -47,7 +47,11 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
       add(slot);
       lastAny = Math.max(lastAny, slot);
       if (cls === 'sale') lastSale = Math.max(lastSale, slot);
-      return { ok: true, delayMs, confirm: async () => blockedUntil <= clock() };
+      return {
+        ok: true,
+        delayMs,
+        confirm: async () => (blockedUntil > clock() ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
+      };
     },
 
     async reconcile(minuteUsed: number, dayUsed: number): Promise<number> {

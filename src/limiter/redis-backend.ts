@@ -79,8 +79,8 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       const reply = (await exec(
         'reserve', cls, limits.perWindow, limits.perDay, classes.saleReservedSlots, span, daySpan,
         Math.max(0, maxWaitMs), knownEpoch, randomBytes(8).toString('hex'),
-      )) as [number, string, string, number];
-      const [granted, delayUs, epoch, emptied] = reply;
+      )) as [number, string, string, number, string];
+      const [granted, delayUs, epoch, emptied, slotUs] = reply;
       if (emptied === 1) {
         logger.warn('upstream budget state was lost in Redis: no upstream call for one full window', {
           endpointKey: opts.endpointKey, windowMs: span,
@@ -89,7 +89,16 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       knownEpoch = epoch;
       const delayMs = Number(delayUs) / 1000;
       if (granted !== 1) return { ok: false, delayMs };
-      return { ok: true, delayMs, confirm: async () => (await exec('confirm')) === 1 };
+      const slot = Number(slotUs);
+      return {
+        ok: true,
+        delayMs,
+        async confirm() {
+          // Lateness on Redis' clock: independent of how long the reservation's own reply took.
+          const [blocked, nowUs] = (await exec('confirm')) as [number, string];
+          return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
+        },
+      };
     },
 
     async reconcile(minuteUsed: number, dayUsed: number): Promise<number> {

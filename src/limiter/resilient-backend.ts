@@ -77,7 +77,7 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
 
   /** Proceed when Redis cannot confirm: the slot was valid in the shared budget and is in our local log. */
   const safeConfirm = (grant: Grant): Grant =>
-    grant.ok ? { ...grant, confirm: () => grant.confirm().catch(() => true) } : grant;
+    grant.ok ? { ...grant, confirm: () => grant.confirm().catch(() => ({ blocked: false, lateMs: undefined })) } : grant;
 
   return {
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {

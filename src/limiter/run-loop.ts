@@ -20,7 +20,7 @@ export interface RunLoopOptions {
  */
 export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const { backend, classes, clock, logger, metrics } = opts;
-  const lateMs = opts.limits.marginMs / 2;
+  const lateLimitMs = opts.limits.marginMs / 2;
   const sleepers = new Set<() => void>();
   let closed = false;
 
@@ -65,16 +65,22 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
         throw new RateLimitExceededError(grant.delayMs - Math.max(0, deadline - asked));
       }
       // Redis placed the slot at its "now" + delay, somewhere between asking and the reply on our clock:
-      // sleep from the reply, so we never start early; judge lateness from the asking, so we never under-count.
+      // sleep from the reply, so we never start early; without a better measure, judge lateness from the
+      // asking, so we never under-count it.
       const wakeAt = clock() + grant.delayMs;
-      const slot = asked + grant.delayMs;
+      let late = () => clock() - (asked + grant.delayMs);
       if (grant.delayMs > 0) {
         // Timers may fire a millisecond early: sleep until our clock has really passed the slot.
         while (clock() < wakeAt) await sleep(wakeAt - clock(), signal);
+        const confirmAsked = clock();
+        const confirmation = await grant.confirm();
         // A 429/155 or an emptied Redis blocked the key while we slept: this slot no longer holds.
-        if (!(await grant.confirm())) continue;
+        if (confirmation.blocked) continue;
+        // The backend's measure at its answer, plus all our time since asking it: still never under-counted.
+        const measured = confirmation.lateMs;
+        if (measured !== undefined) late = () => measured + (clock() - confirmAsked);
       }
-      if (clock() - slot > lateMs) {
+      if (late() > lateLimitMs) {
         // Woke too late: starting now could crowd the next window (issue 4): the slot stays used, reserve again.
         metrics.lateWake(cls);
         continue;

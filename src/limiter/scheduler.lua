@@ -79,19 +79,20 @@ if op == 'reserve' then
   end
   local r = earliest(minKey, start, perWindow - reserved, span)
   local delay = r - now
-  if delay > maxWait then return {0, s(delay), epoch, emptied} end
+  if delay > maxWait then return {0, s(delay), epoch, emptied, s(r)} end
   local member = nextMember('r')
   addEntry(minKey, r, member, delay + span)
   addEntry(dayKey, r, member, delay + daySpan)
   redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
   if cls ~= 'read' then redis.call('HSET', meta, 'lastSale', s(math.max(num(m[5], 0), r))) end
-  return {1, s(delay), epoch, emptied}
+  return {1, s(delay), epoch, emptied, s(r)}
 
 elseif op == 'confirm' then
-  -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved?
+  -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved? And Redis' now,
+  -- so the caller measures its lateness on the clock that placed the slot.
   local block = num(redis.call('HGET', meta, 'block'), 0)
-  if block > now then return 0 end
-  return 1
+  if block > now then return {1, s(now)} end
+  return {0, s(now)}
 
 elseif op == 'reconcile' then
   -- ARGV: op, minuteUsed, dayUsed, windowMs, dayWindowMs, spanMs, daySpanMs, perWindow, perDay

@@ -53,10 +53,15 @@ export type Grant =
       ok: true;
       /** How long from the backend's "now" until the reserved start. */
       delayMs: number;
-      /** After sleeping: false when a block (429/155, emptied Redis) arrived meanwhile, so reserve again. */
-      confirm(): Promise<boolean>;
+      /**
+       * After sleeping: `blocked` when a block (429/155, emptied Redis) arrived meanwhile, so reserve again;
+       * otherwise how late the caller is, measured on the backend's clock when it answered (undefined: unknown).
+       */
+      confirm(): Promise<Confirmation>;
     }
   | { ok: false; delayMs: number };
+
+export type Confirmation = { blocked: true } | { blocked: false; lateMs: number | undefined };
 
 /** The state behind the run loop: Redis (shared by replicas), memory (one process) or both (fallback). */
 export interface ReservationBackend {
