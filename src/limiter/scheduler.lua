@@ -15,9 +15,12 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function s(x) return string.format('%.0f', x) end
 local function num(x, default) if x then return tonumber(x) end return default end
 
+-- Keys expire once idle, but never before their latest entry stops mattering: a sale placed before queued
+-- reads (or a phantom at "now") must not shorten the life of the reads' later reservations.
 local function addEntry(key, at, member, ttlUs)
   redis.call('ZADD', key, s(at), member)
-  redis.call('PEXPIRE', key, s(math.ceil(ttlUs / 1000)))
+  local ttl = math.ceil(ttlUs / 1000)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
 end
 
 local function nextMember(prefix)

@@ -168,6 +168,26 @@ describe('Redis scheduler, degraded', () => {
     }
   });
 
+  it('when a sale is placed before queued reads, then the keys live until the last reservation has passed', async () => {
+    const redis = connectRedis();
+    const prefix = uniquePrefix('limiter');
+    const s = scheduler(redis, new Registry(), prefix);
+    try {
+      // 6 per window, 5 for reads: 11 reads reach two windows ahead; then a sale goes into this window.
+      const reads = Array.from({ length: 11 }, () => timed(s, 'read'));
+      await sleep(50);
+      const sale = await timed(s, 'sale');
+      expect(sale.error).toBeUndefined();
+      const [, minute] = limiterKeys(prefix, 'v2');
+      expect(await redis.pttl(minute)).toBeGreaterThan(2 * SPAN - 100);
+      await Promise.all(reads);
+    } finally {
+      await s.close();
+      await deletePrefix(redis, prefix);
+      await redis.quit();
+    }
+  });
+
   it('when a fresh Redis is first used, then calls start at once and the keys share one hash tag', async () => {
     const redis = connectRedis();
     const prefix = uniquePrefix('limiter');
