@@ -1,6 +1,6 @@
 /**
  * `createJwksKeySource({ uri, cooldownMs })`: public keys from a JWKS endpoint, for auth.ts.
- * Not jwks-rsa, though it is installed: it requires `jose` 6, an ES module that Jest's CommonJS runtime
+ * Not jwks-rsa: it requires `jose` 6, an ES module that Jest's CommonJS runtime
  * cannot load, so importing it would break every test that imports the app. Node's own
  * `createPublicKey({ format: 'jwk' })` does the conversion, and the cache and cooldown are ours anyway
  * (jwks-rsa caches per `kid` and rate-limits with a per-minute bucket, not a cooldown). Rules:

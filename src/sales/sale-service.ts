@@ -20,6 +20,17 @@ export type SaleOutcome =
   | { kind: 'declined'; transaction: Transaction } // D, V
   | { kind: 'error'; transaction: Transaction }; // E: the gateway processed the request and refused it
 
+/**
+ * The sale was certainly not sent: the failure came before the gateway call (token lookup, or the card
+ * reference refresh after a result E, which charges nothing). The idempotency key can be freed.
+ */
+export class SaleNotSentError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('sale not sent', { cause });
+    this.name = 'SaleNotSentError';
+  }
+}
+
 export interface SaleService {
   /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */
   charge(input: SaleInput, options?: { signal?: AbortSignal }): Promise<SaleOutcome>;
@@ -33,7 +44,12 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
   const { gateway, budget, tokens, logger, metrics } = deps;
 
   async function send(input: SaleInput, signal?: AbortSignal): Promise<Transaction> {
-    const { token } = await tokens.get(input.customer, input.payment_method);
+    let token;
+    try {
+      ({ token } = await tokens.get(input.customer, input.payment_method));
+    } catch (err) {
+      throw new SaleNotSentError(err);
+    }
     const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice };
     const result = await budget.run('sale', () => gateway.sale(request, { signal }), { signal });
     return result.value;

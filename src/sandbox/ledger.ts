@@ -4,6 +4,8 @@ import { SALE_ERRORS, type SaleErrorName } from './errors';
 import { randomAlnum, type FixtureStore } from './fixtures';
 import { formatCents, type SaleInput } from './sale-request';
 
+const REFNUM_EPOCH_MS = Date.UTC(2024, 0, 1);
+
 /** Processes sales: outcome by test card, refnums, batches, duplicate folding, and the record of every charge. */
 
 export type Delivery = 'pending' | 'delivered' | 'garbled' | 'lost';
@@ -62,6 +64,7 @@ export class Ledger {
   private records: RecordedTransaction[] = [];
   private duplicates = new Map<string, { record: RecordedTransaction; response: TransactionResponse }>();
   private lastRefnum = 0;
+
   private batches = new Map<string, { key: string; sequence: string }>();
   foldedTotal = 0;
 
@@ -165,8 +168,13 @@ export class Ledger {
   }
 
   /** Numeric, strictly increasing, and unique across restarts (seeded from the clock). */
+  /**
+   * Increasing across resets and restarts (clock-based), and at most 12 digits: real refnums are 10 digits
+   * (gateway-api-v2.md examples), and a 13-19 digit one could pass Luhn and be taken for a card number
+   * by every PAN scrubber downstream. Centiseconds since 2024-01-01 stay at 11 digits until the 2050s.
+   */
   private nextRefnum(now: number): string {
-    this.lastRefnum = Math.max(this.lastRefnum + 1, now);
+    this.lastRefnum = Math.max(this.lastRefnum + 1, Math.floor((now - REFNUM_EPOCH_MS) / 10));
     return String(this.lastRefnum);
   }
 

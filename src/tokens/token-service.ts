@@ -1,4 +1,5 @@
 import type { GatewayClient } from '../gateway/client';
+import { GatewayNotFoundError } from '../gateway/errors';
 import type { CardRefToken, GatewayResult } from '../gateway/types';
 import type { Metrics } from '../observability/metrics';
 
@@ -38,6 +39,9 @@ export function createTokenService(deps: { gateway: GatewayClient; budget: Budge
         return result.value;
       });
       metrics?.cacheLookups.inc({ result: cacheStatus });
+      // Defence in depth against object-level access mistakes: a token must belong to the customer asked for
+      // (a legacy numeric customer ID cannot be compared, and the gateway resolved it itself).
+      if (value.custkey !== custkey && !/^\d+$/.test(custkey)) throw new GatewayNotFoundError('payment method belongs to another customer');
       return { token: value, cacheStatus };
     },
     evict(custkey, pmkey) {

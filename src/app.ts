@@ -1,0 +1,57 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Config } from './config/types';
+import type { GatewayClient } from './gateway/client';
+import { cardGuard, cors, docsRouter, errorHandler, helmetOptions, jsonBody, notFoundHandler, requestId } from './http';
+import { customersRouter } from './http/routes/customers';
+import { salesRouter } from './http/routes/sales';
+import type { IdempotencyStore } from './idempotency';
+import type { Logger } from './observability/logger';
+import type { Metrics } from './observability/metrics';
+import type { SaleService } from './sales/sale-service';
+import type { Budget, TokenService } from './tokens/token-service';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  authenticate: express.RequestHandler;
+  gateway: GatewayClient;
+  budget: Budget;
+  tokens: TokenService;
+  sales: SaleService;
+  idempotency: IdempotencyStore;
+  /** While draining, keep-alive connections are told to close so clients move to other replicas. */
+  draining(): boolean;
+}
+
+/** Route template for metrics labels: never the raw path, which carries caller input. */
+function routeLabel(req: Request): string {
+  const route = (req.route as { path?: string } | undefined)?.path;
+  return typeof route === 'string' ? `${req.baseUrl}${route}` : 'unmatched';
+}
+
+/** The public API: middleware in the order the HTTP edge documents (src/http/index.ts), then routes. No I/O here. */
+export function createApp(deps: AppDeps): Express {
+  const { config, logger, metrics } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestId(logger));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const end = metrics.httpDuration.startTimer();
+    if (deps.draining()) res.set('Connection', 'close');
+    res.once('finish', () => end({ method: req.method, route: routeLabel(req), status: String(res.statusCode) }));
+    next();
+  });
+  app.use(helmet(helmetOptions));
+  app.use(cors(config));
+  app.use(docsRouter());
+  app.use(jsonBody(config));
+  app.use(cardGuard());
+  app.use(salesRouter({ config, sales: deps.sales, idempotency: deps.idempotency, authenticate: deps.authenticate, metrics }));
+  app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

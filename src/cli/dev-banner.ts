@@ -1,0 +1,36 @@
+import type { Config } from '../config/types';
+import type { RunningSandbox } from '../sandbox';
+import { mintDevToken } from './token';
+
+/**
+ * What `npm start` prints in development: the URL, a ready dev token bound to the sandbox's first customer,
+ * and a curl for a sale that succeeds as printed (the approved test card 4000100011112224).
+ */
+export function devBanner(config: Config, url: string, adminUrl: string, sandbox: RunningSandbox | undefined): string {
+  const customer = sandbox?.fixtures.firstCustomer();
+  const approved = customer ? sandbox?.fixtures.paymentMethods(customer.key).find((p) => p.number.endsWith('2224')) : undefined;
+  const custkey = customer?.key ?? 'CUSTOMER_KEY';
+  const pmkey = approved?.key ?? 'PAYMENT_METHOD_KEY';
+  const token = mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600);
+  const body = JSON.stringify({ customer: custkey, payment_method: pmkey, amount: '10.00' });
+  return [
+    '',
+    `tokengate (development) listening on ${url}`,
+    `  admin (health, metrics):  ${adminUrl}`,
+    `  API docs:                 ${url}/docs`,
+    sandbox ? `  embedded sandbox gateway: ${sandbox.baseUrl}` : `  gateway:                  ${config.gateway.baseUrl ?? ''}`,
+    '',
+    'Dev token (sub dev-user, customer ' + custkey + ', 24 h):',
+    `  export TOKEN=${token}`,
+    '',
+    'Charge the customer\'s stored card (approved test card):',
+    `  curl -s -X POST ${url}/v1/sales \\`,
+    '    -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\',
+    '    -H "Idempotency-Key: demo-$RANDOM-$RANDOM" \\',
+    `    -d '${body}'`,
+    '',
+    'List the customer\'s payment methods:',
+    `  curl -s ${url}/v1/customers/${custkey}/payment_methods -H "Authorization: Bearer $TOKEN"`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,173 @@
+import type { Express } from 'express';
+import { createApp } from './app';
+import { createMemoryTokenCache, createReadThrough, createRedisTokenCache, tokenTtlFromConfig } from './cache';
+import type { Config } from './config/types';
+import { createGatewayClient, type GatewayClient } from './gateway/client';
+import type { GatewayResult } from './gateway/types';
+import { createAuthenticator } from './http';
+import { createAdminApp } from './http/routes/admin';
+import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from './idempotency';
+import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
+import type { Logger } from './observability/logger';
+import { createMetrics, type Metrics } from './observability/metrics';
+import { connectRedis, type RedisClient } from './redis/connect';
+import { createSaleService, type SaleService } from './sales/sale-service';
+import { startSandbox, type RunningSandbox } from './sandbox';
+import { createTokenService, type TokenService } from './tokens/token-service';
+
+/**
+ * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
+ * (or the embedded sandbox when no gateway URL is set outside production), the budget, the use cases, the
+ * public and admin apps. main.ts serves it; integration tests build the same graph in-process.
+ */
+export interface Service {
+  app: Express;
+  admin: Express;
+  config: Config;
+  metrics: Metrics;
+  gateway: GatewayClient;
+  budget: UpstreamScheduler;
+  tokens: TokenService;
+  sales: SaleService;
+  idempotency: IdempotencyStore;
+  redis: RedisClient | undefined;
+  /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
+  sandbox: RunningSandbox | undefined;
+  draining(): boolean;
+  startDraining(): void;
+  /** Refuses calls still queued for the upstream budget (they answer 503 with Retry-After). */
+  stopQueue(): Promise<void>;
+  /** Releases everything: scheduler, gateway sockets, Redis, the embedded sandbox. */
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  /** A Redis connection to use instead of one from config (tests share theirs). Not closed by close(). */
+  redis?: RedisClient;
+  /** Force in-memory stores even when Redis is configured. */
+  memory?: boolean;
+}
+
+export async function buildService(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Service> {
+  const metrics = createMetrics({ defaultMetrics: true });
+  const ownsRedis = !options.redis && !options.memory;
+  const redis = options.memory ? undefined : (options.redis ?? connectRedis(config.redis, logger));
+  if (!redis && config.env === 'production') throw new Error('production needs Redis'); // loadConfig already refuses this
+
+  let sandbox: RunningSandbox | undefined;
+  let baseUrl = config.gateway.baseUrl;
+  if (!baseUrl) {
+    if (config.env === 'production') throw new Error('production needs GATEWAY_BASE_URL'); // loadConfig already refuses this
+    sandbox = await startSandbox({
+      port: 0,
+      logger,
+      settings: {
+        apiKey: config.sandbox.apiKey,
+        apiPin: config.sandbox.apiPin.reveal(),
+        ratePerMinute: config.sandbox.ratePerMinute,
+        ratePerDay: config.sandbox.ratePerDay,
+        rateWindowMs: config.sandbox.rateWindowMs,
+        rateDayWindowMs: config.sandbox.rateDayWindowMs,
+        rateMode: config.sandbox.rateMode,
+        latencyMs: config.sandbox.latencyMs,
+        jitterMs: config.sandbox.jitterMs,
+        duplicateFolding: config.sandbox.duplicateFolding,
+      },
+    });
+    baseUrl = sandbox.baseUrl;
+  }
+
+  const endpointKey = endpointKeyOf(baseUrl);
+  const { limits, classes, expectedReplicas } = limiterSettings(config);
+  const schedulerOptions = { endpointKey, limits, classes, logger, registry: metrics.registry };
+  const budget = redis
+    ? createRedisScheduler({ ...schedulerOptions, redis, keyPrefix: config.redis.keyPrefix, expectedReplicas })
+    : createMemoryScheduler(schedulerOptions);
+
+  const gateway = createGatewayClient({
+    baseUrl,
+    failoverHosts: config.gateway.failoverHosts,
+    apiKey: config.gateway.apiKey,
+    apiPin: config.gateway.apiPin,
+    timeoutMs: config.gateway.timeoutMs,
+    connectTimeoutMs: config.gateway.connectTimeoutMs,
+    maxResponseBytes: config.gateway.maxResponseBytes,
+    cardRefField: config.gateway.cardRefField,
+    logger,
+    // A re-sent read may be counted by the gateway: it takes a read slot like any other call.
+    beforeRetry: async () => {
+      await budget.run('read', async (): Promise<GatewayResult<null>> => ({ value: null, rateLimit: undefined, host: '', status: 0 }));
+    },
+    onCall: (e) => {
+      metrics.upstreamCalls.inc({ operation: e.op, outcome: e.outcome });
+      metrics.upstreamDuration.observe({ operation: e.op }, e.durationMs / 1000);
+    },
+  });
+
+  const cache = redis ? createRedisTokenCache({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryTokenCache();
+  const store = createReadThrough({ cache, ttlOf: tokenTtlFromConfig(config.cache), lockTtlMs: config.cache.lockTtlMs, lockWaitMs: config.cache.lockWaitMs, logger });
+  const idempotencySettings = { retentionMs: config.idempotency.retentionMs, inProgressRetryAfterSec: config.idempotency.inProgressRetryAfterSec };
+  const idempotency = redis
+    ? createRedisIdempotencyStore({ redis, keyPrefix: config.redis.keyPrefix, ...idempotencySettings })
+    : createMemoryIdempotencyStore(idempotencySettings);
+
+  const tokens = createTokenService({ gateway, budget, store, metrics });
+  const sales = createSaleService({ gateway, budget, tokens, logger, metrics });
+  const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
+
+  let draining = false;
+  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, idempotency, draining: () => draining });
+  const admin = createAdminApp({
+    metrics,
+    readiness: {
+      draining: () => draining,
+      async check() {
+        if (!redis) return [];
+        try {
+          await withTimeout(redis.ping(), 1000);
+          return [];
+        } catch {
+          return ['redis'];
+        }
+      },
+    },
+  });
+
+  let queueStopped = false;
+  return {
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox,
+    draining: () => draining,
+    startDraining: () => {
+      draining = true;
+    },
+    async stopQueue() {
+      if (queueStopped) return;
+      queueStopped = true;
+      await budget.close();
+    },
+    async close() {
+      draining = true;
+      if (!queueStopped) await budget.close();
+      queueStopped = true;
+      gateway.close();
+      if (ownsRedis && redis) await redis.quit().catch(() => redis.disconnect());
+      if (sandbox) await sandbox.close();
+    },
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

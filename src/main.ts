@@ -1,0 +1,97 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { devBanner } from './cli/dev-banner';
+import { buildService, type Service } from './compose';
+import { ConfigError, loadConfig } from './config';
+import type { Config } from './config/types';
+import { createLogger, type Logger } from './observability/logger';
+
+/**
+ * Composition root: config → logger → service (Redis, gateway, stores, apps) → servers → signals.
+ * Shutdown (SIGTERM/SIGINT): /readyz turns 503 at once; the public server stops accepting and closes idle
+ * keep-alive connections; calls still queued for the budget after `SHUTDOWN_GRACE_MS` are answered 503 with
+ * Retry-After; in-flight requests (sales included) may finish up to the gateway timeout; then Redis closes
+ * and the process exits 0. Kubernetes' preStop pause covers endpoint propagation before SIGTERM.
+ */
+function listen(server: http.Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as AddressInfo;
+      resolve(`http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound}`);
+    });
+  });
+}
+
+function closeServer(server: http.Server, deadlineMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      resolve();
+    }, deadlineMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+async function shutdown(service: Service, servers: { api: http.Server; admin: http.Server }, config: Config, logger: Logger, signal: string): Promise<void> {
+  logger.info('shutting down', { signal });
+  service.startDraining();
+  const apiClosed = closeServer(servers.api, config.gateway.timeoutMs + config.http.shutdownGraceMs);
+  const queueTimer = setTimeout(() => void service.stopQueue(), config.http.shutdownGraceMs);
+  await apiClosed;
+  clearTimeout(queueTimer);
+  await service.close();
+  await closeServer(servers.admin, 1000);
+  logger.info('stopped');
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) process.stderr.write(`tokengate: config: ${problem}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.logLevel, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.sandbox.apiPin], defaultMeta: { service: 'tokengate' } });
+  process.on('uncaughtException', (err) => {
+    logger.error('uncaught exception', { err });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    logger.error('unhandled rejection', { err });
+    process.exit(1);
+  });
+
+  const service = await buildService(config, logger);
+  const api = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 }, service.app);
+  const admin = http.createServer(service.admin);
+  const url = await listen(api, config.host, config.port);
+  const adminUrl = await listen(admin, config.host, config.adminPort);
+  logger.info('listening', { url, adminUrl, env: config.env, gateway: service.sandbox ? 'embedded sandbox' : 'configured' });
+  if (config.env === 'development') process.stdout.write(devBanner(config, url, adminUrl, service.sandbox) + '\n');
+
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      shutdown(service, { api, admin }, config, logger, signal).then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error('shutdown failed', { err });
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+void main();
