@@ -26,23 +26,16 @@ export function utilisation(starts: readonly number[], perWindow: number, window
 }
 
 /**
- * Pairs served out of order: a call that arrived more than `toleranceMs` before another started more than
- * `startToleranceMs` after it (arrivals closer than that race to Redis and count as simultaneous; starts of
- * one slot differ by timer and process jitter).
+ * Calls served out of order: calls overtaken by a call that arrived more than `toleranceMs` after them and
+ * started more than `startToleranceMs` before them (arrivals closer than that race to Redis; starts of one slot
+ * differ by timer and process jitter). Each overtaken call counts once, however many overtook it.
  */
 export function orderViolations(
   calls: readonly { arrivedAt: number; startedAt: number }[],
   toleranceMs = 0,
   startToleranceMs = toleranceMs,
 ): number {
-  const byArrival = [...calls].sort((a, b) => a.arrivedAt - b.arrivedAt);
-  let violations = 0;
-  for (let i = 0; i < byArrival.length; i++) {
-    const later = byArrival[i] as { arrivedAt: number; startedAt: number };
-    for (let j = 0; j < i; j++) {
-      const earlier = byArrival[j] as { arrivedAt: number; startedAt: number };
-      if (earlier.arrivedAt < later.arrivedAt - toleranceMs && earlier.startedAt > later.startedAt + startToleranceMs) violations++;
-    }
-  }
-  return violations;
+  return calls.filter((earlier) =>
+    calls.some((later) => later.arrivedAt > earlier.arrivedAt + toleranceMs && later.startedAt + startToleranceMs < earlier.startedAt),
+  ).length;
 }

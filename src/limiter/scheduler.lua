@@ -28,7 +28,14 @@ local function nextMember(prefix)
 end
 
 -- Earliest r >= start with at most cap entries in every span containing r (see window-math.ts).
+-- O(log n) unless the slot goes between queued entries (a sale before queued reads): then the scan is over
+-- the last span and the queue, at most cap × (max wait / span + 2) entries.
 local function earliest(key, start, cap, span)
+  if redis.call('ZCARD', key) < cap then return start end
+  local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+  if start >= last then
+    return math.max(start, tonumber(redis.call('ZRANGE', key, -cap, -cap, 'WITHSCORES')[2]) + span)
+  end
   local raw = redis.call('ZRANGEBYSCORE', key, '(' .. s(start - span), '+inf', 'WITHSCORES')
   local e = {}
   for i = 2, #raw, 2 do e[#e + 1] = tonumber(raw[i]) end

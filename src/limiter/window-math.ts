@@ -16,6 +16,9 @@
  */
 export function earliestSlot(sorted: readonly number[], start: number, cap: number, span: number): number {
   if (cap < 1) return Number.POSITIVE_INFINITY;
+  // Fewer than cap entries in all: no span can overflow. At the tail: only the span ending at r matters.
+  if (sorted.length < cap) return start;
+  if (start >= (sorted[sorted.length - 1] as number)) return Math.max(start, (sorted[sorted.length - cap] as number) + span);
   let r = start;
   let j = firstAbove(sorted, start - span);
   for (; j + cap - 1 < sorted.length; j++) {

