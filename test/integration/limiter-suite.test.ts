@@ -157,10 +157,11 @@ describe.each<Kind>(['memory', 'redis'])('upstream scheduler (%s)', (kind) => {
     expect(maxInAnyWindow(rec.starts('read'), GUARANTEED)).toBeLessThanOrEqual(3);
     expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
     const waits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt).sort((a, b) => a - b);
-    // Upper bounds leave room for a loaded machine; the reads' queue is 2 windows long behind them.
-    expect(waits[1]).toBeLessThan(150);
+    // Upper bounds leave room for a loaded machine: a GC pause past M / 2 is a late wake, which costs a span.
+    const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+    expect(waits[1]).toBeLessThan(150 + lateWakes * SPAN);
     // Two per window are the sales' share: the next two go in the following window, far ahead of the reads.
-    expect(waits[3]).toBeLessThan(SPAN + 150);
+    expect(waits[3]).toBeLessThan(SPAN + 150 + lateWakes * SPAN);
     expect(Math.max(...rec.starts('read'))).toBeGreaterThan(Math.max(...rec.starts('sale')) + SPAN);
   });
 
