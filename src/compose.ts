@@ -10,7 +10,7 @@ import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type Idempot
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { connectRedis, type RedisClient } from './redis/connect';
+import { connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
@@ -53,6 +53,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const ownsRedis = !options.redis && !options.memory;
   const redis = options.memory ? undefined : (options.redis ?? connectRedis(config.redis, logger));
   if (!redis && config.env === 'production') throw new Error('production needs Redis'); // loadConfig already refuses this
+  if (redis && !(await waitForRedis(redis, 5000))) logger.warn('redis is not reachable at start; serving degraded until it is');
 
   let sandbox: RunningSandbox | undefined;
   let baseUrl = config.gateway.baseUrl;

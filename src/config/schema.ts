@@ -40,7 +40,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'gateway.ratePerDay', env: 'GATEWAY_RATE_PER_DAY', parse: int(1, 100_000_000) },
   { path: 'gateway.rateWindowMs', env: 'GATEWAY_RATE_WINDOW_MS', parse: ms },
   { path: 'gateway.rateDayWindowMs', env: 'GATEWAY_RATE_DAY_WINDOW_MS', parse: ms },
-  { path: 'gateway.rateMarginMs', env: 'GATEWAY_RATE_MARGIN_MS', parse: int(0, 600_000) },
+  { path: 'gateway.rateMarginMs', env: 'GATEWAY_RATE_MARGIN_MS', parse: int(20, 600_000) },
   { path: 'gateway.duplicateFolding', env: 'GATEWAY_DUPLICATE_FOLDING', parse: bool },
 
   { path: 'jwt.issuer', env: 'JWT_ISSUER', parse: str() },

@@ -20,7 +20,9 @@ export interface RunLoopOptions {
  */
 export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const { backend, classes, clock, logger, metrics } = opts;
-  const lateLimitMs = opts.limits.marginMs / 2;
+  // Timers fire a few ms late on a busy event loop; a tolerance of 0 would turn every wake into a
+  // re-reservation (a cascade that empties the window). The config keeps the margin at 20 ms or more.
+  const lateLimitMs = Math.max(opts.limits.marginMs / 2, 10);
   const sleepers = new Set<() => void>();
   let closed = false;
 

@@ -40,3 +40,22 @@ export function connectRedis(config: RedisConfig, logger: Logger): RedisClient |
   });
   return client;
 }
+
+/**
+ * Resolves once the connection is ready, or after `timeoutMs` (the service then starts degraded: /readyz
+ * reports Redis, sales answer 503, reads use the fallback budget). Without this wait the first commands would
+ * fail at once, because the offline queue is off on purpose.
+ */
+export function waitForRedis(client: RedisClient, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    client.on('ready', onReady);
+  });
+}

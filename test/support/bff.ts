@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import jwt from 'jsonwebtoken';
+import { buildService, type Service } from '../../src/compose';
+import { loadConfig } from '../../src/config';
+import { CapturingStream, createLogger } from '../../src/observability/logger';
+import { startSandbox, type RunningSandbox, type SandboxSettings } from '../../src/sandbox';
+import { redisUrl, uniquePrefix } from './redis';
+import { startServiceProcess, type ServiceProcess } from './service-process';
+
+export type Mode = 'in-process' | 'process';
+export const MODES: readonly Mode[] = ['in-process', 'process'];
+
+export const TEST_JWT_SECRET = 'tokengate-test-secret-0123456789abcdef';
+export const ISSUER = 'tokengate-test';
+export const AUDIENCE = 'tokengate';
+
+export interface Claims {
+  sub: string;
+  scope?: string;
+  custkey?: string;
+}
+
+/** A tokengate under test: the service (in this process or as `node dist/main.js`) in front of a sandbox. */
+export interface Bff {
+  mode: Mode;
+  url: string;
+  adminUrl: string;
+  sandbox: RunningSandbox;
+  /** Everything the service logged so far (JSON lines). */
+  logs(): string;
+  /** Stops the service and starts a new one on the same Redis and key prefix (state must survive). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** An HS256 token as callers would send it; `overrides` lets attack tests break it. */
+export function token(claims: Claims, options: { expiresIn?: number; secret?: string; issuer?: string; audience?: string } = {}): string {
+  return jwt.sign({ ...claims }, options.secret ?? TEST_JWT_SECRET, {
+    algorithm: 'HS256',
+    expiresIn: options.expiresIn ?? 300,
+    issuer: options.issuer ?? ISSUER,
+    audience: options.audience ?? AUDIENCE,
+  });
+}
+
+export interface BffOptions {
+  mode?: Mode;
+  env?: Record<string, string>;
+  sandbox?: Partial<SandboxSettings>;
+}
+
+export async function startBff(options: BffOptions = {}): Promise<Bff> {
+  const mode = options.mode ?? 'in-process';
+  const sandbox = await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, slowCardScale: 0.05, ...options.sandbox } });
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    REDIS_URL: redisUrl(),
+    REDIS_KEY_PREFIX: uniquePrefix('bff').replace(/[^A-Za-z0-9:_-]/g, '_'),
+    GATEWAY_BASE_URL: sandbox.baseUrl,
+    GATEWAY_TIMEOUT_MS: '1500',
+    GATEWAY_RATE_PER_MINUTE: '100000',
+    GATEWAY_RATE_PER_DAY: '1000000',
+    LIMITER_SALE_RESERVED_SLOTS: '0',
+    JWT_SECRET: TEST_JWT_SECRET,
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+    JWT_ALGORITHMS: 'HS256',
+    ...options.env,
+  };
+  const running = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env);
+  let current = running;
+  let earlierLogs = '';
+  return {
+    mode,
+    get url() {
+      return current.url;
+    },
+    get adminUrl() {
+      return current.adminUrl;
+    },
+    sandbox,
+    logs: () => earlierLogs + current.logs(),
+    async restart() {
+      earlierLogs += current.logs();
+      await current.stop();
+      current = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env);
+    },
+    async stop() {
+      await current.stop();
+      await sandbox.close();
+    },
+  };
+}
+
+interface Running {
+  url: string;
+  adminUrl: string;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function startInProcess(env: Record<string, string>): Promise<Running> {
+  const config = loadConfig({ env });
+  const stream = new CapturingStream();
+  const logger = createLogger({ level: config.logLevel, stream, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret] });
+  const service: Service = await buildService(config, logger);
+  const api = http.createServer(service.app);
+  const admin = http.createServer(service.admin);
+  const url = await listen(api);
+  const adminUrl = await listen(admin);
+  return {
+    url,
+    adminUrl,
+    logs: () => stream.text(),
+    async stop() {
+      service.startDraining();
+      api.closeAllConnections();
+      admin.closeAllConnections();
+      await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => admin.close(r))]);
+      await service.close();
+    },
+  };
+}
+
+async function startAsProcess(env: Record<string, string>): Promise<Running> {
+  const proc: ServiceProcess = await startServiceProcess(env);
+  return {
+    url: proc.url,
+    adminUrl: proc.adminUrl,
+    logs: () => proc.output(),
+    async stop() {
+      await proc.stop('SIGTERM');
+    },
+  };
+}
