@@ -19,6 +19,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
+  // eslint-disable-next-line no-console -- the one skip message, printed once at load time so it is never silent
   console.warn(`docs-browser: SKIPPED, ${CHROMIUM} is missing; install it with \`apt-get install -y chromium\` (.ci/run does)`);
 }
 const describeIfChromium = haveChromium ? describe : describe.skip;
