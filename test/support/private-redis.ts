@@ -1,0 +1,78 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './ports';
+
+/**
+ * A redis-server of this test file alone, so it can be shut down and restarted without touching the shared
+ * Redis (never stopped, never flushed). No persistence: `shutdown nosave` loses every key, as a crashed
+ * cache-only Redis would.
+ */
+export interface PrivateRedis {
+  port: number;
+  url: string;
+  /** `redis-cli -p <port> shutdown nosave`; resolves once the process has exited. */
+  shutdown(): Promise<void>;
+  /** Starts redis-server again on the same port and waits for PING. */
+  start(): Promise<void>;
+  /** Shutdown (if running) and remove the data directory. */
+  stop(): Promise<void>;
+}
+
+function ping(port: number, timeoutMs = 300): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-private-redis-'));
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  async function start(): Promise<void> {
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = proc;
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      if (await ping(port)) return;
+      if (proc.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    proc.kill('SIGKILL');
+    throw new Error(`redis-server on port ${port} did not answer PING`);
+  }
+
+  async function shutdown(): Promise<void> {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => execFile('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], () => resolve()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    shutdown,
+    start,
+    async stop() {
+      await shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
