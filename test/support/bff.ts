@@ -48,6 +48,8 @@ export interface BffOptions {
   mode?: Mode;
   env?: Record<string, string>;
   sandbox?: Partial<SandboxSettings>;
+  /** The gateway path segment after /api/ (default v2; e.g. IPACCESS for the sandbox's test path). */
+  endpoint?: string;
 }
 
 export async function startBff(options: BffOptions = {}): Promise<Bff> {
@@ -58,7 +60,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     LOG_LEVEL: 'info',
     REDIS_URL: redisUrl(),
     REDIS_KEY_PREFIX: uniquePrefix('bff').replace(/[^A-Za-z0-9:_-]/g, '_'),
-    GATEWAY_BASE_URL: sandbox.baseUrl,
+    GATEWAY_BASE_URL: `${sandbox.url}/api/${options.endpoint ?? 'v2'}/`,
     GATEWAY_TIMEOUT_MS: '1500',
     GATEWAY_RATE_PER_MINUTE: '100000',
     GATEWAY_RATE_PER_DAY: '1000000',
