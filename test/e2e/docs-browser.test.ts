@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { freePort } from '../support/ports';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -67,8 +66,9 @@ describeIfChromium('docs page in headless Chromium', () => {
   let userDataDir: string;
 
   beforeAll(async () => {
-    // Development mode without REDIS_URL: in-memory stores and the embedded sandbox, all on free ports.
-    service = await startServiceProcess({ NODE_ENV: 'development', SANDBOX_PORT: String(await freePort()) });
+    // Development mode without REDIS_URL: in-memory stores and the embedded sandbox (on port 0);
+    // startServiceProcess gives PORT and ADMIN_PORT free ports.
+    service = await startServiceProcess({ NODE_ENV: 'development' });
     userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-'));
     // A new empty profile, as the probe used; Playwright takes it as launchPersistentContext's first argument.
     browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: FLAGS, timeout: 15000, viewport: { width: 1100, height: 1400 } });

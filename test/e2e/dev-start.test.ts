@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+
+/**
+ * The contract's "`npm ci && npm start` on a fresh clone prints a curl that succeeds against it as printed".
+ * `npm start` is `npm run build` (prestart) then `node dist/main.js` in development mode; the test runs the
+ * built file as a process (npm is not run inside a test), reads the banner from its stdout, and runs the
+ * printed `export TOKEN=...` line and curl commands through bash, byte for byte as printed.
+ */
+
+interface Banner {
+  exportLine: string;
+  saleCurl: string;
+  methodsCurl: string;
+}
+
+/** Finds the banner's commands in the process output (log lines are interleaved; the banner is one write). */
+function parseBanner(output: string): Banner | undefined {
+  const lines = output.split('\n');
+  const exportLine = lines.find((l) => /^\s*export TOKEN=\S+$/.test(l));
+  const start = lines.findIndex((l) => /^\s*curl -s -X POST /.test(l));
+  const methodsCurl = lines.find((l) => /^\s*curl -s \S+\/payment_methods /.test(l));
+  if (!exportLine || start < 0 || !methodsCurl) return undefined;
+  let end = start;
+  while (end < lines.length - 1 && (lines[end] ?? '').endsWith('\\')) end++;
+  return { exportLine, saleCurl: lines.slice(start, end + 1).join('\n'), methodsCurl };
+}
+
+async function waitForBanner(service: ServiceProcess, timeoutMs = 5000): Promise<Banner> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const banner = parseBanner(service.output());
+    if (banner) return banner;
+    if (Date.now() > deadline) throw new Error(`no dev banner on stdout:\n${service.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface CurlAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * Runs the printed lines in `bash -c`, unchanged. The status and content type are read without editing the
+ * command: curl also reads its config file from CURL_HOME, where this test puts one `write-out` option.
+ */
+function runAsPrinted(script: string, curlHome: string): Promise<CurlAnswer> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', ['-c', script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: curlHome, CURL_HOME: curlHome }, timeout: 10000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`bash -c failed (${err.message}): ${stderr}`));
+      const match = /\n__curl__ (\d{3}) (.*)$/.exec(stdout);
+      if (!match) return reject(new Error(`no status line in curl output: ${stdout.slice(0, 500)}`));
+      resolve({ status: Number(match[1]), contentType: match[2] ?? '', body: stdout.slice(0, match.index) });
+    });
+  });
+}
+
+describe('npm start in development prints commands that work as printed', () => {
+  let service: ServiceProcess;
+  let banner: Banner;
+  let curlHome: string;
+
+  beforeAll(async () => {
+    // What `npm start` runs after its build; no REDIS_URL, so in-memory stores and the embedded sandbox.
+    // startServiceProcess passes free PORT and ADMIN_PORT (the defaults 8080/9090 could be taken here).
+    service = await startServiceProcess({ NODE_ENV: 'development' });
+    banner = await waitForBanner(service);
+    curlHome = mkdtempSync(path.join(os.tmpdir(), 'tokengate-curl-'));
+    writeFileSync(path.join(curlHome, '.curlrc'), 'write-out = "\\n__curl__ %{http_code} %{content_type}"\n');
+  }, 25000);
+
+  afterAll(async () => {
+    await service?.stop();
+    if (curlHome) rmSync(curlHome, { recursive: true, force: true });
+  });
+
+  it('when the service starts in development, then the banner names its own URL, the docs and a dev token', () => {
+    const out = service.output();
+    expect(out).toContain(`tokengate (development) listening on ${service.url}\n`);
+    expect(out).toContain(`API docs:                 ${service.url}/docs`);
+    expect(banner.saleCurl.split('\n')[0]).toContain(` ${service.url}/v1/sales \\`);
+    expect(banner.methodsCurl).toContain(` ${service.url}/v1/customers/`);
+    expect(banner.exportLine).toMatch(/export TOKEN=[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+
+  it('when the printed export and sale curl are run in bash, then the sale is approved with 201 JSON', async () => {
+    const answer = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
+    expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 201, contentType: expect.stringMatching(/^application\/json/) });
+    const sale = JSON.parse(answer.body) as { result_code?: string; amount?: string; creditcard?: { number?: string } };
+    expect(sale).toMatchObject({ result_code: 'A', amount: '10.00', creditcard: { number: '4000xxxxxxxx2224' } });
+  }, 20000);
+
+  it('when the printed sale curl is pasted a second time, then it charges again (a new Idempotency-Key each run)', async () => {
+    const first = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
+    const second = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const keys = [first, second].map((a) => (JSON.parse(a.body) as { key?: string }).key);
+    expect(keys[0]).toEqual(expect.any(String));
+    expect(keys[0]).not.toBe(keys[1]);
+  }, 20000);
+
+  it('when the printed payment-methods curl is run in bash, then 200 JSON lists only masked cards', async () => {
+    const answer = await runAsPrinted(`${banner.exportLine}\n${banner.methodsCurl}`, curlHome);
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toMatch(/^application\/json/);
+    const list = JSON.parse(answer.body) as { type?: string; data?: { ccnum4last?: string }[] };
+    expect(list.type).toBe('list');
+    expect(list.data?.length).toBeGreaterThan(0);
+    for (const method of list.data ?? []) expect(method.ccnum4last).toMatch(/^\d{4}$/);
+    expect(list.data?.map((m) => m.ccnum4last)).toContain('2224');
+    // No full card number anywhere in the answer (masked forms such as 4000xxxxxxxx2224 only).
+    expect(answer.body).not.toMatch(/\d{12,}/);
+  }, 20000);
+});
