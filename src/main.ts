@@ -25,14 +25,19 @@ function listen(server: http.Server, host: string, port: number): Promise<string
 
 function closeServer(server: http.Server, deadlineMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.closeAllConnections();
-      resolve();
-    }, deadlineMs);
-    server.close(() => {
+    // server.close() drops only the connections idle at that moment: a keep-alive connection whose request
+    // was in flight turns idle later and would hold the close until keepAliveTimeout (65 s), so sweep again.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    const done = () => {
+      clearInterval(sweep);
       clearTimeout(timer);
       resolve();
-    });
+    };
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      done();
+    }, deadlineMs);
+    server.close(done);
     server.closeIdleConnections();
   });
 }
@@ -41,7 +46,9 @@ async function shutdown(service: Service, servers: { api: http.Server; admin: ht
   logger.info('shutting down', { signal });
   service.startDraining();
   const apiClosed = closeServer(servers.api, config.gateway.timeoutMs + config.http.shutdownGraceMs);
-  const queueTimer = setTimeout(() => void service.stopQueue(), config.http.shutdownGraceMs);
+  const queueTimer = setTimeout(() => {
+    service.stopQueue().catch((err: unknown) => logger.warn('stopping the budget queue failed', { err }));
+  }, config.http.shutdownGraceMs);
   await apiClosed;
   clearTimeout(queueTimer);
   await service.close();
