@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { AUDIENCE, ISSUER, TEST_JWT_SECRET } from '../support/bff';
+import { redisUrl, uniquePrefix } from '../support/redis';
+import { DIST_MAIN, ROOT } from '../support/service-process';
+
+/**
+ * Boot failures of `node dist/main.js` in production: a bad configuration stops it before anything starts,
+ * one line per problem, naming the setting and never its value; an error after boot (here the natural one: the
+ * port is taken) is logged as redacted JSON and ends the process non-zero.
+ */
+const API_KEY = 'startup-key-0123456789abcdef';
+const API_PIN = '975310';
+
+function run(env: Record<string, string>, timeoutMs = 15_000): Promise<{ code: number | null; out: string; err: string }> {
+  if (!existsSync(DIST_MAIN)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DIST_MAIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running after ${timeoutMs} ms:\n${out}\n${err}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
+}
+
+describe('production start-up of node dist/main.js', () => {
+  test('when every required setting is missing, then it exits non-zero with one line naming each', async () => {
+    const { code, out, err } = await run({ NODE_ENV: 'production' });
+    expect(code).not.toBe(0);
+    expect(out).toBe('');
+    const lines = err.trim().split('\n');
+    expect(lines.every((l) => l.startsWith('tokengate: config: '))).toBe(true);
+    for (const name of ['GATEWAY_API_KEY', 'GATEWAY_API_PIN', 'JWT_ALGORITHMS', 'REDIS_URL', 'GATEWAY_BASE_URL', 'JWT_SECRET']) {
+      expect(lines.filter((l) => l.includes(name)).length).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  test('when settings are present but unsafe, then each is named and no value is printed', async () => {
+    const shortSecret = 'short-jwt-secret-abcdefg'; // 24 chars: parses, but production wants 32
+    const devPin = '123456';
+    const { code, out, err } = await run({
+      NODE_ENV: 'production',
+      REDIS_URL: 'redis://:hunter2-redis-password@127.0.0.1:1',
+      GATEWAY_BASE_URL: 'http://127.0.0.1:1/api/v2/',
+      GATEWAY_API_KEY: API_KEY,
+      GATEWAY_API_PIN: devPin,
+      JWT_SECRET: shortSecret,
+      JWT_ALGORITHMS: 'HS256',
+    });
+    expect(code).not.toBe(0);
+    const lines = err.trim().split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/GATEWAY_BASE_URL .*https/),
+        expect.stringMatching(/GATEWAY_API_PIN .*development default/),
+        expect.stringMatching(/JWT_SECRET .*32 characters/),
+      ]),
+    );
+    expect(lines).toHaveLength(3);
+    for (const value of [shortSecret, devPin, API_KEY, 'hunter2-redis-password']) expect(out + err).not.toContain(value);
+  });
+
+  describe('after boot', () => {
+    let sandbox: RunningSandbox;
+    let blocker: net.Server;
+    let takenPort: number;
+    beforeAll(async () => {
+      sandbox = await startSandbox({ port: 0, settings: { apiKey: API_KEY, apiPin: API_PIN } });
+      blocker = net.createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      takenPort = (blocker.address() as net.AddressInfo).port;
+    });
+    afterAll(async () => {
+      await new Promise((r) => blocker.close(r));
+      await sandbox.close();
+    });
+
+    test('when an error escapes after boot (the API port is taken), then it is logged as redacted JSON and the process exits 1', async () => {
+      const { code, out, err } = await run({
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(takenPort),
+        ADMIN_PORT: '0',
+        GATEWAY_ALLOW_INSECURE: 'true',
+        GATEWAY_BASE_URL: sandbox.baseUrl,
+        GATEWAY_API_KEY: API_KEY,
+        GATEWAY_API_PIN: API_PIN,
+        REDIS_URL: redisUrl(),
+        REDIS_KEY_PREFIX: uniquePrefix('boot').replace(/[^A-Za-z0-9:_-]/g, '_'),
+        JWT_SECRET: TEST_JWT_SECRET,
+        JWT_ISSUER: ISSUER,
+        JWT_AUDIENCE: AUDIENCE,
+        JWT_ALGORITHMS: 'HS256',
+      });
+      expect(code).toBe(1);
+      const entries = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: string; message: string; err?: { code?: string } });
+      const fatal = entries.find((e) => e.level === 'error');
+      expect(fatal?.message).toMatch(/unhandled rejection|uncaught exception/);
+      expect(JSON.stringify(fatal)).toContain('EADDRINUSE');
+      for (const secret of [API_KEY, API_PIN, TEST_JWT_SECRET]) expect(out + err).not.toContain(secret);
+    });
+  });
+});
