@@ -224,13 +224,14 @@ describe('JWT verification (JWKS)', () => {
   });
 
   it('when unknown kids keep coming, then at most one refetch per cooldown', async () => {
-    const { app, stream } = appFor(jwksConfig(400));
+    // A cooldown long enough that three concurrent verifications fit inside it on a loaded machine.
+    const { app, stream } = appFor(jwksConfig(2000));
     expect((await get(app, signed('key-a'))).status).toBe(200);
     expect(fetches).toBe(1);
     await Promise.all([1, 2, 3].map(() => expect401(app, `Bearer ${signed('unknown-1')}`, stream)));
     expect(fetches).toBe(1); // inside the cooldown of the first fetch
     expect(stream.text()).toContain('"reason":"jwks_cooldown"');
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 2100));
     await Promise.all([1, 2, 3].map(() => expect401(app, `Bearer ${signed('unknown-2')}`, stream)));
     expect(fetches).toBe(2); // one refetch for the three concurrent misses
     expect((await get(app, signed('key-a'))).status).toBe(200); // known keys still verify during the cooldown
