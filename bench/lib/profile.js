@@ -1,0 +1,61 @@
+'use strict';
+/**
+ * Reads a V8 .cpuprofile (node --cpu-prof) and splits self time by where the code lives: a package under
+ * node_modules, a folder of tokengate's dist/, Node's internals, or the garbage collector / idle.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+function bucketOf(url, functionName) {
+  if (functionName === '(garbage collector)') return 'gc';
+  if (functionName === '(idle)' || functionName === '(program)') return functionName.slice(1, -1);
+  if (!url) return 'native/v8';
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return `npm:${nm[1]}`;
+  const dist = /\/dist\/([^/]+)(\/|\.js)/.exec(url);
+  if (dist) return `tokengate:${dist[1].replace(/\.js$/, '')}`;
+  if (url.startsWith('node:')) {
+    const m = /^node:(?:internal\/)?([^/]+)/.exec(url);
+    return `node:${m ? m[1] : url}`;
+  }
+  return 'other';
+}
+
+/** Self time by bucket (ms and share of non-idle time), biggest first; plus the top functions. */
+function summariseProfile(file, topN = 15) {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map();
+  const deltas = prof.timeDeltas;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const id = prof.samples[i];
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i] ?? 0));
+  }
+  const buckets = {};
+  const fns = {};
+  let busy = 0;
+  for (const [id, us] of selfUs) {
+    const n = byId.get(id);
+    const { url, functionName, lineNumber } = n.callFrame;
+    const b = bucketOf(url, functionName);
+    buckets[b] = (buckets[b] ?? 0) + us;
+    if (b !== 'idle') busy += us;
+    const key = `${functionName || '(anonymous)'} ${url ? path.basename(url) : ''}:${lineNumber + 1} [${b}]`;
+    fns[key] = (fns[key] ?? 0) + us;
+  }
+  const share = (us) => Math.round((us / busy) * 1000) / 10;
+  return {
+    busy_ms: Math.round(busy / 1000),
+    by_area: Object.entries(buckets)
+      .filter(([b]) => b !== 'idle')
+      .sort((a, b) => b[1] - a[1])
+      .map(([area, us]) => ({ area, ms: Math.round(us / 1000), pct: share(us) })),
+    top_functions: Object.entries(fns)
+      .filter(([k]) => !k.includes('[idle]'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, topN)
+      .map(([fn, us]) => ({ fn, ms: Math.round(us / 1000), pct: share(us) })),
+  };
+}
+
+module.exports = { summariseProfile, bucketOf };

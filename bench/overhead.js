@@ -1,0 +1,287 @@
+'use strict';
+/**
+ * Overhead (issue 6, item 1): the same sale at the same concurrency through tokengate, through a naive
+ * Express + http-proxy-middleware passthrough, and straight to the sandbox. autocannon runs in this process;
+ * tokengate, the proxy, the sandbox and Redis each run in their own process.
+ */
+const autocannon = require('autocannon');
+const { authorizationHeader } = require('../dist/gateway/signer');
+const { startTokengate, startNaiveProxy, mintJwt } = require('./lib/services');
+const { parseCommandStats, diffCommandStats, round } = require('./lib/stats');
+
+function runCannon(opts, makeKey) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(
+      {
+        ...opts,
+        requests: [
+          {
+            setupRequest: (req) => {
+              req.headers = { ...req.headers, 'idempotency-key': makeKey() };
+              return req;
+            },
+          },
+        ],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    inst.on('error', () => undefined);
+  });
+}
+
+function summarise(res) {
+  const ok = res['2xx'];
+  return {
+    rps: round(ok / res.duration, 1),
+    requests: res.requests.total,
+    ok,
+    non2xx: res.non2xx,
+    errors: res.errors,
+    timeouts: res.timeouts,
+    p50_ms: res.latency.p50,
+    p90_ms: res.latency.p90,
+    p99_ms: res.latency.p99,
+    max_ms: res.latency.max,
+    duration_s: round(res.duration, 2),
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid) {
+  try {
+    const stat = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[11], fields[12] = utime, stime (fields 14 and 15 of proc(5)), in clock ticks (USER_HZ = 100).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function cpuSnapshot(pids) {
+  const out = { bench_autocannon: process.cpuUsage() };
+  for (const [name, pid] of Object.entries(pids)) out[name] = cpuSeconds(pid);
+  return out;
+}
+
+/** CPU seconds used per process between two snapshots. */
+function cpuDelta(a, b) {
+  const out = {};
+  for (const name of Object.keys(a)) {
+    out[name] = name === 'bench_autocannon'
+      ? round((b[name].user - a[name].user + b[name].system - a[name].system) / 1e6, 2)
+      : round(b[name] - a[name], 2);
+  }
+  return out;
+}
+
+/** jsonwebtoken's HS256 verify alone, µs per call, in this process (a reference for the per-sale cost). */
+function jwtVerifyMicros(creds, token) {
+  const jwt = require('jsonwebtoken');
+  const opts = { algorithms: ['HS256'], issuer: creds.issuer, audience: creds.audience };
+  for (let i = 0; i < 2000; i++) jwt.verify(token, creds.jwtSecret, opts);
+  const n = 20000;
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) jwt.verify(token, creds.jwtSecret, opts);
+  return round(Number(process.hrtime.bigint() - t) / 1000 / n, 1);
+}
+
+/**
+ * Redis commands a sale sends (each a round trip unless pipelined; MULTI/EXEC would show), told apart from the
+ * commands its Lua scripts run inside Redis: MONITOR marks those with source "lua". Sequential sales, no load.
+ */
+async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) {
+  const monitor = await redis.client.duplicate().monitor();
+  const client = {};
+  let script = 0;
+  monitor.on('monitor', (_time, args, source) => {
+    if (source === 'lua') script++;
+    else {
+      const cmd = String(args[0]).toLowerCase();
+      client[cmd] = (client[cmd] ?? 0) + 1;
+    }
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  let ok = 0;
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(url + '/v1/sales', { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'idempotency-key': nextKey() }, body });
+    await res.arrayBuffer();
+    if (res.status === 201) ok++;
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  monitor.disconnect();
+  // tokengate's readiness probe and any other client work would show too: none runs during this window.
+  const total = Object.values(client).reduce((a, b) => a + b, 0);
+  return {
+    sales: ok,
+    client_commands_per_sale: round(total / n, 2),
+    client_by_command: Object.fromEntries(Object.entries(client).map(([k, v]) => [k, round(v / n, 2)])),
+    script_commands_per_sale: round(script / n, 2),
+  };
+}
+
+/** A separate short run of a fresh tokengate under --cpu-prof: where its CPU time goes on the sale path. */
+async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { summariseProfile } = require('./lib/profile');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokengate-bench-prof-'));
+  try {
+    const tg = await startTokengate('tokengate-profiled', ctx.creds, {
+      redisUrl: ctx.redis.url,
+      keyPrefix: `${prefix}-prof`,
+      gatewayBaseUrl: ctx.sandbox.baseUrl,
+      extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
+      nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+    });
+    const base = { url: `${tg.url}/v1/sales`, method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody, connections: ctx.opts.connections, timeout: 10 };
+    await runCannon({ ...base, duration: 1 }, nextKey);
+    await runCannon({ ...base, duration: ctx.opts.profileSec }, nextKey);
+    await tg.proc.stop('SIGTERM', 15000);
+    const file = fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) return { error: 'no .cpuprofile written' };
+    const summary = summariseProfile(path.join(dir, file));
+    ctx.log(`profile: ${summary.by_area.slice(0, 6).map((a) => `${a.area} ${a.pct}%`).join(', ')}`);
+    return { note: `a separate ${ctx.opts.profileSec} s run under node --cpu-prof (startup and warm-up included); self time by area, % of non-idle`, ...summary };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function commandStats(redis) {
+  return parseCommandStats(await redis.info('commandstats'));
+}
+
+/**
+ * @param ctx {creds, redis, sandbox, log, opts: {connections, warmupSec, durationSec, rounds}}
+ */
+async function runOverhead(ctx) {
+  const { creds, redis, sandbox, log } = ctx;
+  const { connections, warmupSec, durationSec, rounds } = ctx.opts;
+  const fixtures = require('../config/sandbox-fixtures.json').customers;
+  const customer = fixtures[0].key;
+  const pm = fixtures[0].payment_methods[0].key; // 4000100011112224: approved
+
+  // A valid signed header, made once: the static header the naive proxy adds and the direct caller sends.
+  const staticAuth = authorizationHeader(creds.apiKey, 'bench-static-seed-0001', creds.apiPin);
+  const tokenRes = await fetch(`${sandbox.baseUrl}customers/${customer}/payment_methods/${pm}/cardref`, { headers: { authorization: staticAuth } });
+  if (!tokenRes.ok) throw new Error(`cardref for the direct/naive body: ${tokenRes.status} ${await tokenRes.text()}`);
+  const { cardref } = await tokenRes.json();
+  const gatewayBody = JSON.stringify({ command: 'cc:sale', amount: '10.00', UMCardRef: cardref });
+  const tokengateBody = JSON.stringify({ customer, payment_method: pm, amount: '10.00' });
+
+  const prefix = `bench-oh-${Date.now().toString(36)}`;
+  const tg = await startTokengate('tokengate', creds, {
+    redisUrl: redis.url,
+    keyPrefix: prefix,
+    gatewayBaseUrl: sandbox.baseUrl,
+    // A budget that never binds (the schema's maxima); the scheduler still reserves every call in Redis.
+    extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
+  });
+  const naive = await startNaiveProxy(sandbox.url, staticAuth);
+  const bearer = mintJwt(creds, { sub: 'bench', scope: 'sales:create', custkey: customer });
+
+  // Warm the token cache (one sale) and check each path answers a sale.
+  let seq = 0;
+  const runId = Math.random().toString(36).slice(2, 8);
+  const nextKey = () => `bench-${runId}-k${(seq++).toString(36)}`;
+  const warm = await fetch(`${tg.url}/v1/sales`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'idempotency-key': nextKey() },
+    body: tokengateBody,
+  });
+  if (warm.status !== 201) throw new Error(`tokengate warm-up sale: ${warm.status} ${await warm.text()}`);
+  for (const [what, url, headers] of [
+    ['naive', `${naive.url}/v1/sales`, { 'content-type': 'application/json' }],
+    ['direct', `${sandbox.baseUrl}transactions`, { 'content-type': 'application/json', authorization: staticAuth }],
+  ]) {
+    const r = await fetch(url, { method: 'POST', headers, body: gatewayBody });
+    const body = await r.json().catch(() => ({}));
+    if (r.status !== 200 || body.result_code !== 'A') throw new Error(`${what} check sale: ${r.status} ${JSON.stringify(body)}`);
+  }
+
+  const targets = {
+    tokengate: { url: `${tg.url}/v1/sales`, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody },
+    naive: { url: `${naive.url}/v1/sales`, headers: { 'content-type': 'application/json' }, body: gatewayBody },
+    direct: { url: `${sandbox.baseUrl}transactions`, headers: { 'content-type': 'application/json', authorization: staticAuth }, body: gatewayBody },
+  };
+  const runs = { tokengate: [], naive: [], direct: [] };
+  let redisCommands = { total: 0, byCommand: {} };
+  let tokengateSales = 0;
+  // Rounds interleave the three targets, so drift on a shared box (thermal, other tenants) hits all alike.
+  for (let round_ = 0; round_ < rounds; round_++) {
+    for (const [name, t] of Object.entries(targets)) {
+      const base = { url: t.url, method: 'POST', headers: t.headers, body: t.body, connections, timeout: 10 };
+      await runCannon({ ...base, duration: warmupSec }, nextKey);
+      const before = name === 'tokengate' ? await commandStats(redis.client) : undefined;
+      const pids = { sandbox: sandbox.proc.child.pid, redis: redis.proc.child.pid };
+      if (name === 'tokengate') pids.service = tg.proc.child.pid;
+      if (name === 'naive') pids.service = naive.proc.child.pid;
+      const cpuBefore = cpuSnapshot(pids);
+      const res = await runCannon({ ...base, duration: durationSec }, nextKey);
+      const s = summarise(res);
+      s.cpu_s = cpuDelta(cpuBefore, cpuSnapshot(pids));
+      if (s.cpu_s.service !== undefined) s.service_cpu_ms_per_request = round((s.cpu_s.service * 1000) / Math.max(1, s.requests), 3);
+      if (before) {
+        const d = diffCommandStats(before, await commandStats(redis.client));
+        redisCommands = { total: redisCommands.total + d.total, byCommand: Object.fromEntries(Object.keys({ ...redisCommands.byCommand, ...d.byCommand }).map((k) => [k, (redisCommands.byCommand[k] ?? 0) + (d.byCommand[k] ?? 0)])) };
+        // Every request counts: a non-2xx one may have used Redis too (there should be none).
+        tokengateSales += s.requests;
+      }
+      runs[name].push(s);
+      log(`overhead round ${round_ + 1}/${rounds} ${name}: ${s.rps} req/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms, non-2xx ${s.non2xx}, errors ${s.errors}`);
+    }
+  }
+  const roundTrips = await redisClientCommandsPerSale(redis, tg.url, bearer, tokengateBody, nextKey, 50);
+  log(`overhead: ${roundTrips.client_commands_per_sale} client commands (round trips) and ${roundTrips.script_commands_per_sale} script-internal commands per sale, by MONITOR over 50 sequential sales`);
+  await tg.proc.stop();
+  await naive.proc.stop();
+  const profile = ctx.opts.profileSec > 0 ? await profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
+
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const agg = (name) => ({
+    rps: round(mean(runs[name].map((r) => r.rps)), 1),
+    p50_ms: round(mean(runs[name].map((r) => r.p50_ms)), 2),
+    p99_ms: round(mean(runs[name].map((r) => r.p99_ms)), 2),
+    non2xx: runs[name].reduce((a, r) => a + r.non2xx, 0),
+    errors: runs[name].reduce((a, r) => a + r.errors + r.timeouts, 0),
+    service_cpu_ms_per_request: round(mean(runs[name].map((r) => r.service_cpu_ms_per_request ?? NaN)), 3),
+    cpu_s_per_run: Object.fromEntries(Object.keys(runs[name][0].cpu_s).map((k) => [k, round(mean(runs[name].map((r) => r.cpu_s[k])), 2)])),
+    runs: runs[name],
+  });
+  const tgA = agg('tokengate');
+  const naiveA = agg('naive');
+  const directA = agg('direct');
+  const perSale = Object.fromEntries(Object.entries(redisCommands.byCommand).map(([k, v]) => [k, round(v / tokengateSales, 2)]));
+  return {
+    tokengate_rps: tgA.rps,
+    naive_rps: naiveA.rps,
+    direct_rps: directA.rps,
+    ratio: round(tgA.rps / naiveA.rps, 3),
+    p99_ms: tgA.p99_ms,
+    p50_ms: tgA.p50_ms,
+    naive_p50_ms: naiveA.p50_ms,
+    naive_p99_ms: naiveA.p99_ms,
+    direct_p50_ms: directA.p50_ms,
+    direct_p99_ms: directA.p99_ms,
+    tokengate_cpu_ms_per_sale: tgA.service_cpu_ms_per_request,
+    naive_cpu_ms_per_request: naiveA.service_cpu_ms_per_request,
+    cpu_s_per_run: { tokengate: tgA.cpu_s_per_run, naive: naiveA.cpu_s_per_run, direct: directA.cpu_s_per_run },
+    jwt_verify_us: jwtVerifyMicros(creds, bearer),
+    redis_round_trips_per_sale: roundTrips.client_commands_per_sale,
+    redis_round_trips_by_command: roundTrips.client_by_command,
+    redis_script_commands_per_sale: roundTrips.script_commands_per_sale,
+    profile,
+    redis_commands_per_sale: round(redisCommands.total / tokengateSales, 2),
+    redis_commands_per_sale_by_command: perSale,
+    connections,
+    warmup_s: warmupSec,
+    duration_s: durationSec,
+    rounds,
+    tokengate_mode: 'separate process: node dist/main.js, NODE_ENV=production, LOG_LEVEL=warn',
+    detail: { tokengate: tgA, naive: naiveA, direct: directA },
+  };
+}
+
+module.exports = { runOverhead };

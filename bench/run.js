@@ -1,0 +1,141 @@
+'use strict';
+/**
+ * `npm run bench`: overhead, budget and cache benchmarks in one bounded run on loopback, writing
+ * bench/results/latest.json, summary.md and chart.svg. Every child process is killed on every exit path.
+ * BENCH_QUICK=1 shortens every phase (a smoke run; its figures are not the committed ones).
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { installCleanup, stopAll, ROOT } = require('./lib/procs');
+const { makeCredentials, startRedis, startSandboxProcess } = require('./lib/services');
+const { runOverhead } = require('./overhead');
+const { runCache } = require('./cache');
+const { runBudget } = require('./budget');
+const { renderChart } = require('./chart');
+const { renderSummary } = require('./report');
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const OPTS = {
+  connections: 32,
+  warmupSec: QUICK ? 1 : 3,
+  durationSec: QUICK ? 3 : 10,
+  rounds: QUICK ? 1 : 2,
+  cacheSales: 30,
+  limitN: 10,
+  windowMs: 2000,
+  marginMs: 200,
+  latencyMs: 5,
+  jitterMs: 30,
+  burstPerWorker: 20,
+  floodPerWorker: 10,
+  floodEveryMs: 600,
+  orderToleranceMs: 25,
+  budgetTimeoutMs: 120_000,
+  profileSec: QUICK ? 3 : 6,
+};
+const HARD_LIMIT_MS = 9 * 60 * 1000;
+
+function log(msg) {
+  process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+function machine() {
+  let redisVersion = 'unknown';
+  try {
+    redisVersion = execFileSync('redis-server', ['--version']).toString().trim();
+  } catch {
+    // reported as unknown
+  }
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  } catch {
+    // not a git checkout
+  }
+  const cpus = os.cpus();
+  return {
+    cores: cpus.length,
+    cpu_model: cpus[0]?.model ?? 'unknown',
+    memory_gib: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    redis: redisVersion,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    load_average_at_start: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    commit,
+  };
+}
+
+async function main() {
+  installCleanup();
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const hardStop = setTimeout(() => {
+    process.stderr.write('bench: hard time limit reached, stopping\n');
+    stopAll().finally(() => process.exit(2));
+  }, HARD_LIMIT_MS);
+  hardStop.unref();
+
+  const info = machine();
+  log(`machine: ${info.cores} cores, node ${info.node}, load ${info.load_average_at_start.join(' ')}`);
+  const creds = makeCredentials();
+  const redis = await startRedis();
+  const sandbox = await startSandboxProcess(creds);
+  log(`redis ${redis.url}, sandbox ${sandbox.url}`);
+  const ctx = { creds, redis, sandbox, log, opts: OPTS };
+  const durations = {};
+
+  let t = Date.now();
+  const overhead = await runOverhead(ctx);
+  durations.overhead_s = Math.round((Date.now() - t) / 100) / 10;
+
+  t = Date.now();
+  const cache = await runCache(ctx);
+  durations.cache_s = Math.round((Date.now() - t) / 100) / 10;
+
+  t = Date.now();
+  const budget = await runBudget(ctx);
+  durations.budget_s = Math.round((Date.now() - t) / 100) / 10;
+
+  await redis.client.quit().catch(() => undefined);
+  await stopAll();
+  durations.total_s = Math.round((Date.now() - t0) / 100) / 10;
+
+  const result = {
+    overhead,
+    budget,
+    cache,
+    budget_setup: {
+      limit_per_window: OPTS.limitN,
+      window_ms: OPTS.windowMs,
+      tokengate_margin_ms: OPTS.marginMs,
+      sandbox_mode: 'sliding',
+      sandbox_latency_ms: `${OPTS.latencyMs} + uniform 0..${OPTS.jitterMs} (${OPTS.latencyMs + OPTS.jitterMs / 2} ± ${OPTS.jitterMs / 2})`,
+      processes_per_scheduler: 3,
+      arrivals_per_process: `${OPTS.burstPerWorker} at once, then 1 every ${OPTS.floodEveryMs} ms x ${OPTS.floodPerWorker}`,
+      total_calls: 3 * (OPTS.burstPerWorker + OPTS.floodPerWorker),
+      order_tolerance_ms: OPTS.orderToleranceMs,
+    },
+    machine: info,
+    quick: QUICK,
+    started_at: startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    durations,
+  };
+  const dir = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, 'chart.svg'), renderChart(result));
+  fs.writeFileSync(path.join(dir, 'summary.md'), renderSummary(result));
+  log(`wrote bench/results/latest.json, summary.md, chart.svg in ${durations.total_s} s`);
+  log(`ratio ${overhead.ratio}; tokengate 429s ${budget.tokengate.upstream_429}, peak ${budget.tokengate.peak_in_window}/${budget.tokengate.limit}, utilisation ${budget.tokengate.utilisation}; cache upstream calls ${cache.upstream_calls}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench failed: ${err?.stack ?? err}\n`);
+    stopAll().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,45 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the benchmark is plain CommonJS JavaScript under bench/ */
+interface CommandStats {
+  total: number;
+  byCommand: Record<string, number>;
+}
+const stats = require('../../bench/lib/stats') as {
+  percentile(values: number[], p: number): number;
+  parseCommandStats(info: string, exclude?: string[]): CommandStats;
+  diffCommandStats(before: CommandStats, after: CommandStats): CommandStats;
+  round(x: number, digits?: number): number;
+};
+const profile = require('../../bench/lib/profile') as { bucketOf(url: string, functionName: string): string };
+
+describe('bench measurement helpers', () => {
+  test('when asked for percentiles, then they are nearest-rank over the sorted values', () => {
+    const values = [5, 1, 4, 2, 3, 6, 7, 8, 9, 10];
+    expect(stats.percentile(values, 50)).toBe(5);
+    expect(stats.percentile(values, 99)).toBe(10);
+    expect(stats.percentile(values, 0)).toBe(1);
+    expect(stats.percentile([42], 99)).toBe(42);
+    expect(stats.percentile([], 50)).toBeNaN();
+  });
+
+  test('when INFO commandstats is parsed, then our own INFO calls are left out and deltas count new commands from 0', () => {
+    const before = stats.parseCommandStats('# Commandstats\r\ncmdstat_info:calls=3,usec=1\r\ncmdstat_evalsha:calls=10,usec=5\r\n');
+    const after = stats.parseCommandStats('# Commandstats\r\ncmdstat_info:calls=4,usec=1\r\ncmdstat_evalsha:calls=25,usec=5\r\ncmdstat_get:calls=2,usec=1\r\n');
+    expect(before).toEqual({ total: 10, byCommand: { evalsha: 10 } });
+    expect(stats.diffCommandStats(before, after)).toEqual({ total: 17, byCommand: { evalsha: 15, get: 2 } });
+  });
+
+  test('when figures are rounded, then non-finite values pass through', () => {
+    expect(stats.round(1.23456, 2)).toBe(1.23);
+    expect(stats.round(Number.NaN)).toBeNaN();
+  });
+
+  test('when profile frames are bucketed, then packages, dist folders and node internals are told apart', () => {
+    expect(profile.bucketOf('file:///w/node_modules/jsonwebtoken/verify.js', 'verify')).toBe('npm:jsonwebtoken');
+    expect(profile.bucketOf('file:///w/node_modules/@scope/pkg/x.js', 'f')).toBe('npm:@scope/pkg');
+    expect(profile.bucketOf('file:///w/dist/limiter/run-loop.js', 'run')).toBe('tokengate:limiter');
+    expect(profile.bucketOf('file:///w/dist/app.js', 'createApp')).toBe('tokengate:app');
+    expect(profile.bucketOf('node:internal/http', 'x')).toBe('node:http');
+    expect(profile.bucketOf('', '(garbage collector)')).toBe('gc');
+    expect(profile.bucketOf('', 'writev')).toBe('native/v8');
+  });
+});
