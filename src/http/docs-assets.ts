@@ -8,6 +8,7 @@ export const DOCS_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<link rel="icon" href="data:,">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>tokengate API</title>
 <link rel="stylesheet" href="/docs/style.css">

@@ -36,9 +36,6 @@ function watch(page: Page): Problems {
   const problems: Problems = { console: [], pageErrors: [], failedRequests: [], badAnswers: [] };
   page.on('console', (msg) => {
     if (msg.type() !== 'error' && msg.type() !== 'warning') return;
-    // Chromium asks for /favicon.ico on its own and logs the 404; the page names no icon (docs-assets.ts).
-    // Tolerated by exact URL only, so any other failed load still fails the test.
-    if (new URL(msg.location().url || 'about:blank').pathname === '/favicon.ico' && /status of 404/.test(msg.text())) return;
     problems.console.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
   });
   page.on('pageerror', (err) => problems.pageErrors.push(err.message));
