@@ -1,0 +1,178 @@
+import { createHmac, createPublicKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import jwt from 'jsonwebtoken';
+import { AUDIENCE, ISSUER, TEST_JWT_SECRET, startBff, type Bff } from '../support/bff';
+
+/**
+ * JWT attacks against the whole service (in-process, real Redis, sandbox), not the middleware alone: one
+ * service per key setup (HS256 secret, RS256 PEM public key, RS256 JWKS over loopback). Every attack answers
+ * 401 unauthenticated in the error envelope, and no log line holds any part of the token. Each setup first
+ * shows a valid token gets through, so the 401s are the attacks' doing.
+ */
+jest.setTimeout(60_000);
+
+const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+const now = () => Math.floor(Date.now() / 1000);
+const pair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const keyA = pair();
+const keyB = pair();
+
+/** A token built by hand, so the header can say anything; `signer` signs `header.payload`. */
+function craft(header: object, claims: object, signer: (input: string) => string = () => ''): string {
+  const input = `${b64(header)}.${b64(claims)}`;
+  return `${input}.${signer(input)}`;
+}
+const hmac = (secret: string) => (input: string) => createHmac('sha256', secret).update(input).digest('base64url');
+const rs256 = (privateKey: string) => (input: string) => rsaSign('sha256', Buffer.from(input), privateKey).toString('base64url');
+
+let custA: string;
+const claims = (extra: object = {}) => ({ sub: 'jwt-attacker', custkey: custA, scope: 'payment_methods:read', iss: ISSUER, aud: AUDIENCE, iat: now(), exp: now() + 300, ...extra });
+
+async function probe(bff: Bff, authorization: string | undefined, path?: string): Promise<{ status: number; body: { error?: { code?: string; request_id?: string } }; id: string | null }> {
+  const res = await fetch(bff.url + (path ?? `/v1/customers/${custA}/payment_methods`), { headers: authorization === undefined ? {} : { authorization } });
+  return { status: res.status, body: (await res.json()) as { error?: { code?: string } }, id: res.headers.get('x-request-id') };
+}
+
+/** Sends every token: each must answer 401 unauthenticated, and no segment of any token may reach the logs. */
+async function expectAllRefused(bff: Bff, attacks: Record<string, string>): Promise<void> {
+  const answers: Record<string, string> = {};
+  for (const [name, t] of Object.entries(attacks)) {
+    const res = await probe(bff, `Bearer ${t}`);
+    answers[name] = `${res.status} ${res.body.error?.code} ${res.body.error?.request_id === res.id ? 'envelope' : 'bad envelope'}`;
+  }
+  expect(answers).toEqual(Object.fromEntries(Object.keys(attacks).map((n) => [n, '401 unauthenticated envelope'])));
+  const logs = bff.logs();
+  const leaked = Object.entries(attacks).flatMap(([name, t]) => t.split('.').filter((seg) => seg.length >= 16 && logs.includes(seg.slice(0, 64))).map(() => name));
+  expect(leaked).toEqual([]);
+  expect(logs).toContain('authentication failed'); // the debug reason lines exist, so the scan above read real logs
+}
+
+describe('JWT attacks on the service, HS256 secret', () => {
+  let bff: Bff;
+  beforeAll(async () => {
+    bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug' } });
+    custA = bff.sandbox.fixtures.firstCustomer().key;
+  }, 60_000);
+  afterAll(() => bff?.stop());
+
+  it('when the token is valid, then the route answers (the control for the attacks below)', async () => {
+    expect((await probe(bff, `Bearer ${craft({ alg: 'HS256', typ: 'JWT' }, claims(), hmac(TEST_JWT_SECRET))}`)).status).toBe(200);
+  });
+
+  it('when tokens are unsigned, expired, not yet valid, for another issuer or audience, or badly typed, then 401 and nothing in the logs', async () => {
+    const hs = (c: object, h: object = {}) => craft({ alg: 'HS256', typ: 'JWT', ...h }, c, hmac(TEST_JWT_SECRET));
+    await expectAllRefused(bff, {
+      algNone: craft({ alg: 'none', typ: 'JWT' }, claims()),
+      algNoneUpper: craft({ alg: 'NONE' }, claims()),
+      algNoneSigned: craft({ alg: 'none' }, claims(), hmac(TEST_JWT_SECRET)),
+      algMissing: craft({ typ: 'JWT' }, claims(), hmac(TEST_JWT_SECRET)),
+      algHs512: craft({ alg: 'HS512' }, claims(), (i) => createHmac('sha512', TEST_JWT_SECRET).update(i).digest('base64url')),
+      expired: hs(claims({ exp: now() - 120 })),
+      expiredAsString: hs(claims({ exp: String(now() + 300) })),
+      noExp: hs(claims({ exp: undefined })),
+      notYetValid: hs(claims({ nbf: now() + 300 })),
+      wrongIssuer: hs(claims({ iss: 'https://evil.example' })),
+      wrongAudience: hs(claims({ aud: 'someone-else' })),
+      audienceList: hs(claims({ aud: ['someone-else', 'another'] })),
+      subObject: hs(claims({ sub: { $ne: null } })),
+      scopeArray: hs(claims({ scope: ['payment_methods:read'] })),
+      custkeyWildcard: hs(claims({ custkey: '*' })),
+      custkeyTraversal: hs(claims({ custkey: '../customers' })),
+      wrongSecret: craft({ alg: 'HS256' }, claims(), hmac('not-the-secret-0123456789abcdef')),
+      payloadSwapped: (() => {
+        const [h, , s] = hs(claims()).split('.');
+        return `${h}.${b64(claims({ scope: 'payment_methods:read customers:any', custkey: undefined }))}.${s}`;
+      })(),
+      maliciousKid: hs(claims(), { kid: '../../../../etc/passwd' }),
+      kidInjection: hs(claims(), { kid: "x' OR '1'='1" }),
+      kidObject: hs(claims(), { kid: { $ne: 1 } }),
+      kidHuge: hs(claims(), { kid: 'k'.repeat(2000) }),
+      jku: craft({ alg: 'RS256', jku: 'http://127.0.0.1:1/jwks.json', kid: 'x' }, claims(), rs256(keyB.privateKey)),
+      embeddedJwk: craft({ alg: 'RS256', jwk: keyB.publicKey }, claims(), rs256(keyB.privateKey)),
+      oversized: hs(claims({ pad: 'x'.repeat(9 * 1024) })),
+    });
+  });
+
+  it('when the credential comes in the wrong place or shape, then 401 as well', async () => {
+    const valid = craft({ alg: 'HS256' }, claims(), hmac(TEST_JWT_SECRET));
+    const statuses = await Promise.all([
+      probe(bff, undefined, `/v1/customers/${custA}/payment_methods?access_token=${valid}`),
+      probe(bff, `Basic ${Buffer.from(`u:${valid}`).toString('base64')}`),
+      probe(bff, `Bearer ${valid}.extra`),
+      probe(bff, `Bearer  ${valid}`),
+      probe(bff, `Bearer ${'a'.repeat(12_000)}.${'b'.repeat(100)}.c`),
+      probe(bff, `Bearer ${valid}, Bearer ${valid}`),
+    ]);
+    expect(statuses.map((s) => `${s.status} ${s.body.error?.code}`)).toEqual(statuses.map(() => '401 unauthenticated'));
+  });
+});
+
+describe('JWT attacks on the service, RS256 with a PEM public key', () => {
+  let bff: Bff;
+  beforeAll(async () => {
+    bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', JWT_ALGORITHMS: 'RS256', JWT_PUBLIC_KEY: keyA.publicKey, JWT_SECRET: '' } });
+    custA = bff.sandbox.fixtures.firstCustomer().key;
+  }, 60_000);
+  afterAll(() => bff?.stop());
+
+  it('when an RS256 token is signed by the configured key, then the route answers (the control)', async () => {
+    expect((await probe(bff, `Bearer ${jwt.sign(claims(), keyA.privateKey, { algorithm: 'RS256' })}`)).status).toBe(200);
+  });
+
+  it('when the public key PEM is used as an HMAC secret (HS/RS confusion), or another key signs, then 401', async () => {
+    await expectAllRefused(bff, {
+      confusionHs256: craft({ alg: 'HS256', typ: 'JWT' }, claims(), hmac(keyA.publicKey)),
+      confusionHs256TrimmedPem: craft({ alg: 'HS256' }, claims(), hmac(keyA.publicKey.trim())),
+      confusionHs512: craft({ alg: 'HS512' }, claims(), (i) => createHmac('sha512', keyA.publicKey).update(i).digest('base64url')),
+      otherKeyPair: craft({ alg: 'RS256' }, claims(), rs256(keyB.privateKey)),
+      rs256Expired: jwt.sign(claims({ exp: now() - 120 }), keyA.privateKey, { algorithm: 'RS256' }),
+      rs256NotYetValid: jwt.sign(claims({ nbf: now() + 300 }), keyA.privateKey, { algorithm: 'RS256' }),
+      rs256WrongIssuer: jwt.sign(claims({ iss: 'other' }), keyA.privateKey, { algorithm: 'RS256' }),
+      algNone: craft({ alg: 'none' }, claims()),
+    });
+  });
+});
+
+describe('JWT attacks on the service, RS256 keys from a JWKS endpoint on loopback', () => {
+  let bff: Bff;
+  let jwks: http.Server;
+  let fetches = 0;
+  beforeAll(async () => {
+    const jwk = { ...createPublicKey(keyA.publicKey).export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' };
+    jwks = http.createServer((_req, res) => {
+      fetches++;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
+    bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', JWT_ALGORITHMS: 'RS256', JWT_JWKS_URL: url, JWT_JWKS_COOLDOWN_MS: '60000', JWT_SECRET: '' } });
+    custA = bff.sandbox.fixtures.firstCustomer().key;
+  }, 60_000);
+  afterAll(async () => {
+    await bff?.stop();
+    await new Promise((r) => jwks?.close(r));
+  });
+
+  it('when a token names the published kid, then it is accepted (the control)', async () => {
+    expect((await probe(bff, `Bearer ${jwt.sign(claims(), keyA.privateKey, { algorithm: 'RS256', keyid: 'k1' })}`)).status).toBe(200);
+  });
+
+  it('when kids are unknown or malicious, then 401, and the JWKS endpoint is not hammered (one refetch per cooldown)', async () => {
+    const before = fetches;
+    await expectAllRefused(bff, {
+      unknownKid: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k2' }),
+      unknownKidAgain: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k3' }),
+      knownKidOtherKey: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k1' }),
+      // Without a kid the single published key is used (src/http/jwks.ts): only its signature passes.
+      noKidOtherKey: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256' }),
+      traversalKid: craft({ alg: 'RS256', kid: '../../k1' }, claims(), rs256(keyA.privateKey)),
+      urlKid: craft({ alg: 'RS256', kid: 'http://127.0.0.1:1/evil' }, claims(), rs256(keyA.privateKey)),
+      nulKid: craft({ alg: 'RS256', kid: 'k1\u0000' }, claims(), rs256(keyA.privateKey)),
+      numberKid: craft({ alg: 'RS256', kid: 1 }, claims(), rs256(keyA.privateKey)),
+      hsWithJwkModulus: craft({ alg: 'HS256', kid: 'k1' }, claims(), hmac(keyA.publicKey)),
+    });
+    expect(fetches - before).toBeLessThanOrEqual(1);
+  });
+});
