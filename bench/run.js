@@ -20,8 +20,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const OPTS = {
   connections: 32,
   warmupSec: QUICK ? 1 : 3,
-  durationSec: QUICK ? 3 : 10,
-  rounds: QUICK ? 1 : 2,
+  durationSec: QUICK ? 3 : 8,
+  rounds: QUICK ? 1 : 3,
   cacheSales: 30,
   limitN: 10,
   windowMs: 2000,

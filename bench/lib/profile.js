@@ -31,6 +31,10 @@ function summariseProfile(file, topN = 15) {
     const id = prof.samples[i];
     selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i] ?? 0));
   }
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const label = (n) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url ? path.basename(n.callFrame.url) : ''}:${n.callFrame.lineNumber + 1}`;
+  const stacks = {};
   const buckets = {};
   const fns = {};
   let busy = 0;
@@ -42,6 +46,13 @@ function summariseProfile(file, topN = 15) {
     if (b !== 'idle') busy += us;
     const key = `${functionName || '(anonymous)'} ${url ? path.basename(url) : ''}:${lineNumber + 1} [${b}]`;
     fns[key] = (fns[key] ?? 0) + us;
+    if (b !== 'idle') {
+      // The function and the seven frames that called it: who is behind a native hot spot.
+      const chain = [label(n)];
+      for (let p = parent.get(id), k = 0; p !== undefined && k < 7; p = parent.get(p), k++) chain.push(label(byId.get(p)));
+      const sk = chain.join(' <- ');
+      stacks[sk] = (stacks[sk] ?? 0) + us;
+    }
   }
   const share = (us) => Math.round((us / busy) * 1000) / 10;
   return {
@@ -55,6 +66,10 @@ function summariseProfile(file, topN = 15) {
       .sort((a, b) => b[1] - a[1])
       .slice(0, topN)
       .map(([fn, us]) => ({ fn, ms: Math.round(us / 1000), pct: share(us) })),
+    top_stacks: Object.entries(stacks)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([stack, us]) => ({ stack, ms: Math.round(us / 1000), pct: share(us) })),
   };
 }
 
