@@ -32,9 +32,12 @@ function newCase(tag: string): SaleCase {
   return { key: `${tag}-${run}-${n}`, invoice: `f.${tag}.${run}.${n}`, amount: `${1 + (n % 50)}.${String(n % 100).padStart(2, '0')}`, answers: [], ...card };
 }
 
-/** Sends every case once, all at once; the first `dupes` also a second time at the same moment (another replica). */
+/** Sends every case once, all at once, spread over the replicas; the first `dupes` also a second time at the same moment on the next replica. */
 async function burst(cases: SaleCase[], dupes = 0): Promise<void> {
-  await Promise.all([...cases.map((c) => sendSale(replicas, c)), ...cases.slice(0, dupes).map((c) => sendSale(replicas, c))]);
+  await Promise.all([
+    ...cases.map((c, i) => sendSale(replicas, c, { replica: i % 3 })),
+    ...cases.slice(0, dupes).map((c, i) => sendSale(replicas, c, { replica: (i + 1) % 3 })),
+  ]);
 }
 
 /** After the faults: every key once more, so each reports its settled state (replay, unknown, or a first charge). */

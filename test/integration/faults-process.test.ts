@@ -109,6 +109,10 @@ describe('sales through process and Redis faults, 3 replicas', () => {
     fire(outage, 12);
     await Promise.all(inFlight.splice(0));
     expect(await Promise.all([0, 1, 2].map(readyz))).toEqual([503, 503, 503]);
+    // Reads go on through each replica's share of the budget (contract, guarantee 5).
+    const reader = token({ sub: `reader-${run}`, custkey: card.customer, scope: 'payment_methods:read' });
+    const reads = await Promise.all([0, 1, 2].map((replica) => replicas.call({ replica, path: `/v1/customers/${card.customer}/payment_methods`, headers: { authorization: `Bearer ${reader}` } })));
+    expect(reads.map((r) => r.status)).toEqual([200, 200, 200]);
 
     const restartedAt = Date.now();
     await redis.start();
