@@ -22,7 +22,7 @@ const APPROVED = ['4000100011112224', '4000100111112223', '4000100211112222', '4
 let sandbox: RunningSandbox;
 let redis: PrivateRedis;
 let replicas: Replicas;
-let cards: { customer: string; paymentMethod: string; bearer: string }[] = [];
+const cards: { customer: string; paymentMethod: string; bearer: string }[] = [];
 let seq = 0;
 const run = randomBytes(3).toString('hex');
 

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import net from 'node:net';
 import fc from 'fast-check';
 import { containsPan } from '../../src/card/pan';
 import { startBff, token, type Bff } from '../support/bff';
@@ -47,7 +46,7 @@ function send(req: Req): Promise<Res | undefined> {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-    } catch (err) {
+    } catch {
       refusedByClient++;
       return resolve(undefined);
     }
@@ -61,7 +60,7 @@ function send(req: Req): Promise<Res | undefined> {
 /**
  * The contract for any answer: a documented status (or `ok`), the envelope, a request id, no card number.
  * Node's HTTP parser answers some raw input itself (a byte it refuses in the path, headers over 16 KiB):
- * 400/431, empty body, no request id; those are counted apart (`parserRefused`), see the framing test.
+ * 400/431, empty body, no request id; those are counted apart (`parserRefused`), see hostile-framing.test.ts.
  */
 function check(req: Req, res: Res | undefined, ok: readonly number[] = []): void {
   if (!res) return;
@@ -150,7 +149,7 @@ beforeAll(async () => {
   pmA = (bff.sandbox.fixtures.paymentMethods(custA)[0] as { key: string }).key;
 }, 60_000);
 afterAll(async () => {
-  process.stdout.write(`hostile-input: sent ${sent}, refused by client ${refusedByClient}, by parser ${parserRefused}, minted ids ${mintedIds.length}, PAN-like ${mintedIds.filter((i) => containsPan(i)).length}\n`);
+  process.stdout.write(`hostile-input: sent ${sent}, refused by client ${refusedByClient}, by parser ${parserRefused}, minted ids ${mintedIds.length}, PAN-like ${mintedIds.filter((i) => containsPan(i)).length}, card numbers planted ${planted.size}\n`);
   agent.destroy();
   await bff?.stop();
 });
@@ -334,31 +333,6 @@ describe('hostile input against one in-process service', () => {
     expect(`${res?.status} ${res?.text ? JSON.parse(res.text).error?.code : ''}`).toBe('422 card_data_forbidden');
   });
 
-  it('when raw bytes break HTTP framing (bare CR, obs-fold, huge header), then the parser refuses and the service lives', async () => {
-    const port = Number(new URL(bff.url).port);
-    const raw = (text: string) =>
-      new Promise<string>((resolve) => {
-        const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(text));
-        let out = '';
-        socket.on('data', (d) => (out += d.toString('latin1')));
-        socket.on('close', () => resolve(out));
-        socket.on('error', () => resolve(out));
-        socket.setTimeout(5000, () => socket.destroy());
-      });
-    const attempts = [
-      'GET /v1/sales HTTP/1.1\r\nHost: x\r\nX-A: a\rX-Injected: 1\r\n\r\n',
-      'GET /v1/sales HTTP/1.1\r\nHost: x\r\nX-A: a\r\n folded\r\n\r\n',
-      `GET /v1/sales HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-      'POST /v1/sales HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
-    ];
-    for (const a of attempts) {
-      sent++;
-      // Node's HTTP parser answers these itself (400, or 431 for the huge header) before the app sees them.
-      expect((await raw(a)).slice(0, 12)).toMatch(/^HTTP\/1\.1 4(00|31)$/);
-    }
-    expect((await fetch(`${bff.adminUrl}/readyz`)).status).toBe(200);
-  });
-
   it('when the storm is over, then at least 10,000 requests were answered by the service and it still charges a sale', async () => {
     expect(sent - parserRefused).toBeGreaterThanOrEqual(10_000);
     const res = await fetch(`${bff.url}/v1/sales`, {
@@ -368,7 +342,6 @@ describe('hostile input against one in-process service', () => {
     });
     expect(res.status).toBe(201);
     expect((await fetch(`${bff.adminUrl}/readyz`)).status).toBe(200);
-    process.stdout.write(`hostile-input: ${sent} requests sent, ${refusedByClient} refused by Node's client, ${planted.size} distinct card numbers planted\n`);
   });
 
   // BUG (src/http/request-id.ts, requestId): minted ids are randomUUID(), whose dash-separated digit groups
