@@ -102,9 +102,11 @@ describe('sales through process and Redis faults, 3 replicas', () => {
         inFlight.push(sendSale(replicas, c));
       }
     };
-    fire(early, 9); // in flight while Redis goes away
-    await sleep(30);
+    sandbox.update({ latencyMs: 300 }); // these sales are at the gateway when Redis goes away
+    fire(early, 9);
+    await sleep(120);
     await redis.shutdown();
+    sandbox.update({ latencyMs: 0 });
     await sleep(300); // every replica has seen the connection drop
     fire(outage, 12);
     await Promise.all(inFlight.splice(0));
@@ -130,6 +132,9 @@ describe('sales through process and Redis faults, 3 replicas', () => {
     expect(outage.map((c) => c.answers[1]?.status)).toEqual(outage.map(() => 201));
     expect(await Promise.all([0, 1, 2].map(readyz))).toEqual([200, 200, 200]);
     expect(sandbox.stats().endpoints.v2?.rateLimited ?? 0).toBe(0);
+    // The in-flight sales really straddled the outage: charged, answered, but their record could not be stored.
+    expect(early.filter((c) => c.answers[0]?.status === 201 && charges(c).length === 1).length).toBeGreaterThan(0);
+    expect(replicas.logs()).toContain('could not store the sale answer for replay');
     process.stdout.write(`faults-process redis restart: recovered per replica in ${recoveredMs.join('/')} ms; in flight ${JSON.stringify(tally(early))}\n`);
   });
 
