@@ -1,4 +1,4 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -19,6 +19,17 @@ export interface PrivateRedis {
   start(): Promise<void>;
   /** Shutdown (if running) and remove the data directory. */
   stop(): Promise<void>;
+}
+
+/** Whether `redis-server` can be started here (suites that need their own Redis skip, saying so, when not). */
+export function canStartRedis(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    process.stderr.write('redis-server is not on PATH: suites that restart their own Redis are skipped\n');
+    return false;
+  }
 }
 
 function ping(port: number, timeoutMs = 300): Promise<boolean> {
