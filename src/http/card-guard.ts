@@ -84,7 +84,8 @@ const TRACE_FORMATS: Readonly<Record<string, RegExp>> = {
 
 function headersHoldCardData(headers: NodeJS.Dict<string | string[]>): boolean {
   for (const [name, value] of Object.entries(headers)) {
-    if (isCardLikeName(name.replace(/^x-/i, ''))) return true;
+    // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
+    if (isCardLikeName(name.replace(/^x-/i, '')) || headerValueHoldsPan(name)) return true;
     const values = Array.isArray(value) ? value : [value ?? ''];
     const format = TRACE_FORMATS[name.toLowerCase()];
     if (values.some((v) => !(format?.test(v) ?? false) && headerValueHoldsPan(v))) return true;

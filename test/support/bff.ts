@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { buildService, type Service } from '../../src/compose';
+import { answerClientErrors } from '../../src/http';
 import { loadConfig } from '../../src/config';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { startSandbox, type RunningSandbox, type SandboxSettings } from '../../src/sandbox';
@@ -114,6 +115,7 @@ async function startInProcess(env: Record<string, string>): Promise<Running> {
   const logger = createLogger({ level: config.logLevel, stream, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret] });
   const service: Service = await buildService(config, logger);
   const api = http.createServer(service.app);
+  answerClientErrors(api, logger);
   const admin = http.createServer(service.admin);
   const url = await listen(api);
   const adminUrl = await listen(admin);
