@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.sandbox.apiPin], defaultMeta: { service: 'tokengate' } });
+  const logger = createLogger({ level: config.logLevel, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin], defaultMeta: { service: 'tokengate' } });
   process.on('uncaughtException', (err) => {
     logger.error('uncaught exception', { err });
     process.exit(1);

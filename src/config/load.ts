@@ -145,7 +145,8 @@ function missingInProduction(out: Json): string[] {
   const gateway = (out.gateway ?? {}) as Json;
   const jwt = (out.jwt ?? {}) as Json;
   const problems: string[] = [];
-  if (!redis.url && !(Array.isArray(redis.clusterNodes) && redis.clusterNodes.length > 0)) problems.push('REDIS_URL or REDIS_CLUSTER_NODES (redis.url) is required in production');
+  const listed = (v: unknown) => Array.isArray(v) && v.length > 0;
+  if (!redis.url && !listed(redis.clusterNodes) && !listed(redis.sentinels)) problems.push('REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS (redis.url) is required in production');
   if (!gateway.baseUrl) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) is required in production');
   if (!jwt.secret && !jwt.publicKey && !jwt.jwksUrl) problems.push('JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is required in production');
   return problems;
@@ -160,7 +161,7 @@ function crossChecks(c: Config): string[] {
   if (hs.length > 0 && !c.jwt.secret) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
   if (asymmetric.length > 0 && !c.jwt.publicKey && !c.jwt.jwksUrl) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
   if (c.limiter.saleReservedSlots >= c.gateway.ratePerMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');
-  if (c.redis.url && c.redis.clusterNodes.length > 0) problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: keep one');
+  problems.push(...redisChecks(c.redis));
 
   if (c.env !== 'production') return problems;
   if (c.gateway.baseUrl?.startsWith('http:') && !c.gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
@@ -168,5 +169,17 @@ function crossChecks(c: Config): string[] {
   if (c.gateway.apiPin.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
   if (c.jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
   if (c.jwt.secret && c.jwt.secret.length < 32) problems.push('JWT_SECRET (jwt.secret) must be at least 32 characters in production');
+  return problems;
+}
+
+/** One topology at a time; the credentials and TLS of a single node live in its URL. */
+function redisChecks(r: Config['redis']): string[] {
+  const problems: string[] = [];
+  const topologies = [r.url && 'REDIS_URL', r.clusterNodes.length > 0 && 'REDIS_CLUSTER_NODES', r.sentinels.length > 0 && 'REDIS_SENTINELS'].filter(Boolean);
+  if (topologies.length > 1) problems.push(`${topologies.join(' and ')} are ${topologies.length === 2 ? 'both' : 'all'} set: keep one`);
+  if (r.sentinels.length > 0 && !r.sentinelName) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) is required with REDIS_SENTINELS');
+  if (r.sentinelName && r.sentinels.length === 0) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) needs REDIS_SENTINELS');
+  if (r.url && r.password) problems.push('REDIS_PASSWORD (redis.password) is for Cluster or Sentinel: put a single node\'s password in REDIS_URL');
+  if (r.url && r.tls) problems.push('REDIS_TLS (redis.tls) is for Cluster or Sentinel: use a rediss:// REDIS_URL');
   return problems;
 }

@@ -25,6 +25,10 @@ export const SETTINGS: readonly Setting[] = [
 
   { path: 'redis.url', env: 'REDIS_URL', parse: secretUrl('redis:', 'rediss:'), file: true },
   { path: 'redis.clusterNodes', env: 'REDIS_CLUSTER_NODES', parse: hostList },
+  { path: 'redis.sentinels', env: 'REDIS_SENTINELS', parse: hostList },
+  { path: 'redis.sentinelName', env: 'REDIS_SENTINEL_NAME', parse: str(/^[A-Za-z0-9._-]{1,64}$/) },
+  { path: 'redis.password', env: 'REDIS_PASSWORD', parse: secret(1), file: true },
+  { path: 'redis.tls', env: 'REDIS_TLS', parse: bool },
   { path: 'redis.keyPrefix', env: 'REDIS_KEY_PREFIX', parse: str(/^[A-Za-z0-9:_-]{1,64}$/) },
 
   { path: 'gateway.baseUrl', env: 'GATEWAY_BASE_URL', parse: url('https:', 'http:') },
@@ -84,4 +88,4 @@ export const SETTINGS: readonly Setting[] = [
 ];
 
 /** Settings that may stay unset (null in JSON); every other one must end with a value. */
-export const OPTIONAL = new Set(['redis.url', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl']);
+export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl']);

@@ -34,9 +34,18 @@ export interface JwtConfig {
   jwksCooldownMs: number;
 }
 
+/** Exactly one topology: `url` (single node), `clusterNodes` (Redis Cluster) or `sentinels` + `sentinelName`. */
 export interface RedisConfig {
   url: Secret | undefined;
+  /** Seed nodes, host:port; ioredis discovers the rest. */
   clusterNodes: readonly string[];
+  /** Sentinels, host:port; they name the current master of `sentinelName`. */
+  sentinels: readonly string[];
+  sentinelName: string | undefined;
+  /** AUTH for Cluster nodes or the Sentinel-managed master (a single node carries it in its URL). */
+  password: Secret | undefined;
+  /** TLS for Cluster nodes or the Sentinel-managed master (a single node says `rediss://`). */
+  tls: boolean;
   keyPrefix: string;
 }
 

@@ -1,41 +1,99 @@
-import Redis, { Cluster } from 'ioredis';
+import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 
 export type RedisClient = Redis | Cluster;
 
 /**
- * One Redis connection for the whole process: single node (`redis://`, `rediss://` with TLS) or Redis Cluster.
- * Commands fail fast while disconnected (no offline queue), so a sale never waits on a dead Redis: it answers 503.
+ * What connectRedis will build, without connecting: the topology and the ioredis options. Pure, so the TLS
+ * and credential wiring is unit-tested without a TLS server. Holds the password in clear: never log it.
  */
-export function connectRedis(config: RedisConfig, logger: Logger): RedisClient | undefined {
-  const common = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    commandTimeout: 2000,
-    // Reconnect forever with capped backoff: recovery after a Redis restart must be automatic.
-    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+export type RedisPlan =
+  | { kind: 'none' }
+  | { kind: 'single'; options: RedisOptions }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[]; options: ClusterOptions }
+  | { kind: 'sentinel'; options: RedisOptions };
+
+// Reconnect forever with capped backoff: recovery after a Redis restart or failover must be automatic.
+const backoff = (times: number): number => Math.min(50 * 2 ** Math.min(times, 6), 2000);
+
+const COMMON: RedisOptions = {
+  // Commands fail fast while disconnected, so a sale never waits on a dead Redis: it answers 503.
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  commandTimeout: 2000,
+  retryStrategy: backoff,
+};
+
+function hostPort(entry: string): { host: string; port: number } {
+  const [host, port] = entry.split(':');
+  return { host: host as string, port: Number(port ?? 6379) };
+}
+
+/** A redis:// or rediss:// URL as explicit options; rediss:// turns TLS on, verifying the URL's host name. */
+export function singleNodeOptions(rawUrl: string): RedisOptions {
+  const url = new URL(rawUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : undefined;
+  return {
+    ...COMMON,
+    host,
+    port: Number(url.port || 6379),
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(db !== undefined && Number.isInteger(db) ? { db } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: { servername: host } } : {}),
   };
-  let client: RedisClient;
+}
+
+export function redisPlan(config: RedisConfig): RedisPlan {
+  const auth = config.password ? { password: config.password.reveal() } : {};
+  const tls = config.tls ? { tls: {} } : {};
   if (config.clusterNodes.length > 0) {
-    const nodes = config.clusterNodes.map((n) => {
-      const [host, port] = n.split(':');
-      return { host: host as string, port: Number(port ?? 6379) };
-    });
-    client = new Cluster(nodes, { enableOfflineQueue: false, clusterRetryStrategy: common.retryStrategy, redisOptions: common });
-  } else if (config.url) {
-    client = new Redis(config.url.reveal(), common);
-  } else {
-    return undefined;
+    return {
+      kind: 'cluster',
+      nodes: config.clusterNodes.map(hostPort),
+      options: { enableOfflineQueue: false, clusterRetryStrategy: backoff, redisOptions: { ...COMMON, ...auth, ...tls } },
+    };
   }
+  if (config.sentinels.length > 0) {
+    return {
+      kind: 'sentinel',
+      options: {
+        ...COMMON,
+        ...auth,
+        ...tls,
+        sentinels: config.sentinels.map(hostPort),
+        name: config.sentinelName,
+        sentinelRetryStrategy: backoff,
+        // Follow +switch-master at once: a deliberately failed-over master stays writable until the sentinel
+        // demotes it (up to ~10 s), and writes it takes meanwhile are lost.
+        failoverDetector: true,
+        // A connection still on a demoted master answers READONLY: reconnect, which asks the sentinels again.
+        reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
+      },
+    };
+  }
+  if (config.url) return { kind: 'single', options: singleNodeOptions(config.url.reveal()) };
+  return { kind: 'none' };
+}
+
+/** One Redis connection for the whole process: single node, Redis Cluster or Sentinel (see RedisConfig). */
+export function connectRedis(config: RedisConfig, logger: Logger): RedisClient | undefined {
+  const plan = redisPlan(config);
+  let client: RedisClient;
+  if (plan.kind === 'cluster') client = new Cluster(plan.nodes, plan.options);
+  else if (plan.kind === 'single' || plan.kind === 'sentinel') client = new Redis(plan.options);
+  else return undefined;
   let down = false;
   client.on('error', (err: Error & { code?: string }) => {
-    if (!down) logger.warn('redis connection error', { code: err.code ?? err.name });
+    // The code only: a message may quote the URL, and with it a password.
+    if (!down) logger.warn('redis connection error', { topology: plan.kind, code: err.code ?? err.name });
     down = true;
   });
   client.on('ready', () => {
-    if (down) logger.info('redis connection restored');
+    if (down) logger.info('redis connection restored', { topology: plan.kind });
     down = false;
   });
   return client;

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { Secret } from '../../src/config/secret';
+import type { RedisConfig } from '../../src/config/types';
+import { silentLogger } from '../../src/observability/logger';
+import { connectRedis, waitForRedis, type RedisClient } from '../../src/redis/connect';
+import { redisUrl } from '../support/redis';
+import { startRedisSentinel, type RedisSentinel } from '../support/redis-sentinel';
+
+/**
+ * connectRedis against real servers: the shared single node through REDIS_URL, and a private master + replica
+ * watched by one sentinel (redis-server --sentinel) through REDIS_SENTINELS, including a forced failover.
+ * (Redis Cluster: cluster-*.test.ts.)
+ */
+const none: RedisConfig = { url: undefined, clusterNodes: [], sentinels: [], sentinelName: undefined, password: undefined, tls: false, keyPrefix: 'tg' };
+const key = (name: string) => `tgtest:connect:${name}:${randomBytes(4).toString('hex')}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function connected(config: RedisConfig): Promise<RedisClient> {
+  const client = connectRedis(config, silentLogger());
+  if (!client) throw new Error('connectRedis returned no client');
+  if (!(await waitForRedis(client, 5000))) {
+    client.disconnect();
+    throw new Error('not ready within 5 s');
+  }
+  return client;
+}
+
+test('when REDIS_URL names the shared single node, then connectRedis reaches it', async () => {
+  const client = await connected({ ...none, url: new Secret(redisUrl()) });
+  const k = key('single');
+  try {
+    await client.set(k, 'v', 'PX', 5000);
+    expect(await client.get(k)).toBe('v');
+  } finally {
+    await client.del(k);
+    await client.quit();
+  }
+});
+
+describe('Redis Sentinel (redis-server --sentinel)', () => {
+  let sentinel: RedisSentinel | undefined;
+  let client: RedisClient | undefined;
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel({ replicas: 1 });
+  }, 20_000);
+  afterAll(async () => {
+    await client?.quit();
+    await sentinel?.stop();
+  });
+
+  test('when REDIS_SENTINELS and REDIS_SENTINEL_NAME are set, then connectRedis finds the master through the sentinel and writes to it', async () => {
+    const s = sentinel as RedisSentinel;
+    client = await connected({ ...none, sentinels: [s.sentinelsEnv], sentinelName: s.name });
+    const k = key('sentinel');
+    await client.set(k, 'through-sentinel');
+    expect(await client.get(k)).toBe('through-sentinel');
+    // It is the sentinel's master that holds it, not some other Redis.
+    const direct = await connected({ ...none, url: new Secret(`redis://${s.master.host}:${s.master.port}`) });
+    expect(await direct.get(k)).toBe('through-sentinel');
+    await direct.quit();
+  });
+
+  test('when the sentinel fails the master over, then the same client writes to the new master without a restart', async () => {
+    const s = sentinel as RedisSentinel;
+    const c = client as RedisClient;
+    const promoted = await s.failover();
+    expect(promoted.port).not.toBe(s.master.port);
+    const direct = await connected({ ...none, url: new Secret(`redis://${promoted.host}:${promoted.port}`) });
+    // Commands fail fast during the switch (no offline queue, by design): retry as a caller would. The old
+    // master stays writable until the sentinel demotes it (up to ~10 s): only the failover detector's
+    // +switch-master subscription moves the client in time, so this also proves it is on.
+    const k = key('after-failover');
+    const deadline = Date.now() + 10_000;
+    let landed = false;
+    for (let i = 0; !landed && Date.now() < deadline; i++) {
+      await c.set(k, `after-${i}`).catch(() => undefined);
+      landed = (await direct.get(k)) === `after-${i}`;
+      if (!landed) await sleep(100);
+    }
+    expect(landed).toBe(true);
+    await direct.quit();
+  }, 25_000);
+});
