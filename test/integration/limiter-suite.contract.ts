@@ -1,0 +1,312 @@
+import { performance } from 'node:perf_hooks';
+import { Registry } from 'prom-client';
+import { GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError } from '../../src/gateway/errors';
+import type { GatewayResult, RateLimitInfo } from '../../src/gateway/types';
+import { silentLogger } from '../../src/observability/logger';
+import {
+  createMemoryScheduler, createRedisScheduler, maxInAnyWindow, orderViolations, RateLimitExceededError,
+  type CallClass, type LimiterClasses, type LimiterLimits, type RunOptions, type UpstreamScheduler,
+} from '../../src/limiter';
+import type { RedisClient } from '../../src/redis/connect';
+import { uniquePrefix } from '../support/redis';
+
+/**
+ * The scheduler's contract (issue 4, items 1-3 and 5), held by BOTH implementations, as a describe-factory: run by
+ * limiter-suite.test.ts (memory, single-node Redis) and cluster-limiter.test.ts (Redis Cluster). Windows are scaled down:
+ * 5 per 500 ms + 200 ms margin (a caller may wake up to 100 ms late: a loaded 2-core CI box pauses that long). "Replicas" are separate Redis connections sharing one key (the memory
+ * scheduler is one process, so its replicas are the same instance).
+ */
+const W = 500;
+const M = 200;
+const SPAN = W + M;
+const LIMITS: LimiterLimits = { perWindow: 5, windowMs: W, perDay: 1000, dayWindowMs: 60_000, marginMs: M };
+const CLASSES: LimiterClasses = { saleMaxWaitMs: 5000, readMaxWaitMs: 3000, saleReservedSlots: 1 };
+/** Late starts are re-reserved beyond M / 2, so consecutive (N+1)-th starts are at least W + M / 2 apart. */
+const GUARANTEED = W + M / 2;
+/** Redis places slots on its clock, from before the reply that started the first call: allow that skew. */
+const TOL = 15;
+
+/** Where the scheduler keeps its state: in memory, or in a Redis reached through `connect` (single node or Cluster). */
+export type SchedulerBackend =
+  | { kind: 'memory' }
+  | {
+      kind: 'redis';
+      connect(): RedisClient;
+      /** Removes the suite's keys; a throwaway server needs none. */
+      cleanup?(redis: RedisClient, prefix: string): Promise<void>;
+    };
+interface Setup {
+  replicas: UpstreamScheduler[];
+  registry: Registry;
+  close(): Promise<void>;
+}
+
+const logger = silentLogger();
+
+async function setup(backend: SchedulerBackend, count: number, limits: Partial<LimiterLimits> = {}, classes: Partial<LimiterClasses> = {}): Promise<Setup> {
+  const registry = new Registry();
+  const opts = { endpointKey: 'v2', limits: { ...LIMITS, ...limits }, classes: { ...CLASSES, ...classes }, logger, registry };
+  if (backend.kind === 'memory') {
+    const one = createMemoryScheduler(opts);
+    return { replicas: Array.from({ length: count }, () => one), registry, close: () => one.close() };
+  }
+  const prefix = uniquePrefix('limiter');
+  const connections: RedisClient[] = Array.from({ length: count }, () => backend.connect());
+  // Warm connections, as a running service has: a first connect would look like a late wake.
+  await Promise.all(connections.map((c) => c.ping()));
+  const replicas = connections.map((redis) => createRedisScheduler({ ...opts, redis, keyPrefix: prefix, expectedReplicas: 3 }));
+  return {
+    replicas,
+    registry,
+    async close() {
+      await Promise.all(replicas.map((r) => r.close()));
+      await backend.cleanup?.(connections[0] as RedisClient, prefix);
+      await Promise.all(connections.map((c) => c.quit()));
+    },
+  };
+}
+
+interface Fired {
+  cls: CallClass;
+  arrivedAt: number;
+  attempts: number[];
+  error?: unknown;
+}
+
+function ok(rateLimit?: RateLimitInfo): GatewayResult<string> {
+  return { value: 'ok', rateLimit, host: 'test', status: 200 };
+}
+
+/** Fires calls and records when each arrived and when each attempt actually started. */
+function recorder() {
+  const calls: Fired[] = [];
+  function fire(s: UpstreamScheduler, cls: CallClass, opts?: RunOptions, body?: (attempt: number) => Promise<GatewayResult<string>>): Promise<Fired> {
+    const c: Fired = { cls, arrivedAt: performance.now(), attempts: [] };
+    calls.push(c);
+    return s
+      .run(cls, async () => {
+        c.attempts.push(performance.now());
+        return body ? body(c.attempts.length) : ok();
+      }, opts)
+      .then(() => c, (error: unknown) => Object.assign(c, { error }));
+  }
+  const starts = (cls?: CallClass) => calls.filter((c) => !cls || c.cls === cls).flatMap((c) => c.attempts);
+  return { calls, fire, starts };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const counterValue = async (registry: Registry, name: string) =>
+  ((await registry.getSingleMetric(name)?.get())?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+
+export function describeSchedulerContract(name: string, backend: SchedulerBackend): void {
+  describe(`upstream scheduler (${name})`, () => {
+    let s: Setup | undefined;
+    afterEach(async () => {
+      await s?.close();
+      s = undefined;
+    });
+
+    it('when bursts, a steady flood and idle gaps arrive at several replicas, then at most N start in any window', async () => {
+      s = await setup(backend, 3);
+      const { replicas } = s;
+      const rec = recorder();
+      const pending: Promise<Fired>[] = [];
+      for (let i = 0; i < 12; i++) pending.push(rec.fire(replicas[i % 3] as UpstreamScheduler, 'sale'));
+      await sleep(300);
+      for (let i = 0; i < 10; i++) {
+        pending.push(rec.fire(replicas[i % 3] as UpstreamScheduler, 'read'));
+        await sleep(40);
+      }
+      await Promise.all(pending);
+      await sleep(700);
+      for (let i = 0; i < 6; i++) pending.push(rec.fire(replicas[i % 3] as UpstreamScheduler, i % 2 ? 'read' : 'sale'));
+      await Promise.all(pending);
+
+      expect(rec.calls.filter((c) => c.error && !(c.error instanceof RateLimitExceededError))).toEqual([]);
+      expect(rec.calls.filter((c) => c.cls === 'sale' && c.error)).toEqual([]);
+      expect(rec.starts().length).toBeGreaterThanOrEqual(20);
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
+      expect(maxInAnyWindow(rec.starts('read'), GUARANTEED)).toBeLessThanOrEqual(4);
+    });
+
+    it('when more calls arrive than the day allows, then at most D start in any day window', async () => {
+      s = await setup(backend, 2, { perWindow: 5, windowMs: 200, perDay: 8, dayWindowMs: 1500, marginMs: 200 });
+      const rec = recorder();
+      await Promise.all(Array.from({ length: 10 }, (_, i) => rec.fire(s?.replicas[i % 2] as UpstreamScheduler, 'sale')));
+      const starts = rec.starts().sort((a, b) => a - b);
+      expect(starts).toHaveLength(10);
+      expect(maxInAnyWindow(starts, 1600)).toBeLessThanOrEqual(8);
+      expect(maxInAnyWindow(starts, 300)).toBeLessThanOrEqual(5);
+      expect((starts[8] as number) - (starts[0] as number)).toBeGreaterThanOrEqual(1700 - TOL);
+    });
+
+    it('when sales arrive one after another at different replicas, then they start in arrival order', async () => {
+      s = await setup(backend, 3);
+      const rec = recorder();
+      const pending: Promise<Fired>[] = [];
+      for (let i = 0; i < 14; i++) {
+        pending.push(rec.fire(s.replicas[i % 3] as UpstreamScheduler, 'sale'));
+        await sleep(20);
+      }
+      await Promise.all(pending);
+      expect(rec.starts()).toHaveLength(14);
+      // A caller that woke late lost its place by design (none on an idle machine).
+      const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+      expect(orderViolations(rec.calls.map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.attempts[0] as number })), 3, 40)).toBeLessThanOrEqual(lateWakes);
+    });
+
+    it('when reads flood, then they never take the slots kept for sales and a sale starts at once', async () => {
+      s = await setup(backend, 3, {}, { saleReservedSlots: 2, readMaxWaitMs: 8000 });
+      const rec = recorder();
+      const reads = Array.from({ length: 12 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'read'));
+      await sleep(100);
+      const sales = Array.from({ length: 4 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'sale'));
+      await Promise.all([...reads, ...sales]);
+      expect(rec.calls.filter((c) => c.error)).toEqual([]);
+      // Reads: at most N - reserved in any window; sales: their reserved share, in the gaps reads must leave.
+      expect(maxInAnyWindow(rec.starts('read'), GUARANTEED)).toBeLessThanOrEqual(3);
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
+      const waits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt).sort((a, b) => a - b);
+      // Upper bounds leave room for a loaded machine: a GC pause past M / 2 is a late wake, which costs a span.
+      const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+      expect(waits[1]).toBeLessThan(150 + lateWakes * SPAN);
+      // Two per window are the sales' share: the next two go in the following window, far ahead of the reads.
+      expect(waits[3]).toBeLessThan(SPAN + 150 + lateWakes * SPAN);
+      expect(Math.max(...rec.starts('read'))).toBeGreaterThan(Math.max(...rec.starts('sale')) + SPAN);
+    });
+
+    it('when a call cannot start within its maximum wait, then it is refused with a retry time and reserves nothing', async () => {
+      s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
+      const refused = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 200 });
+      expect(refused.error).toBeInstanceOf(RateLimitExceededError);
+      expect(refused.attempts).toHaveLength(0);
+      const retryAfter = (refused.error as RateLimitExceededError).retryAfterMs;
+      expect(retryAfter).toBeGreaterThan(SPAN - 200 - 60);
+      expect(retryAfter).toBeLessThanOrEqual(SPAN - 200 + 1);
+      const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 2000 });
+      // Had the refused call reserved, this one would wait two spans.
+      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200);
+      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+    });
+
+    it('when a caller wakes later than half the margin past its slot, then it reserves again instead of sending', async () => {
+      s = await setup(backend, 1, { perWindow: 1 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
+      const late = rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
+      // Block the event loop across the slot, as a long GC pause would.
+      setTimeout(() => {
+        const until = performance.now() + 300;
+        while (performance.now() < until);
+      }, SPAN - 100);
+      const c = await late;
+      expect(c.error).toBeUndefined();
+      expect((c.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(2 * SPAN - TOL);
+      // At least this one (a loaded machine may add its own).
+      expect(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')).toBeGreaterThanOrEqual(1);
+    });
+
+    it('when a caller gives up while waiting, then its slot stays used', async () => {
+      s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
+      const abort = new AbortController();
+      const gaveUp = rec.fire(s.replicas[1] as UpstreamScheduler, 'read', { signal: abort.signal });
+      await sleep(100);
+      abort.abort(new Error('client went away'));
+      expect((await gaveUp).error).toEqual(new Error('client went away'));
+      const next = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
+      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(2 * SPAN - TOL);
+    });
+
+    it('when the gateway reports more use than counted, then phantom reservations delay the next calls', async () => {
+      s = await setup(backend, 2);
+      const rec = recorder();
+      const header = { minuteUsed: 5, minuteLimit: 5, dayUsed: 5, dayLimit: 1000 };
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, async () => ok(header));
+      const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale');
+      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect(await counterValue(s.registry, 'tokengate_limiter_phantom_reservations_total')).toBe(4);
+    });
+
+    it('when the gateway reports less use than counted, then nothing is subtracted', async () => {
+      s = await setup(backend, 1, { perWindow: 2 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const low = async () => ok({ minuteUsed: 0, minuteLimit: 2, dayUsed: 0, dayLimit: 1000 });
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
+      await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
+      const third = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
+      expect((third.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+    });
+
+    it('when the gateway answers 429 with errorcode 155, then no call starts for a full window and the call is re-sent once', async () => {
+      s = await setup(backend, 2, { perWindow: 2 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      let rejectedAt = 0;
+      // The 429 arrives only once the window's other call has started (an event, not a timer: on a loaded
+      // machine a timer let that call start after the 429 and the count below included it).
+      let secondStarted: () => void = () => undefined;
+      const started = new Promise<void>((resolve) => (secondStarted = resolve));
+      const limited = rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, async (attempt) => {
+        if (attempt > 1) return ok();
+        await started;
+        await sleep(5);
+        rejectedAt = performance.now();
+        throw new GatewayRateLimitedError('rate limited', { status: 429, errorcode: 155 });
+      });
+      await sleep(5);
+      // Two more: one now, one reserved for the next window before the 429 arrives.
+      const others = [
+        rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', {}, async () => {
+          secondStarted();
+          return ok();
+        }),
+        rec.fire(s.replicas[1] as UpstreamScheduler, 'sale'),
+      ];
+      const a = await limited;
+      await Promise.all(others);
+      expect(a.error).toBeUndefined();
+      expect(a.attempts).toHaveLength(2);
+      const after = rec.starts().filter((t) => t > rejectedAt);
+      expect(after.length).toBe(2);
+      for (const t of after) expect(t).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
+      expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(1);
+    });
+
+    it('when 429/155 comes twice, or the deadline is too short, then the call is not sent a third time or is refused', async () => {
+      s = await setup(backend, 1);
+      const rec = recorder();
+      const always = async () => {
+        throw new GatewayRateLimitedError('rate limited', { status: 429, errorcode: 155 });
+      };
+      const twice = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, always);
+      expect(twice.error).toBeInstanceOf(GatewayRateLimitedError);
+      expect(twice.attempts).toHaveLength(2);
+      const short = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', { maxWaitMs: SPAN - 200 }, always);
+      expect(short.error).toBeInstanceOf(RateLimitExceededError);
+      expect(short.attempts).toHaveLength(0);
+    });
+
+    it('when the gateway times out, fails or answers a 429 without 155, then the call is not re-sent', async () => {
+      s = await setup(backend, 1);
+      const rec = recorder();
+      const errors = [
+        new GatewayTimeoutError('timeout'),
+        new GatewayServerError('bad gateway', { status: 502 }),
+        new GatewayServerError('too many', { status: 429 }),
+      ];
+      for (const err of errors) {
+        const c = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, async () => {
+          throw err;
+        });
+        expect(c.error).toBe(err);
+        expect(c.attempts).toHaveLength(1);
+      }
+      // The bare 429 still proves our count was short: the key is blocked for a full window.
+      const next = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
+      expect((next.attempts[0] as number) - (rec.calls[2]?.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+    });
+  });
+}
