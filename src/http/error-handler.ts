@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isGatewayError } from '../gateway/errors';
 import type { Logger } from '../observability/logger';
-import { ApiError, InternalError, InvalidRequest, NotFound, PayloadTooLarge, fromGatewayError } from './errors';
+import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
+import { ApiError, InternalError, InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unavailable, fromGatewayError } from './errors';
 import { REQUEST_ID_HEADER } from './request-id';
 import './types';
 
@@ -42,6 +43,10 @@ export function toApiError(err: unknown, log: Logger): ApiError {
     else log.debug('request refused', { code: err.code, status: err.status });
     return err;
   }
+  // The budget's refusals on read routes (the sales route maps its own): a queued read refused while draining
+  // or past its maximum wait must answer 503/429 with Retry-After, not 500.
+  if (err instanceof LimiterUnavailableError) return toApiError(new Unavailable(5), log);
+  if (err instanceof RateLimitExceededError) return toApiError(new RateLimited(err.retryAfterMs / 1000), log);
   if (isGatewayError(err)) {
     const mapped = fromGatewayError(err);
     log.warn('gateway call failed', { gateway_code: err.code, gateway_status: err.status, errorcode: err.errorcode, host: err.host, code: mapped.code });

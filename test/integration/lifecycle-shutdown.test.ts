@@ -128,10 +128,10 @@ describe('graceful shutdown of node dist/main.js', () => {
     passed = true;
   }, 30_000);
 
-  test('when a sale is still queued for the budget after SHUTDOWN_GRACE_MS, then it is answered 503 unavailable with Retry-After and nothing is charged', async () => {
+  test('when a sale is still queued for the budget after SHUTDOWN_GRACE_MS, then it (and a queued read) is answered 503 unavailable with Retry-After and nothing is charged', async () => {
     // Two calls a minute: the first sale takes both (token read + sale); the second waits ~a minute for a slot.
     proc = await startServiceProcess(
-      productionEnv({ SHUTDOWN_GRACE_MS: '500', GATEWAY_RATE_PER_MINUTE: '2', GATEWAY_RATE_WINDOW_MS: '60000', LIMITER_SALE_RESERVED_SLOTS: '0', LIMITER_SALE_MAX_WAIT_MS: '120000' }),
+      productionEnv({ SHUTDOWN_GRACE_MS: '500', GATEWAY_RATE_PER_MINUTE: '2', GATEWAY_RATE_WINDOW_MS: '60000', LIMITER_SALE_RESERVED_SLOTS: '0', LIMITER_SALE_MAX_WAIT_MS: '120000', LIMITER_READ_MAX_WAIT_MS: '120000' }),
     );
     const { url } = proc;
     const exited = new Promise<number | null>((resolve) => proc?.child.once('exit', (code) => resolve(code)));
@@ -140,6 +140,10 @@ describe('graceful shutdown of node dist/main.js', () => {
 
     const invoice = `queued-${Date.now().toString(36)}`;
     const queued = sale(url, fast, invoice);
+    // A token read of another card (a cache miss) queues the same way.
+    const other = sandbox.fixtures.paymentMethods(fast.customer).find((p) => p.key !== fast.pm) as { key: string };
+    const bearer = token({ sub: 'life-reader', custkey: fast.customer, scope: 'tokens:read' });
+    const read = fetch(`${url}/v1/customers/${fast.customer}/payment_methods/${other.key}/token`, { headers: { Authorization: `Bearer ${bearer}` } }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { error?: { code: string } } }));
     await sleep(300);
     proc.child.kill('SIGTERM');
     const signalledAt = Date.now();
@@ -151,6 +155,10 @@ describe('graceful shutdown of node dist/main.js', () => {
     const answeredAfter = Date.now() - signalledAt;
     expect(answeredAfter).toBeGreaterThanOrEqual(400);
     expect(answeredAfter).toBeLessThan(3000);
+    const readRes = await read;
+    expect(readRes.status).toBe(503);
+    expect(readRes.body.error?.code).toBe('unavailable');
+    expect(Number(readRes.retryAfter)).toBeGreaterThan(0);
     expect(await exited).toBe(0);
     expect(sandbox.transactions().filter((t) => t.invoice === invoice)).toHaveLength(0);
     passed = true;
