@@ -4,6 +4,7 @@ import { devBanner } from './cli/dev-banner';
 import { buildService, type Service } from './compose';
 import { ConfigError, loadConfig } from './config';
 import type { Config } from './config/types';
+import { answerClientErrors } from './http';
 import { createLogger, type Logger } from './observability/logger';
 
 /**
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
 
   const service = await buildService(config, logger);
   const api = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 }, service.app);
+  answerClientErrors(api, logger);
   const admin = http.createServer(service.admin);
   const url = await listen(api, config.host, config.port);
   const adminUrl = await listen(admin, config.host, config.adminPort);

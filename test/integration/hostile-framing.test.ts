@@ -46,12 +46,9 @@ describe('raw framing attacks on node dist/main.js', () => {
     expect((await fetch(`${bff.url}/v1/nothing`)).status).toBe(404);
   });
 
-  // BUG (src/main.ts: the public http.createServer has no 'clientError' handler): Node's parser answers
-  // these itself, `HTTP/1.1 400 Bad Request` (431 for a header over 16 KiB) with no body and no
-  // X-Request-Id, outside the contract's envelope and status table. Fix: api.on('clientError', (err, socket)
-  // => write a 400 invalid_request envelope with a fresh X-Request-Id and Connection: close, then destroy).
-  // Remove `.failing` with the fix.
-  it.failing('when Node\'s parser refuses a request, then the answer still carries X-Request-Id and the error envelope', async () => {
+  // Node's parser would answer these itself (a bare 400, or 431 for a header over 16 KiB) with no envelope
+  // and no X-Request-Id; src/http/client-error.ts answers them in the contract's shape.
+  it('when Node\'s parser refuses a request, then the answer still carries X-Request-Id and the error envelope', async () => {
     const answer = await raw(JUNK.byteInPath as string);
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toMatch(/\r\nx-request-id: [A-Za-z0-9-]{8,}\r\n/i);
