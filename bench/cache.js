@@ -3,6 +3,7 @@
  * Cache (issue 6): N concurrent sales on one uncached payment method, spread over 3 tokengate replicas on one
  * Redis with a fresh key prefix; how many cardref calls reach the sandbox (target: 1).
  */
+const { performance } = require('node:perf_hooks');
 const { startTokengate, mintJwt, sumMetric } = require('./lib/services');
 
 async function runCache(ctx) {
