@@ -10,12 +10,17 @@ import { newRequestId, REQUEST_ID_HEADER } from './request-id';
  */
 export function answerClientErrors(server: http.Server, logger: Logger): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
+    // As Node's own handler: nothing may be written once a response on this socket has started.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
     }
     const id = newRequestId();
-    const body = JSON.stringify({ error: { code: 'invalid_request', message: 'The request is invalid.', request_id: id } });
+    // A refused HEAD request gets the status and headers only: a body would corrupt the client's framing.
+    const raw = (err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket;
+    const head = raw !== undefined && raw.subarray(0, 5).toString('latin1').toUpperCase() === 'HEAD ';
+    const body = head ? '' : JSON.stringify({ error: { code: 'invalid_request', message: 'The request is invalid.', request_id: id } });
     logger.debug('request refused by the HTTP parser', { code: err.code, request_id: id });
     socket.end(
       'HTTP/1.1 400 Bad Request\r\n' +

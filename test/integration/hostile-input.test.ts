@@ -335,7 +335,7 @@ describe('hostile input against one in-process service', () => {
     expect(sent - parserRefused).toBeGreaterThanOrEqual(10_000);
     const res = await fetch(`${bff.url}/v1/sales`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${bearer()}`, 'content-type': 'application/json', 'idempotency-key': `after-${Date.now()}` },
+      headers: { authorization: `Bearer ${bearer()}`, 'content-type': 'application/json', 'idempotency-key': `after-${Date.now().toString(36)}` },
       body: JSON.stringify({ customer: custA, payment_method: pmA, amount: '2.00' }),
     });
     expect(res.status).toBe(201);
