@@ -1,13 +1,15 @@
 import request from 'supertest';
-import { startBff, token, type Bff, type BffOptions } from '../support/bff';
+import { MODES, startBff, token, type Bff, type BffOptions, type Mode } from '../support/bff';
 import { freePort } from '../support/ports';
 
 /**
  * Error-table rows and guarantees that need their own configuration: the budget refusing (429), the gateway
  * refusing our IP or credentials (502), Redis down (503), duplicate folding re-sending an unknown sale.
  */
+let mode: Mode = 'in-process';
+
 async function withBff(options: BffOptions, body: (bff: Bff, ids: { cust: string; pm: string }) => Promise<void>): Promise<void> {
-  const bff = await startBff(options);
+  const bff = await startBff({ mode, ...options });
   try {
     const cust = bff.sandbox.fixtures.firstCustomer().key;
     const pm = (bff.sandbox.fixtures.paymentMethods(cust).find((p) => p.number.endsWith('2224')) as { key: string }).key;
@@ -22,7 +24,11 @@ function sale(bff: Bff, body: object, idem: string, sub = 'cfg-user') {
   return request(bff.url).post('/v1/sales').set('Authorization', `Bearer ${bearer}`).set('Idempotency-Key', idem).set('Content-Type', 'application/json').send(JSON.stringify(body));
 }
 
-describe('tokengate under special configurations', () => {
+describe.each(MODES)('tokengate under special configurations (%s)', (m) => {
+  beforeAll(() => {
+    mode = m;
+  });
+
   it('when the budget cannot start a sale within its maximum wait, then 429 rate_limited with Retry-After, nothing is sent, and the key stays free', async () => {
     await withBff({ env: { GATEWAY_RATE_PER_MINUTE: '1', LIMITER_SALE_MAX_WAIT_MS: '0', LIMITER_READ_MAX_WAIT_MS: '0' } }, async (bff, { cust, pm }) => {
       // The token lookup takes the window's only slot; the sale itself then cannot start in time.
@@ -57,7 +63,7 @@ describe('tokengate under special configurations', () => {
 
   it('when Redis is unreachable, then sales answer 503 with Retry-After and charge nothing, while reads still work', async () => {
     const dead = await freePort();
-    await withBff({ env: { REDIS_URL: `redis://127.0.0.1:${dead}` } }, async (bff, { cust, pm }) => {
+    await withBff({ env: { REDIS_URL: `redis://127.0.0.1:${dead}` }, expectDegraded: true }, async (bff, { cust, pm }) => {
       const res = await sale(bff, { customer: cust, payment_method: pm, amount: '1.00' }, 'redis-down-key');
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('unavailable');

@@ -51,6 +51,8 @@ export interface BffOptions {
   sandbox?: Partial<SandboxSettings>;
   /** The gateway path segment after /api/ (default v2; e.g. IPACCESS for the sandbox's test path). */
   endpoint?: string;
+  /** The service is started without a reachable Redis on purpose: wait for liveness, not readiness. */
+  expectDegraded?: boolean;
 }
 
 export async function startBff(options: BffOptions = {}): Promise<Bff> {
@@ -72,7 +74,14 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     JWT_ALGORITHMS: 'HS256',
     ...options.env,
   };
-  const running = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env);
+  const degraded = options.expectDegraded === true;
+  let running: Running;
+  try {
+    running = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env, degraded);
+  } catch (err) {
+    await sandbox.close(); // or Jest waits forever on the sandbox's open server
+    throw err;
+  }
   let current = running;
   let earlierLogs = '';
   return {
@@ -88,7 +97,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     async restart() {
       earlierLogs += current.logs();
       await current.stop();
-      current = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env);
+      current = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env, degraded);
     },
     async stop() {
       await current.stop();
@@ -133,8 +142,8 @@ async function startInProcess(env: Record<string, string>): Promise<Running> {
   };
 }
 
-async function startAsProcess(env: Record<string, string>): Promise<Running> {
-  const proc: ServiceProcess = await startServiceProcess(env);
+async function startAsProcess(env: Record<string, string>, degraded: boolean): Promise<Running> {
+  const proc: ServiceProcess = await startServiceProcess(env, degraded ? { waitFor: 'healthz' } : {});
   return {
     url: proc.url,
     adminUrl: proc.adminUrl,

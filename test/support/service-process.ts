@@ -20,7 +20,11 @@ export interface ServiceProcess {
  * Starts `node dist/main.js` (the compiled service, as the Docker image runs it) with the given environment,
  * waits until /readyz answers 200 on the admin port. Build first (`npm run build`); the e2e suites check.
  */
-export async function startServiceProcess(env: Record<string, string>, options: { readyTimeoutMs?: number; entry?: string } = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  /** `waitFor: 'healthz'` for a service started degraded on purpose (e.g. Redis down: /readyz stays 503). */
+  options: { readyTimeoutMs?: number; entry?: string; waitFor?: 'readyz' | 'healthz' } = {},
+): Promise<ServiceProcess> {
   const entry = options.entry ?? DIST_MAIN;
   if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run \`npm run build\` first`);
   const port = env.PORT ?? String(await freePort());
@@ -40,7 +44,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   let ready = false;
   while (Date.now() < deadline && child.exitCode === null) {
     try {
-      const res = await fetch(`${adminUrl}/readyz`);
+      const res = await fetch(`${adminUrl}/${options.waitFor ?? 'readyz'}`);
       if (res.status === 200) {
         ready = true;
         break;
