@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from '../support/ports';
+import { startPrivateRedis } from '../support/private-redis';
 import { createReadThrough, createRedisTokenCache, type ReadThrough } from '../../src/cache';
 import type { CardRefToken } from '../../src/gateway/types';
 
@@ -13,32 +13,6 @@ const quickClose = { disconnectTimeout: 20 };
 const token: CardRefToken = { type: 'token', cardref: 'ref-1', expires: '2031-01-01', ccnumlast4: '2224', cardtype: 'Visa', custkey: 'c1', pmkey: 'pm1' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...quickClose });
-    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
-    probe.disconnect();
-    if (ok) return child;
-    await sleep(30);
-  }
-  throw new Error('private redis-server did not start');
-}
-function stopRedis(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 const readThrough = (redis: Redis, opTimeoutMs = 300, bypassMs = 200): ReadThrough =>
   createReadThrough({ cache: createRedisTokenCache({ redis, keyPrefix: 'tgtest:cachedown', opTimeoutMs }), ttlOf: () => 60_000, lockTtlMs: 1_000, lockWaitMs: 10, bypassMs });
 
@@ -78,9 +52,8 @@ test('when Redis hangs, then one read pays the timeout and the next ones skip th
 });
 
 test('when a private Redis stops and comes back, then reads work throughout and caching resumes by itself', async () => {
-  const port = await freePort();
-  let server = await startRedis(port);
-  const redis = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50, ...quickClose });
+  const server = await startPrivateRedis();
+  const redis = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50, ...quickClose });
   redis.on('error', () => undefined);
   try {
     const rt = readThrough(redis, 300, 100);
@@ -88,10 +61,10 @@ test('when a private Redis stops and comes back, then reads work throughout and 
     expect((await rt.getOrLoad('k', load)).cacheStatus).toBe('miss');
     expect((await rt.getOrLoad('k', load)).cacheStatus).toBe('hit');
 
-    await stopRedis(server);
+    await server.shutdown();
     expect(await rt.getOrLoad('k', load)).toMatchObject({ cacheStatus: 'miss', degraded: true });
 
-    server = await startRedis(port); // empty: no persistence
+    await server.start(); // empty: no persistence
     let last;
     for (let i = 0; i < 40; i++) {
       last = await rt.getOrLoad('k', load);
@@ -101,6 +74,6 @@ test('when a private Redis stops and comes back, then reads work throughout and 
     expect(last).toMatchObject({ cacheStatus: 'hit', degraded: false });
   } finally {
     redis.disconnect();
-    await stopRedis(server);
+    await server.stop();
   }
 });

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from '../support/ports';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { createRedisIdempotencyStore, fingerprintRequest, StoreUnavailableError, type IdempotencyStore } from '../../src/idempotency';
 
 /**
@@ -15,32 +15,6 @@ const lease = { leaseMs: 10_000 };
 const quickClose = { disconnectTimeout: 20 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...quickClose });
-    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
-    probe.disconnect();
-    if (ok) return child;
-    await sleep(30);
-  }
-  throw new Error('private redis-server did not start');
-}
-function stopRedis(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 async function expectUnavailable(store: IdempotencyStore): Promise<void> {
   await expect(store.begin('u1', 'k1', fp, lease)).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -76,26 +50,26 @@ test('when the client would keep retrying (ioredis defaults), then the store giv
 });
 
 describe('with a private redis-server', () => {
+  let server: PrivateRedis;
   let port: number;
-  let server: ChildProcess | undefined;
   let redis: Redis;
   beforeEach(async () => {
-    port = await freePort();
-    server = await startRedis(port);
+    server = await startPrivateRedis();
+    port = server.port;
     redis = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50, ...quickClose });
     redis.on('error', () => undefined);
   });
   afterEach(async () => {
     redis.disconnect();
-    if (server) await stopRedis(server);
+    await server.stop();
   });
 
   test('when Redis stops and comes back, then operations fail meanwhile and work again without a restart', async () => {
     const store = createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down', opTimeoutMs: 500 });
     expect((await store.begin('u1', 'before', fp, lease)).kind).toBe('started');
-    await stopRedis(server as ChildProcess);
+    await server.shutdown();
     await expectUnavailable(store);
-    server = await startRedis(port);
+    await server.start();
     let result;
     for (let i = 0; i < 40 && !result; i++) {
       result = await store.begin('u1', 'after', fp, lease).catch(() => undefined);
