@@ -65,7 +65,7 @@ function renderSummary(r) {
     '',
     `Client commands per sale: ${Object.entries(o.redis_round_trips_by_command).map(([k, v]) => `\`${k}\` ${v}`).join(', ') || 'none'}; their Lua scripts run ${o.redis_script_commands_per_sale} more commands inside Redis. ` +
       `Under load, \`INFO commandstats\` deltas on the bench's own redis-server (our INFO calls excluded, divided by tokengate requests) give: ${Object.entries(o.redis_commands_per_sale_by_command).map(([k, v]) => `\`${k}\` ${v}`).join(', ') || 'none'}.`,
-    `jsonwebtoken's HS256 verify alone, in the bench process with nothing else of the bench running: **${o.jwt_verify_us.string_secret} µs per call with the secret passed as a string** (what tokengate does today: jsonwebtoken 9 first tries \`crypto.createPublicKey\` on a string key, which throws and is caught, on every call) against **${o.jwt_verify_us.key_object} µs with a \`crypto.createSecretKey\` KeyObject** made once.`,
+    `jsonwebtoken's HS256 verify alone, in the bench process with nothing else of the bench running: **${o.jwt_verify_us.string_secret} µs per call with the secret passed as a string** (jsonwebtoken 9 first tries \`crypto.createPublicKey\` on a string key, which throws and is caught, on every call) against **${o.jwt_verify_us.key_object} µs with a \`crypto.createSecretKey\` KeyObject** made once, which is what tokengate does since this measurement (src/http/auth.ts).`,
     '',
     ...profileSection(o.profile),
     overheadVerdict(o, m),
