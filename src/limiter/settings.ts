@@ -25,8 +25,5 @@ export function limiterSettings(config: Pick<Config, 'gateway' | 'limiter'>): {
   };
 }
 
-/** The budget is per endpoint key: the path segment after `/api/` of the base URL (`v2` or a registered key). */
-export function endpointKeyOf(baseUrl: string): string {
-  const m = /\/api\/([^/?#]+)/.exec(new URL(baseUrl).pathname);
-  return m?.[1] ?? 'v2';
-}
+/** The budget is per endpoint key: the gateway client's own reading of the base URL, so both always agree. */
+export { endpointKeyOf } from '../gateway/client';
