@@ -3,6 +3,7 @@ import net from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pingRedis } from './redis-process';
 
 /**
  * Tests use a real Redis: the one at REDIS_URL (default redis://127.0.0.1:6379) when it answers PING,
@@ -11,17 +12,7 @@ import path from 'node:path';
  */
 function ping(url: string, timeoutMs = 1000): Promise<boolean> {
   const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: hostname, port: Number(port || 6379) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
+  return pingRedis(hostname, Number(port || 6379), timeoutMs);
 }
 
 function freePort(): Promise<number> {

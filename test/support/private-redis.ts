@@ -1,9 +1,9 @@
 import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
+import { pingRedis } from './redis-process';
 
 /**
  * A redis-server of this test file alone, so it can be shut down and restarted without touching the shared
@@ -32,19 +32,7 @@ export function canStartRedis(): boolean {
   }
 }
 
-function ping(port: number, timeoutMs = 300): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
-}
+const ping = (port: number) => pingRedis('127.0.0.1', port);
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();

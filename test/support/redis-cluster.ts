@@ -1,9 +1,10 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { redisCli, stopRedisProcesses } from './redis-process';
 
 /**
  * A throwaway Redis Cluster on loopback for tests: N masters, no replicas, nothing persisted, in a temp dir.
@@ -41,10 +42,7 @@ async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), ...args], { timeout: 5000 });
-  return stdout;
-}
+const cli = redisCli;
 
 async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -66,21 +64,7 @@ export async function startRedisCluster({ masters = 3 }: { masters?: number } = 
     if (stopped) return;
     stopped = true;
     // SHUTDOWN NOSAVE first (clean exit), then SIGKILL whatever is left, so no test leaks a server.
-    await Promise.all(ports.map((p) => cli(p, 'SHUTDOWN', 'NOSAVE').catch(() => undefined)));
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 1000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-          }),
-      ),
-    );
-    rmSync(dir, { recursive: true, force: true });
+    await stopRedisProcesses(ports, children, dir);
   };
 
   try {

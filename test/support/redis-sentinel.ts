@@ -1,8 +1,8 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { redisCli, stopRedisProcesses } from './redis-process';
 import { freePort } from './ports';
 
 /**
@@ -11,7 +11,6 @@ import { freePort } from './ports';
  * shipped with it) and `redis-cli` on PATH. Never touches the shared Redis.
  */
 
-const run = promisify(execFile);
 const HOST = '127.0.0.1';
 
 export interface RedisSentinel {
@@ -29,10 +28,7 @@ export interface RedisSentinel {
   stop(): Promise<void>;
 }
 
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-h', HOST, '-p', String(port), ...args], { timeout: 5000 });
-  return stdout;
-}
+const cli = redisCli;
 
 async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -53,21 +49,7 @@ export async function startRedisSentinel({ replicas = 0, name = 'tgmaster' }: { 
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await Promise.all(ports.map((p) => cli(p, 'SHUTDOWN', 'NOSAVE').catch(() => undefined)));
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 1000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-          }),
-      ),
-    );
-    rmSync(dir, { recursive: true, force: true });
+    await stopRedisProcesses(ports, children, dir);
   };
 
   const server = (args: string[]): void => {
