@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { Registry } from 'prom-client';
@@ -9,6 +7,8 @@ import {
   createRedisScheduler, limiterKeys, LimiterUnavailableError, maxInAnyWindow,
   type CallClass, type LimiterLimits, type UpstreamScheduler,
 } from '../../src/limiter';
+import { freePort } from '../support/ports';
+import { startPrivateRedis } from '../support/private-redis';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
 
 /** Redis-only behaviour (issue 4, item 4): unreachable Redis, recovery, and a Redis that lost our state. */
@@ -22,42 +22,8 @@ const logger = silentLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ok = (): GatewayResult<string> => ({ value: 'ok', rateLimit: undefined, host: 'test', status: 200 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.once('error', reject);
-  });
-}
 
-/** A private, non-persistent redis-server this test may stop (never the shared one). */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  for (let i = 0; i < 100; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return child;
-    } catch {
-      await sleep(50);
-    }
-  }
-  throw new Error('private redis-server did not start');
-}
 
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 /** A connection that reconnects quickly and never queues a command for long. */
 function connection(port: number): Redis {
@@ -113,21 +79,21 @@ describe('Redis scheduler, degraded', () => {
   });
 
   it('when Redis goes away and comes back empty, then sales fail meanwhile and, once back, nothing starts for one window', async () => {
-    const port = await freePort();
-    let server = await startRedis(port);
-    const redis = connection(port);
+    // A private, non-persistent redis-server this test may stop (never the shared one).
+    const server = await startPrivateRedis();
+    const redis = connection(server.port);
     const registry = new Registry();
     const prefix = uniquePrefix('limiter');
     const s = scheduler(redis, registry, prefix);
     try {
       expect((await timed(s, 'sale')).error).toBeUndefined();
-      await stopRedis(server);
+      await server.shutdown();
       await sleep(50);
       expect((await timed(s, 'sale')).error).toBeInstanceOf(LimiterUnavailableError);
       expect((await timed(s, 'read')).error).toBeUndefined();
 
       // Back, without the state (no persistence): an empty Redis must not be trusted for one full window.
-      server = await startRedis(port);
+      await server.start();
       const upAt = performance.now();
       let sale: { startedAt?: number; error?: unknown } = {};
       for (let i = 0; i < 50; i++) {
@@ -144,7 +110,7 @@ describe('Redis scheduler, degraded', () => {
     } finally {
       await s.close();
       redis.disconnect();
-      await stopRedis(server);
+      await server.stop();
     }
   });
 
