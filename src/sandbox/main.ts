@@ -1,5 +1,6 @@
-import { loadConfig } from '../config';
+import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../observability/logger';
+import { redactString } from '../observability/redact';
 import { startSandbox } from './index';
 
 /** `npm run sandbox`: the emulator alone, configured by the `sandbox` section of config/ (SANDBOX_* variables). */
@@ -39,7 +40,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+// Before a logger exists: config problems one per line (as main.ts), anything else scrubbed like a log line.
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
+  const lines = err instanceof ConfigError ? err.problems.map((p) => `config: ${p}`) : [err instanceof Error ? err.message : String(err)];
+  for (const line of lines) process.stderr.write(`sandbox: ${redactString(line)}\n`);
   process.exit(1);
 });
