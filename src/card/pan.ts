@@ -52,3 +52,18 @@ export function redactPans(text: string, replacement = '[card]'): string {
   if (text.length < 13) return text;
   return text.replace(RUN, (run: string, index: number) => (run.length >= 13 && runHoldsPan(text, run, index, {}) ? replacement : run));
 }
+
+/**
+ * A deep copy of a JSON-like value with every card number replaced: in strings (any run holding one) and in
+ * numbers that are one. For answers about to leave the process or be stored, as a last line of defence.
+ */
+export function redactPansDeep(value: unknown, replacement = '[card]', depth = 0): unknown {
+  if (typeof value === 'string') return redactPans(value, replacement);
+  if (typeof value === 'number') return isPan(String(value)) ? replacement : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 32) return '[too deep]';
+  if (Array.isArray(value)) return value.map((v: unknown) => redactPansDeep(v, replacement, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = redactPansDeep(v, replacement, depth + 1);
+  return out;
+}

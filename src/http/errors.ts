@@ -9,7 +9,7 @@
  *   {"error": {"code": "card_declined", "message": "...", "request_id": "...", "transaction": {...}}}
  * Messages are fixed strings per class: they never echo caller input, values or upstream text.
  */
-import { redactPans } from '../card/pan';
+import { redactPansDeep } from '../card/pan';
 import type { GatewayError } from '../gateway/errors';
 
 export type ApiErrorCode =
@@ -131,7 +131,7 @@ export class CardDeclined extends ApiError {
 
   override toBody(requestId: string): ErrorBody {
     const body = super.toBody(requestId);
-    body.error.transaction = scrubPans(this.transaction) as object;
+    body.error.transaction = redactPansDeep(this.transaction, '[redacted]') as object;
     return body;
   }
 }
@@ -229,11 +229,3 @@ export function fromGatewayError(err: GatewayError, options: FromGatewayOptions 
   }
 }
 
-function scrubPans(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return redactPans(value, '[redacted]');
-  if (value === null || typeof value !== 'object' || depth > 6) return value;
-  if (Array.isArray(value)) return value.map((v) => scrubPans(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = scrubPans(v, depth + 1);
-  return out;
-}
