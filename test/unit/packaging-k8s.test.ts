@@ -5,15 +5,29 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
-import { byKind, find, K8S, readObjects, renderObjects, schemaProblems, type K8sObject } from './packaging-k8s';
+import { byKind, find, K8S, readObjects, renderObjects, renderWithComponents, ROOT, schemaProblems, type K8sObject } from './packaging-k8s';
 import { configMaps, containerProblems, podSpec, secretProblems, SERVICE, serviceProblems, workloadProblems } from './packaging-policy';
-import { coverageProblems, productionProblems, sandboxProblems, scalingProblems, servicePortProblems, serviceNetworkProblems } from './packaging-policy-net';
+import {
+  coverageProblems,
+  nonRedisEgress,
+  productionProblems,
+  REDIS_BASE_PORTS,
+  REDIS_COMPONENT_PORTS,
+  redisDocProblems,
+  redisPortProblems,
+  sandboxProblems,
+  scalingProblems,
+  servicePortProblems,
+  serviceNetworkProblems,
+} from './packaging-policy-net';
 
 // Rendered once: `kubectl kustomize` takes ~0.2 s per tree.
 const TREES = ['base', 'overlays/sandbox', 'overlays/production'] as const;
 const rendered = new Map<string, K8sObject[]>(TREES.map((t) => [t, renderObjects(t)]));
 const objectsOf = (tree: (typeof TREES)[number]): K8sObject[] => rendered.get(tree) ?? [];
 const clone = <T>(o: T): T => structuredClone(o);
+// Optional parts an overlay includes with `components:` (k8s/components/<name>).
+const COMPONENTS = readdirSync(path.join(K8S, 'components')).sort();
 
 describe.each(TREES)('k8s/%s', (tree) => {
   const objects = objectsOf(tree);
@@ -36,6 +50,10 @@ describe.each(TREES)('k8s/%s', (tree) => {
     expect(serviceNetworkProblems(find<INetworkPolicy>(objects, 'NetworkPolicy', SERVICE))).toEqual([]);
   });
 
+  it('when rendered, then tokengate reaches Redis on exactly the base ports, TCP 6379 and 6380 (TLS)', () => {
+    expect(redisPortProblems(find<INetworkPolicy>(objects, 'NetworkPolicy', SERVICE), REDIS_BASE_PORTS)).toEqual([]);
+  });
+
   it('when rendered, then a PDB and an autoscaling/v2 HPA own availability and the replica count', () => {
     expect(scalingProblems(objects)).toEqual([]);
   });
@@ -56,6 +74,48 @@ describe('k8s overlays', () => {
       const ours = new Set(images.filter((i) => i.includes('/tokengate')));
       expect(ours.size).toBe(1);
     }
+  });
+});
+
+describe('k8s/components', () => {
+  const production = objectsOf('overlays/production');
+  const productionPolicy = find<INetworkPolicy>(production, 'NetworkPolicy', SERVICE);
+  const names = (objects: K8sObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+
+  it('when listed, then each is a Redis component whose ports the checks and docs/deploy.md know', () => {
+    expect(COMPONENTS).toEqual(Object.keys(REDIS_COMPONENT_PORTS).sort());
+    for (const ports of Object.values(REDIS_COMPONENT_PORTS)) expect(ports.length).toBeGreaterThan(0);
+  });
+
+  describe.each(COMPONENTS)('%s', (component) => {
+    const objects = renderWithComponents('overlays/production', [`components/${component}`]);
+    const np = find<INetworkPolicy>(objects, 'NetworkPolicy', SERVICE);
+
+    it('when included in the production overlay, then it renders and every object still passes the schema and policy checks', () => {
+      expect(objects.flatMap(schemaProblems)).toEqual([]);
+      expect(workloadProblems(objects)).toEqual([]);
+      expect(coverageProblems(objects)).toEqual([]);
+      expect(serviceNetworkProblems(np)).toEqual([]);
+      expect(productionProblems(objects)).toEqual([]);
+    });
+
+    it('when included in the production overlay, then it adds exactly its Redis ports and changes nothing else', () => {
+      expect(redisPortProblems(np, [...REDIS_BASE_PORTS, ...(REDIS_COMPONENT_PORTS[component] ?? [])])).toEqual([]);
+      expect(nonRedisEgress(np)).toEqual(nonRedisEgress(productionPolicy));
+      expect(np.spec?.ingress).toEqual(productionPolicy.spec?.ingress);
+      expect(names(objects)).toEqual(names(production));
+    });
+  });
+
+  it('when every component is included at once, then the Redis egress is the base ports plus all of theirs', () => {
+    const objects = renderWithComponents('overlays/production', COMPONENTS.map((c) => `components/${c}`));
+    const np = find<INetworkPolicy>(objects, 'NetworkPolicy', SERVICE);
+    expect(serviceNetworkProblems(np)).toEqual([]);
+    expect(redisPortProblems(np, [...REDIS_BASE_PORTS, ...Object.values(REDIS_COMPONENT_PORTS).flat()])).toEqual([]);
+  });
+
+  it('when docs/deploy.md is read, then it names every Redis port the manifests open and every component', () => {
+    expect(redisDocProblems(readFileSync(path.join(ROOT, 'docs', 'deploy.md'), 'utf8'))).toEqual([]);
   });
 });
 
@@ -94,7 +154,7 @@ describe('k8s/examples/secrets.example.yaml', () => {
       }
     };
     walk(K8S);
-    expect(files.length).toBe(3);
+    expect(files.length).toBe(3 + COMPONENTS.length);
     for (const f of files) expect(readFileSync(f, 'utf8')).not.toMatch(/examples|secrets\.example/);
   });
 });
@@ -150,6 +210,36 @@ describe('k8s policy checks on broken copies', () => {
     np.spec!.egress!.push({ ports: [{ protocol: 'TCP', port: 80 }] });
     np.spec!.ingress!.push({ ports: [{ protocol: 'TCP', port: 8080 }] });
     expect(serviceNetworkProblems(np)).toEqual(expect.arrayContaining([expect.stringContaining('egress to TCP 80'), expect.stringContaining('admits every source')]));
+  });
+
+  it('when 6380 is dropped, 26379 opens without its component or the cluster bus opens, then the Redis checks fail', () => {
+    const np = clone(find<INetworkPolicy>(production, 'NetworkPolicy', SERVICE));
+    const redis = np.spec!.egress!.find((r) => r.ports?.some((p) => p.port === 6380))!;
+    redis.ports = redis.ports!.filter((p) => p.port !== 6380);
+    np.spec!.egress!.push({ ports: [{ protocol: 'TCP', port: 26379 }] }, { ports: [{ protocol: 'TCP', port: 17000, endPort: 17005 }] });
+    expect(redisPortProblems(np, REDIS_BASE_PORTS)).toEqual([
+      expect.stringContaining('lacks TCP 6380'),
+      expect.stringContaining('opens TCP 26379'),
+      expect.stringContaining('opens TCP 17000-17005'),
+    ]);
+    expect(serviceNetworkProblems(np)).toEqual([expect.stringContaining('egress to TCP 17000-17005 is not'), expect.stringContaining('17000-17005 opens a Redis cluster bus port')]);
+  });
+
+  it('when a component adds nothing, a wider range or drops the DNS rule, then the component checks fail', () => {
+    const np = clone(find<INetworkPolicy>(production, 'NetworkPolicy', SERVICE));
+    expect(redisPortProblems(np, [...REDIS_BASE_PORTS, [26379, 26379]])).toEqual([expect.stringContaining('lacks TCP 26379')]);
+    np.spec!.egress!.push({ ports: [{ protocol: 'TCP', port: 7000, endPort: 7010 }] });
+    expect(redisPortProblems(np, [...REDIS_BASE_PORTS, [7000, 7005]])).toEqual([expect.stringContaining('lacks TCP 7000-7005'), expect.stringContaining('opens TCP 7000-7010')]);
+    expect(serviceNetworkProblems(np)).toEqual([expect.stringContaining('egress to TCP 7000-7010 is not')]);
+    np.spec!.egress = np.spec!.egress!.filter((r) => !r.ports?.some((p) => p.port === 53));
+    expect(nonRedisEgress(np)).not.toEqual(nonRedisEgress(find<INetworkPolicy>(production, 'NetworkPolicy', SERVICE)));
+  });
+
+  it('when a component does not exist or docs/deploy.md names only 6379, then rendering and the docs check fail', () => {
+    expect(() => renderWithComponents('overlays/production', ['components/missing'])).toThrow(/kubectl kustomize k8s\/overlays\/production \+ k8s\/components\/missing failed/);
+    expect(redisDocProblems('The NetworkPolicy allows egress to 6379 only.')).toEqual(
+      expect.arrayContaining(['docs/deploy.md does not mention Redis port 6380', 'docs/deploy.md does not mention Redis port 26379', 'docs/deploy.md does not name components/redis-cluster']),
+    );
   });
 
   it('when production drops to 1 replica, loses its spread or its TLS, then the production check fails', () => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
@@ -25,14 +26,37 @@ const KUBECTL_HELP =
   '(/usr/bin/kubectl, Debian package `kubectl` from the Kubernetes/Google Cloud apt repository); Debian\'s own ' +
   '`kubernetes-client` is too old (kustomize v2). Install it from https://kubernetes.io/docs/tasks/tools/ and re-run.';
 
-/** `kubectl kustomize <dir>`; a missing kubectl fails with how to install it rather than a bare ENOENT. */
-export function render(relativeDir: string): string {
+function kustomize(dir: string, label: string): string {
   try {
-    return execFileSync('kubectl', ['kustomize', path.join(K8S, relativeDir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
+    return execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') throw new Error(KUBECTL_HELP, { cause: err });
-    throw new Error(`kubectl kustomize k8s/${relativeDir} failed: ${e.stderr ?? e.message}`, { cause: err });
+    throw new Error(`kubectl kustomize ${label} failed: ${e.stderr ?? e.message}`, { cause: err });
+  }
+}
+
+/** `kubectl kustomize <dir>`; a missing kubectl fails with how to install it rather than a bare ENOENT. */
+export function render(relativeDir: string): string {
+  return kustomize(path.join(K8S, relativeDir), `k8s/${relativeDir}`);
+}
+
+/**
+ * Renders k8s/<tree> with k8s/<component>s included, as an overlay's `components:` would, through a throwaway
+ * kustomization in a temporary directory (kustomize refuses absolute paths, so they are relative to it).
+ */
+export function renderWithComponents(tree: string, components: string[]): K8sObject[] {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-kustomize-'));
+  const rel = (p: string) => path.relative(dir, path.join(K8S, p));
+  const label = `k8s/${tree} + ${components.map((c) => `k8s/${c}`).join(' + ')}`;
+  try {
+    writeFileSync(
+      path.join(dir, 'kustomization.yaml'),
+      ['apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization', 'resources:', `  - ${rel(tree)}`, 'components:', ...components.map((c) => `  - ${rel(c)}`), ''].join('\n'),
+    );
+    return parseStream(kustomize(dir, label), label);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -2,6 +2,8 @@ import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { INetworkPolicyEgressRule } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyEgressRule';
+import type { INetworkPolicyPort } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { byKind, find, type K8sObject } from './packaging-k8s';
@@ -13,6 +15,68 @@ const SANDBOX = 'tokengate-sandbox';
 
 function labelsMatch(selector: Record<string, string> | undefined, labels: Record<string, string>): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** A TCP port or inclusive range (port..endPort), as one NetworkPolicy port entry opens it. */
+export type PortRange = readonly [number, number];
+
+/**
+ * Redis egress as docs/deploy.md ("Network") documents it: the base opens 6379 and 6380 (rediss://, the usual
+ * managed-Redis TLS port); each component under k8s/components/ adds its ports when an overlay includes it.
+ * The cluster bus (data port + 10000) is never opened: only Redis nodes talk on it, clients never do.
+ */
+export const REDIS_BASE_PORTS: readonly PortRange[] = [[6379, 6379], [6380, 6380]];
+export const REDIS_COMPONENT_PORTS: Readonly<Record<string, readonly PortRange[]>> = {
+  'redis-sentinel': [[26379, 26379]],
+  'redis-cluster': [[7000, 7005]],
+};
+const REDIS_DOCUMENTED: readonly PortRange[] = [...REDIS_BASE_PORTS, ...Object.values(REDIS_COMPONENT_PORTS).flat()];
+
+const showRange = ([from, to]: PortRange): string => (from === to ? `TCP ${from}` : `TCP ${from}-${to}`);
+const within = ([from, to]: PortRange, [lo, hi]: PortRange): boolean => from >= lo && to <= hi;
+
+/** The egress entries for DNS (to kube-dns), the gateway (443) and the in-namespace emulator (8081); the rest is Redis. */
+function isNonRedisEgress(rule: INetworkPolicyEgressRule, p: INetworkPolicyPort): boolean {
+  const to = rule.to ?? [];
+  const toDns = to.length > 0 && to.every((t) => t.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns');
+  const toSandbox = to.length > 0 && to.every((t) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === SANDBOX && !t.namespaceSelector);
+  if (p.endPort !== undefined) return false;
+  return (p.port === 53 && toDns) || (p.port === 443 && (p.protocol ?? 'TCP') === 'TCP') || (p.port === 8081 && toSandbox);
+}
+
+/** The egress rules that are not Redis (DNS, gateway, emulator), so a test can see that they stay as they were. */
+export function nonRedisEgress(np: INetworkPolicy): INetworkPolicyEgressRule[] {
+  return (np.spec?.egress ?? []).filter((r) => (r.ports ?? []).some((p) => isNonRedisEgress(r, p)));
+}
+
+/** Every other egress port entry, as a range; a named (string) port or another protocol shows as NaN (never documented). */
+function redisEgressPorts(np: INetworkPolicy): PortRange[] {
+  return (np.spec?.egress ?? []).flatMap((r) =>
+    (r.ports ?? [])
+      .filter((p) => !isNonRedisEgress(r, p))
+      .map((p): PortRange => {
+        const port = typeof p.port === 'number' && (p.protocol ?? 'TCP') === 'TCP' ? p.port : NaN;
+        return [port, p.endPort ?? port];
+      }),
+  );
+}
+
+/** The Redis egress is exactly `expected` (the base ports, plus those of the components the tree includes). */
+export function redisPortProblems(np: INetworkPolicy, expected: readonly PortRange[]): string[] {
+  const where = `NetworkPolicy/${np.metadata?.name}`;
+  const open = redisEgressPorts(np).map(showRange);
+  const want = expected.map(showRange);
+  return [
+    ...want.filter((w) => !open.includes(w)).map((w) => `${where}: Redis egress lacks ${w}`),
+    ...open.filter((o) => !want.includes(o)).map((o) => `${where}: egress opens ${o}, not one of the Redis ports expected here (${want.join(', ')})`),
+  ];
+}
+
+/** docs/deploy.md names every Redis port the manifests open, and every component with the path to include it. */
+export function redisDocProblems(doc: string): string[] {
+  const ports = [...new Set(REDIS_DOCUMENTED.flat())].filter((port) => !new RegExp(`\\b${port}\\b`).test(doc));
+  const components = Object.keys(REDIS_COMPONENT_PORTS).filter((c) => !doc.includes(`components/${c}`));
+  return [...ports.map((port) => `docs/deploy.md does not mention Redis port ${port}`), ...components.map((c) => `docs/deploy.md does not name components/${c}`)];
 }
 
 function config(objects: K8sObject[], key: string): string | undefined {
@@ -39,7 +103,7 @@ export function coverageProblems(objects: K8sObject[]): string[] {
     .map((d) => `Deployment/${d.metadata?.name}: no NetworkPolicy restricts both ingress and egress`);
 }
 
-/** tokengate: 8080 from the ingress controller and labelled namespaces, 9090 from monitoring; egress to DNS, Redis, 443. */
+/** tokengate: 8080 from the ingress controller and labelled namespaces, 9090 from monitoring; egress to DNS, documented Redis ports, 443. */
 export function serviceNetworkProblems(np: INetworkPolicy): string[] {
   const out: string[] = [];
   const where = `NetworkPolicy/${np.metadata?.name}`;
@@ -58,13 +122,14 @@ export function serviceNetworkProblems(np: INetworkPolicy): string[] {
 
   for (const rule of np.spec?.egress ?? []) {
     if (!rule.ports?.length) out.push(`${where}: an egress rule allows every port`);
-    for (const p of rule.ports ?? []) {
-      const proto = p.protocol ?? 'TCP';
-      const toDns = (rule.to ?? []).length > 0 && (rule.to ?? []).every((t) => t.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns');
-      const toSandbox = (rule.to ?? []).length > 0 && (rule.to ?? []).every((t) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === SANDBOX && !t.namespaceSelector);
-      const ok = (p.port === 53 && toDns) || (p.port === 6379 && proto === 'TCP') || (p.port === 443 && proto === 'TCP') || (p.port === 8081 && toSandbox);
-      if (!ok) out.push(`${where}: egress to ${proto} ${p.port} is not DNS (kube-dns), Redis, the gateway (443) or the in-namespace emulator`);
+  }
+  // Whatever is not DNS, the gateway or the emulator must be a documented Redis port, and never a cluster bus port.
+  const buses = REDIS_DOCUMENTED.map(([from, to]): PortRange => [from + 10_000, to + 10_000]);
+  for (const range of redisEgressPorts(np)) {
+    if (!REDIS_DOCUMENTED.some((doc) => within(range, doc))) {
+      out.push(`${where}: egress to ${Number.isNaN(range[0]) ? 'a named or non-TCP port' : showRange(range)} is not DNS (kube-dns), a documented Redis port, the gateway (443) or the in-namespace emulator`);
     }
+    if (buses.some(([lo, hi]) => range[0] <= hi && range[1] >= lo)) out.push(`${where}: egress to ${showRange(range)} opens a Redis cluster bus port (clients never use it)`);
   }
   return out;
 }
