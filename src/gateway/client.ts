@@ -1,9 +1,8 @@
-import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { performance } from 'node:perf_hooks';
+import { Agent } from 'undici';
 import type { Secret } from '../config/secret';
 import type { CardRefField } from '../config/types';
 import type { Logger } from '../observability/logger';
-import { CONNECT_TIMEOUT, createAgents } from './agents';
 import {
   GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
   GatewayNotFoundError, GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
@@ -65,7 +64,7 @@ export interface GatewayClient {
 }
 
 /** Errors of a connection that never carried the request: any call may go to the next host. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', CONNECT_TIMEOUT]);
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function endpointKeyOf(baseUrl: string): string {
   const m = /\/api\/([^/]+)\/?$/.exec(new URL(baseUrl).pathname);
@@ -97,17 +96,19 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const endpointKey = endpointKeyOf(options.baseUrl);
   const bases = hostBases(options.baseUrl, options.failoverHosts ?? []);
   const sign = createSigner(options.apiKey, options.apiPin, options.seed ?? randomSeed);
-  const agents = createAgents(options.connectTimeoutMs);
-  const http: AxiosInstance = axios.create({
-    httpAgent: agents.http,
-    httpsAgent: agents.https,
-    maxRedirects: 0,
-    maxContentLength: options.maxResponseBytes,
-    maxBodyLength: 64 * 1024,
-    responseType: 'text',
-    transformResponse: (data: unknown) => data,
-    validateStatus: () => true,
-    proxy: false,
+  // undici (Node's own HTTP client engine): keep-alive pool per origin, a real connect timeout (so "could not
+  // connect", safe to fail over, is told apart from "no answer after sending"), a response size cap, no
+  // redirects, no automatic re-sends, and no proxy from the environment. One request per connection at a time
+  // (pipelining 1): a sale must never queue behind another on a socket that may die.
+  const dispatcher = new Agent({
+    connections: 64,
+    pipelining: 1,
+    connect: { timeout: options.connectTimeoutMs },
+    keepAliveTimeout: 4_000,
+    maxResponseSize: options.maxResponseBytes,
+    // Backstops only: the deadline below bounds the whole exchange.
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
   });
   const log = options.logger;
 
@@ -115,7 +116,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const url = new URL(a.path, base);
     for (const [k, v] of Object.entries(a.query ?? {})) url.searchParams.set(k, v);
     const host = url.host;
-    // A hard deadline over the whole exchange; axios's own `timeout` only watches socket inactivity.
+    // A hard deadline over the whole exchange, answer body included.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
     const onAbort = () => deadline.abort();
@@ -124,18 +125,21 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const emit = (outcome: string, status?: number) =>
       options.onCall?.({ op: a.op, host, attempt, outcome, status, durationMs: performance.now() - started });
     try {
-      const res = await http.request<string>({
+      const res = await dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
         method: a.method,
-        url: url.toString(),
-        data: a.body === undefined ? undefined : JSON.stringify(a.body),
-        headers: { Authorization: sign(), 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': 'tokengate/0.1' },
+        body: a.body === undefined ? undefined : JSON.stringify(a.body),
+        headers: { authorization: sign(), 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'tokengate/0.1' },
         signal: deadline.signal,
       });
-      const rateLimit = parseRateLimitHeader(res.headers['x-rate-limit'] as string | undefined);
-      emit(res.status < 400 ? 'ok' : `http_${res.status}`, res.status);
-      return { status: res.status, text: typeof res.data === 'string' ? res.data : '', rateLimit, host };
+      const text = await res.body.text();
+      const header = res.headers['x-rate-limit'];
+      const rateLimit = parseRateLimitHeader(Array.isArray(header) ? header[0] : header);
+      emit(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
+      return { status: res.statusCode, text, rateLimit, host };
     } catch (err) {
-      const error = classifyTransportError(err, host, signal?.aborted === true);
+      const error = classifyTransportError(err, host, { timedOut: deadline.signal.aborted, abandoned: signal?.aborted === true });
       emit(error.code);
       throw error;
     } finally {
@@ -199,7 +203,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       return call({ op: 'payment_methods', method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, parsePaymentMethod), callOptions?.signal);
     },
     close() {
-      agents.destroy();
+      dispatcher.destroy().catch(() => undefined);
     },
   };
 }
@@ -212,15 +216,23 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function classifyTransportError(err: unknown, host: string, abortedByCaller: boolean): GatewayError {
-  const e = err as AxiosError & { cause?: { code?: string } };
-  const code = e.code === 'ERR_CANCELED' || e.code === 'ECONNABORTED' ? e.code : (e.cause?.code ?? e.code);
+/** The error code of a transport failure: undici's own, or the socket's (possibly inside an AggregateError). */
+function transportCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown }; errors?: { code?: unknown }[] };
+  for (const c of [e?.code, e?.cause?.code, e?.errors?.[0]?.code]) if (typeof c === 'string') return c;
+  return undefined;
+}
+
+function classifyTransportError(err: unknown, host: string, how: { timedOut: boolean; abandoned: boolean }): GatewayError {
+  const code = transportCode(err);
   if (code && NOT_SENT.has(code)) return new GatewayUnavailableError('gateway unreachable', { host, cause: code });
-  if (code === 'ERR_CANCELED' || code === 'ECONNABORTED' || code === 'ETIMEDOUT') {
-    return new GatewayTimeoutError(abortedByCaller ? 'call abandoned by the caller' : 'no answer from the gateway in time', { host, cause: code });
+  if (how.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new GatewayTimeoutError(how.abandoned ? 'call abandoned by the caller' : 'no answer from the gateway in time', { host, cause: code ?? 'deadline' });
   }
-  if (code === 'ERR_BAD_RESPONSE' || code === 'ERR_FR_MAX_BODY_LENGTH_EXCEEDED') return new GatewayUnreadableError('gateway answer too large or malformed', { host, cause: code });
-  // ECONNRESET, EPIPE, socket hang up: the request may have been read and acted on.
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' || code?.startsWith('HPE_')) {
+    return new GatewayUnreadableError('gateway answer too large or malformed', { host, cause: code });
+  }
+  // UND_ERR_SOCKET (other side closed), ECONNRESET, EPIPE: the request may have been read and acted on.
   return new GatewayConnectionResetError('connection to the gateway broke', { host, cause: code ?? 'unknown' });
 }
 

@@ -6,6 +6,7 @@ import {
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { clientFor } from '../support/gateway';
 import { freePort } from '../support/ports';
+import { startStalledListener } from '../support/stalled-listener';
 
 let sandbox: RunningSandbox;
 let first: { custkey: string; approved: string; declined: string; partial: string };
@@ -199,6 +200,32 @@ describe('gateway client against the sandbox', () => {
       expect(events.map((e) => e.outcome)).toEqual(['gateway_unavailable', 'ok']);
       expect(sandbox.transactions().filter((t) => t.invoice === 'inv-failover')).toHaveLength(1);
       client.close();
+    });
+
+    it('when the primary host never completes the TCP handshake, then after the connect timeout a sale goes to the failover host exactly once', async () => {
+      const stalled = await startStalledListener();
+      try {
+        const ref = await cardref(first.approved);
+        const events: CallEvent[] = [];
+        const client = clientFor(sandbox, {
+          baseUrl: `http://127.0.0.1:${stalled.port}/api/v2/`,
+          failoverHosts: [`127.0.0.1:${sandbox.port}`],
+          connectTimeoutMs: 300,
+          timeoutMs: 5000,
+          onCall: (e) => events.push(e),
+        });
+        const started = Date.now();
+        const sale = await client.sale({ cardref: ref, amount: '6.50', invoice: 'inv-stalled' });
+        expect(sale.host).toBe(`127.0.0.1:${sandbox.port}`);
+        expect(events.map((e) => e.outcome)).toEqual(['gateway_unavailable', 'ok']);
+        // Failed over on the connect timeout, not on the (much longer) answer deadline.
+        expect(events[0]?.durationMs).toBeGreaterThanOrEqual(250);
+        expect(Date.now() - started).toBeLessThan(4000);
+        expect(sandbox.transactions().filter((t) => t.invoice === 'inv-stalled')).toHaveLength(1);
+        client.close();
+      } finally {
+        stalled.close();
+      }
     });
 
     it('when every host refuses, then the call fails as unavailable, not processed', async () => {
