@@ -24,6 +24,7 @@ const COMMON: RedisOptions = {
   connectTimeout: 2000,
   commandTimeout: 2000,
   retryStrategy: backoff,
+  enableAutoPipelining: true,
 };
 
 function hostPort(entry: string): { host: string; port: number } {
