@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { CardRefToken } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { TokenCache } from './token-cache';
@@ -90,7 +90,7 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
 
   async function run(key: string, load: () => Promise<CardRefToken>): Promise<ReadResult> {
     if (bypassing()) return direct(load);
-    const owner = randomBytes(16).toString('hex');
+    const owner = randomUUID();
     for (;;) {
       let probe;
       try {

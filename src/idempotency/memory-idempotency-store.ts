@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { inProgress } from './in-progress';
 import { scrubResponse } from './scrub';
 import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
@@ -57,7 +57,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
   function claim(scope: string, key: string, fp: string, opts: BeginOptions, resume: boolean): BeginResult {
     const t = now();
     const lease = Math.max(1, Math.floor(opts.leaseMs));
-    const attempt = randomBytes(16).toString('hex');
+    const attempt = randomUUID();
     sweep();
     const rec = get(scope, key);
     if (!rec) {

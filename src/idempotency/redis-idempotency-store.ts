@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
@@ -46,7 +46,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
 
   async function claim(scope: string, key: string, fingerprint: string, opts: BeginOptions, resume: boolean): Promise<BeginResult> {
     const rk = recordKey(scope, key);
-    const attempt = randomBytes(16).toString('hex');
+    const attempt = randomUUID();
     let reply: unknown;
     try {
       reply = await call(resume ? 'retryUnknown' : 'begin', () =>

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
 import type { CallClass, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
@@ -78,7 +78,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
       const reply = (await exec(
         'reserve', cls, limits.perWindow, limits.perDay, classes.saleReservedSlots, span, daySpan,
-        Math.max(0, maxWaitMs), knownEpoch, randomBytes(8).toString('hex'),
+        Math.max(0, maxWaitMs), knownEpoch, randomUUID(),
       )) as [number, string, string, number, string];
       const [granted, delayUs, epoch, emptied, slotUs] = reply;
       if (emptied === 1) {

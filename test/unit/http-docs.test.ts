@@ -59,6 +59,21 @@ describe('docs router and page', () => {
     expect(res.body).toEqual(openapi);
   });
 
+  it('when an asset is fetched again with its ETag, then the answer is 304 without a body; a changed tag gets 200', async () => {
+    // The app turns express's ETag hashing off (src/app.ts): the docs assets must carry their own.
+    app.set('etag', false);
+    for (const path of ['/openapi.json', '/docs', '/docs/app.js', '/docs/style.css']) {
+      const first = await request(app).get(path);
+      expect(first.status).toBe(200);
+      expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+      const again = await request(app).get(path).set('If-None-Match', first.headers.etag as string);
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      const stale = await request(app).get(path).set('If-None-Match', '"not-the-tag"');
+      expect(stale.status).toBe(200);
+    }
+  });
+
   it('when /docs is fetched, then the page loads only same-origin script and style, under a self-only CSP', async () => {
     const res = await request(app).get('/docs');
     expect(res.status).toBe(200);
