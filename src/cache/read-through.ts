@@ -38,6 +38,12 @@ export interface ReadThrough {
    */
   getOrLoad(key: string, load: () => Promise<CardRefToken>): Promise<ReadResult>;
   /**
+   * The cached token for `key` or undefined: one plain read that never locks, loads or throws (a failing
+   * cache starts the bypass window and reads as a miss). Lets a caller look ahead, in the same Redis write
+   * as its other work, before it knows it will need the token; a miss then goes through getOrLoad.
+   */
+  peek(key: string): Promise<CardRefToken | undefined>;
+  /**
    * Drops a cached token (a sale said it is invalid). Never throws: with the cache unreachable it logs and
    * starts the bypass window, during which nobody reads the stale entry either.
    */
@@ -113,6 +119,15 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
       const p = run(key, load).finally(() => flights.delete(key));
       flights.set(key, p);
       return p;
+    },
+    async peek(key) {
+      if (bypassing()) return undefined;
+      try {
+        return await cache.get(key);
+      } catch (err) {
+        trip('get', err);
+        return undefined;
+      }
     },
     async evict(key) {
       try {

@@ -1,5 +1,5 @@
 import type { GatewayClient } from '../gateway/client';
-import type { Transaction } from '../gateway/types';
+import type { CardRefToken, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Budget, TokenService } from '../tokens/token-service';
@@ -33,7 +33,15 @@ export class SaleNotSentError extends Error {
 
 export interface SaleService {
   /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */
-  charge(input: SaleInput, options?: { signal?: AbortSignal }): Promise<SaleOutcome>;
+  charge(input: SaleInput, options?: ChargeOptions): Promise<SaleOutcome>;
+  /** The payment method's token if cached (no upstream call, never throws), to pass to charge(). */
+  peekToken(customer: string, paymentMethod: string): Promise<CardRefToken | undefined>;
+}
+
+export interface ChargeOptions {
+  signal?: AbortSignal;
+  /** What peekToken() found: saves the first attempt its own cache read. */
+  peeked?: CardRefToken;
 }
 
 export function isCardRefInvalid(tx: Transaction): boolean {
@@ -43,10 +51,10 @@ export function isCardRefInvalid(tx: Transaction): boolean {
 export function createSaleService(deps: { gateway: GatewayClient; budget: Budget; tokens: TokenService; logger: Logger; metrics?: Metrics }): SaleService {
   const { gateway, budget, tokens, logger, metrics } = deps;
 
-  async function send(input: SaleInput, signal?: AbortSignal): Promise<Transaction> {
+  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken): Promise<Transaction> {
     let token;
     try {
-      ({ token } = await tokens.get(input.customer, input.payment_method));
+      ({ token } = await tokens.get(input.customer, input.payment_method, peeked));
     } catch (err) {
       throw new SaleNotSentError(err);
     }
@@ -56,8 +64,11 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
   }
 
   return {
+    peekToken(customer, paymentMethod) {
+      return tokens.peek(customer, paymentMethod);
+    },
     async charge(input, options = {}) {
-      let tx = await send(input, options.signal);
+      let tx = await send(input, options.signal, options.peeked);
       if (isCardRefInvalid(tx)) {
         // The token was rotated or revoked: result E means nothing was charged, so one re-send with a fresh
         // token is safe (and the stale token must not be served again).

@@ -6,6 +6,8 @@ import type { Metrics } from '../observability/metrics';
 /** What the token use case needs from the cache (src/cache implements it for Redis and memory). */
 export interface TokenStore {
   getOrLoad(key: string, load: () => Promise<CardRefToken>): Promise<{ value: CardRefToken; cacheStatus: 'hit' | 'miss' }>;
+  /** The cached value or undefined; never loads, locks or throws. */
+  peek(key: string): Promise<CardRefToken | undefined>;
   evict(key: string): Promise<void>;
 }
 
@@ -20,8 +22,13 @@ export interface TokenLookup {
 }
 
 export interface TokenService {
-  /** The payment method's card reference token: cached until its expiry, one upstream call for concurrent misses. */
-  get(custkey: string, pmkey: string): Promise<TokenLookup>;
+  /**
+   * The payment method's card reference token: cached until its expiry, one upstream call for concurrent
+   * misses. `peeked` is what an earlier peek() found, used instead of a second cache read when present.
+   */
+  get(custkey: string, pmkey: string, peeked?: CardRefToken): Promise<TokenLookup>;
+  /** A look at the cache only (no upstream call, no lock); undefined on a miss or an unusable cache. */
+  peek(custkey: string, pmkey: string): Promise<CardRefToken | undefined>;
   /** Drops a token the gateway no longer accepts. */
   evict(custkey: string, pmkey: string): Promise<void>;
 }
@@ -33,16 +40,21 @@ export function tokenCacheKey(custkey: string, pmkey: string): string {
 export function createTokenService(deps: { gateway: GatewayClient; budget: Budget; store: TokenStore; metrics?: Metrics }): TokenService {
   const { gateway, budget, store, metrics } = deps;
   return {
-    async get(custkey, pmkey) {
-      const { value, cacheStatus } = await store.getOrLoad(tokenCacheKey(custkey, pmkey), async () => {
-        const result = await budget.run('read', () => gateway.getCardRef(custkey, pmkey));
-        return result.value;
-      });
+    async get(custkey, pmkey, peeked) {
+      const { value, cacheStatus } = peeked
+        ? { value: peeked, cacheStatus: 'hit' as const }
+        : await store.getOrLoad(tokenCacheKey(custkey, pmkey), async () => {
+            const result = await budget.run('read', () => gateway.getCardRef(custkey, pmkey));
+            return result.value;
+          });
       metrics?.cacheLookups.inc({ result: cacheStatus });
       // Defence in depth against object-level access mistakes: a token must belong to the customer asked for
       // (a legacy numeric customer ID cannot be compared, and the gateway resolved it itself).
       if (value.custkey !== custkey && !/^\d+$/.test(custkey)) throw new GatewayNotFoundError('payment method belongs to another customer');
       return { token: value, cacheStatus };
+    },
+    peek(custkey, pmkey) {
+      return store.peek(tokenCacheKey(custkey, pmkey));
     },
     evict(custkey, pmkey) {
       return store.evict(tokenCacheKey(custkey, pmkey));

@@ -60,3 +60,22 @@ test('when a read of a different key runs concurrently, then it is not merged wi
   const [a, b] = await Promise.all([rt.getOrLoad('a', async () => ({ ...token, pmkey: 'a' })), rt.getOrLoad('b', async () => ({ ...token, pmkey: 'b' }))]);
   expect([a.value.pmkey, b.value.pmkey]).toEqual(['a', 'b']);
 });
+
+test('when peeking, then a cached token is returned and a miss takes no lock, so the next read loads at once', async () => {
+  const memory = createMemoryTokenCache();
+  const rt = createReadThrough({ cache: memory, ttlOf: () => 60_000, lockTtlMs: 60_000, lockWaitMs: 10 });
+  expect(await rt.peek('k')).toBeUndefined();
+  // Had the peek locked the key, this read would wait for the lock instead of loading.
+  expect(await memory.getOrLock('k', 'someone', 1_000)).toEqual({ kind: 'locked' });
+  await memory.unlock('k', 'someone');
+  let loads = 0;
+  expect(await rt.getOrLoad('k', async () => (loads++, token))).toMatchObject({ cacheStatus: 'miss' });
+  expect(await rt.peek('k')).toEqual(token);
+  expect(loads).toBe(1);
+});
+
+test('when peeking at a failing cache, then it reads as a miss, never throws, and starts the bypass window', async () => {
+  const rt = createReadThrough({ cache: failing(createMemoryTokenCache(), new Set(['get'])), ttlOf: () => 60_000, lockTtlMs: 1_000, lockWaitMs: 10, bypassMs: 500 });
+  await expect(rt.peek('k')).resolves.toBeUndefined();
+  expect(rt.bypassing()).toBe(true);
+});

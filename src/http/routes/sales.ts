@@ -79,6 +79,9 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     const fingerprint = fingerprintRequest('POST', '/v1/sales', req.body);
     const invoice = input.invoice ?? deriveInvoice(auth.sub, key);
 
+    // The token cache read goes out with the idempotency claim (ioredis auto-pipelining: one write, one
+    // round trip). It never locks or loads, so a replay or a conflict wastes one GET; a miss loads later.
+    const peeked = sales.peekToken(input.customer, input.paymentMethod);
     let begun: BeginResult;
     try {
       begun = await idempotency.begin(auth.sub, key, fingerprint, { leaseMs, invoice });
@@ -119,7 +122,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
         amount: input.amount,
         amount_detail: input.amountDetail,
         invoice: saleInvoice,
-      });
+      }, { peeked: await peeked });
     } catch (err) {
       const { mapped, sent } = classify(err);
       req.log.warn('sale failed', { code: mapped.code, sent, upstream: err instanceof GatewayError ? err.code : undefined });
