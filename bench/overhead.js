@@ -101,6 +101,7 @@ function jwtVerifyMicros(creds, token) {
  */
 async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) {
   const monitor = await redis.client.duplicate().monitor();
+  const readsBefore = await readsProcessed(redis.client);
   const client = {};
   let script = 0;
   const scriptBy = {};
@@ -122,12 +123,15 @@ async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) 
     if (res.status === 201) ok++;
   }
   await new Promise((r) => setTimeout(r, 300));
+  // Read events Redis processed: one per client write, however many commands it carried (minus our own INFO).
+  const reads = (await readsProcessed(redis.client)) - readsBefore - 1;
   monitor.disconnect();
   // tokengate's readiness probe and any other client work would show too: none runs during this window.
   const total = Object.values(client).reduce((a, b) => a + b, 0);
   return {
     sales: ok,
     client_commands_per_sale: round(total / n, 2),
+    sequential_round_trips_per_sale: round(reads / n, 2),
     client_by_command: Object.fromEntries(Object.entries(client).map(([k, v]) => [k, round(v / n, 2)])),
     script_commands_per_sale: round(script / n, 2),
     script_by_command: Object.fromEntries(Object.entries(scriptBy).map(([k, v]) => [k, round(v / n, 2)])),
@@ -161,6 +165,12 @@ async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Redis's count of read events (client writes it processed): pipelined commands share one. */
+async function readsProcessed(client) {
+  const m = /total_reads_processed:(\d+)/.exec(await client.info('stats'));
+  return m ? Number(m[1]) : NaN;
 }
 
 async function commandStats(redis) {
@@ -234,6 +244,7 @@ async function runOverhead(ctx) {
       const base = { url: t.url, method: 'POST', headers: t.headers, body: t.body, connections, timeout: 10 };
       await runCannon({ ...base, duration: warmupSec }, nextKey);
       const before = name === 'tokengate' ? await commandStats(redis.client) : undefined;
+      const readsBefore = name === 'tokengate' ? await readsProcessed(redis.client) : undefined;
       const pids = { sandbox: sandbox.proc.child.pid, redis: redis.proc.child.pid };
       if (name === 'tokengate') pids.service = tg.proc.child.pid;
       if (name === 'naive') pids.service = naive.proc.child.pid;
@@ -241,7 +252,13 @@ async function runOverhead(ctx) {
       const res = await runCannon({ ...base, duration: durationSec }, nextKey);
       const s = summarise(res);
       s.cpu_s = cpuDelta(cpuBefore, cpuSnapshot(pids));
-      if (s.cpu_s.service !== undefined) s.service_cpu_ms_per_request = round((s.cpu_s.service * 1000) / Math.max(1, s.requests), 3);
+      if (s.cpu_s.service !== undefined) {
+        s.service_cpu_ms_per_request = round((s.cpu_s.service * 1000) / Math.max(1, s.requests), 3);
+        // The sandbox does the same work per request for every target: its CPU per request is this round's
+        // measure of how fast the machine is right now, so service / sandbox is steady when the box is not.
+        s.service_cpu_per_sandbox_cpu = round(s.cpu_s.service / s.cpu_s.sandbox, 3);
+      }
+      if (readsBefore !== undefined) s.redis_reads_per_request = round(((await readsProcessed(redis.client)) - readsBefore - 1) / Math.max(1, s.requests), 2);
       if (before) {
         const d = diffCommandStats(before, await commandStats(redis.client));
         redisCommands = { total: redisCommands.total + d.total, byCommand: Object.fromEntries(Object.keys({ ...redisCommands.byCommand, ...d.byCommand }).map((k) => [k, (redisCommands.byCommand[k] ?? 0) + (d.byCommand[k] ?? 0)])) };
@@ -253,8 +270,20 @@ async function runOverhead(ctx) {
       log(`overhead round ${round_ + 1}/${rounds} ${name}: ${s.rps} req/s, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms, non-2xx ${s.non2xx}, errors ${s.errors}`);
     }
   }
+  // The same sale at a gateway that takes a while to answer, as real ones do: how much latency tokengate adds
+  // when the gateway, not the CPU, is what a caller waits for. Same 32 connections, one round each.
+  await sandbox.update({ latencyMs: ctx.opts.gatewayLatencyMs });
+  const atLatency = {};
+  for (const name of ['tokengate', 'naive']) {
+    const t = targets[name];
+    const base = { url: t.url, method: 'POST', headers: t.headers, body: t.body, connections, timeout: 10 };
+    await runCannon({ ...base, duration: Math.min(warmupSec, 2) }, nextKey);
+    atLatency[name] = summarise(await runCannon({ ...base, duration: durationSec }, nextKey));
+    log(`overhead at ${ctx.opts.gatewayLatencyMs} ms gateway latency, ${name}: ${atLatency[name].rps} req/s, p50 ${atLatency[name].p50_ms} ms, p99 ${atLatency[name].p99_ms} ms`);
+  }
+  await sandbox.update({ latencyMs: 0 });
   const roundTrips = await redisClientCommandsPerSale(redis, tg.url, bearer, tokengateBody, nextKey, 50);
-  log(`overhead: ${roundTrips.client_commands_per_sale} client commands (round trips) and ${roundTrips.script_commands_per_sale} script-internal commands per sale, by MONITOR over 50 sequential sales`);
+  log(`overhead: ${roundTrips.sequential_round_trips_per_sale} Redis round trips, ${roundTrips.client_commands_per_sale} client commands and ${roundTrips.script_commands_per_sale} script-internal commands per sale, over 50 sequential sales`);
   await tg.proc.stop();
   await naive.proc.stop();
   const profile = ctx.opts.profileSec > 0 ? await profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
@@ -277,13 +306,32 @@ async function runOverhead(ctx) {
   const tgA = agg('tokengate');
   const naiveA = agg('naive');
   const directA = agg('direct');
+  const median = (xs) => {
+    const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+    if (v.length === 0) return NaN;
+    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  };
+  const perRound = runs.tokengate.map((r, i) => round(r.rps / runs.naive[i].rps, 3));
+  const normTg = median(runs.tokengate.map((r) => r.service_cpu_per_sandbox_cpu));
+  const normNaive = median(runs.naive.map((r) => r.service_cpu_per_sandbox_cpu));
   const perSale = Object.fromEntries(Object.entries(redisCommands.byCommand).map(([k, v]) => [k, round(v / tokengateSales, 2)]));
   return {
     tokengate_rps: tgA.rps,
     naive_rps: naiveA.rps,
     direct_rps: directA.rps,
     ratio: round(tgA.rps / naiveA.rps, 3),
-    ratio_per_round: runs.tokengate.map((r, i) => round(r.rps / runs.naive[i].rps, 3)),
+    ratio_per_round: perRound,
+    ratio_median_of_rounds: round(median(perRound), 3),
+    cpu_per_sandbox_cpu: { tokengate: normTg, naive: normNaive, naive_over_tokengate: round(normNaive / normTg, 3) },
+    redis_reads_per_sale_under_load: round(median(runs.tokengate.map((r) => r.redis_reads_per_request)), 2),
+    at_gateway_latency: {
+      latency_ms: ctx.opts.gatewayLatencyMs,
+      tokengate: atLatency.tokengate,
+      naive: atLatency.naive,
+      ratio: round(atLatency.tokengate.rps / atLatency.naive.rps, 3),
+      added_p50_ms: atLatency.tokengate.p50_ms - atLatency.naive.p50_ms,
+      added_p99_ms: atLatency.tokengate.p99_ms - atLatency.naive.p99_ms,
+    },
     aggregation: 'best round per target (highest req/s) of the interleaved rounds; per-round figures in detail',
     p99_ms: tgA.p99_ms,
     p50_ms: tgA.p50_ms,
@@ -295,7 +343,8 @@ async function runOverhead(ctx) {
     naive_cpu_ms_per_request: naiveA.service_cpu_ms_per_request,
     cpu_s_per_run: { tokengate: tgA.cpu_s_per_run, naive: naiveA.cpu_s_per_run, direct: directA.cpu_s_per_run },
     jwt_verify_us: jwtVerifyMicros(creds, bearer),
-    redis_round_trips_per_sale: roundTrips.client_commands_per_sale,
+    redis_round_trips_per_sale: roundTrips.sequential_round_trips_per_sale,
+    redis_client_commands_per_sale: roundTrips.client_commands_per_sale,
     redis_round_trips_by_command: roundTrips.client_by_command,
     redis_script_commands_per_sale: roundTrips.script_commands_per_sale,
     redis_script_commands_by_command: roundTrips.script_by_command,

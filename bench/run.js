@@ -19,9 +19,10 @@ const { renderSummary } = require('./report');
 const QUICK = process.env.BENCH_QUICK === '1';
 const OPTS = {
   connections: 32,
-  warmupSec: QUICK ? 1 : 3,
-  durationSec: QUICK ? 3 : 8,
-  rounds: QUICK ? 1 : 3,
+  warmupSec: QUICK ? 1 : 2,
+  durationSec: QUICK ? 3 : 6,
+  rounds: QUICK ? 1 : 4,
+  gatewayLatencyMs: 50,
   cacheSales: 30,
   limitN: 10,
   windowMs: 2000,
