@@ -1,6 +1,6 @@
 import { TEST_CARDS, brandOf, maskCardNumber, outcomeFor } from '../../src/sandbox/cards';
 import { FixtureStore, lastDayOfExpiry, loadFixtures } from '../../src/sandbox/fixtures';
-import { Ledger } from '../../src/sandbox/ledger';
+import { DUPLICATE_WINDOW_MS, Ledger } from '../../src/sandbox/ledger';
 import { expirationState, formatCents, parseSale, toCents, type SaleInput } from '../../src/sandbox/sale-request';
 
 const NOW = new Date('2026-06-15T12:00:00Z');
@@ -111,6 +111,18 @@ describe('sandbox test-card outcomes', () => {
     expect(late.folded).toBe(false);
     const otherInvoice = ledger.sale(sale({ ...card('4000100011112224'), invoice: 'inv-2' }), on);
     expect(otherInvoice.folded).toBe(false);
+  });
+
+  it('when sales keep coming for longer than the folding window, then the duplicate memory holds only the window and recent sales still fold', () => {
+    const ledger = new Ledger(new FixtureStore([]));
+    const on = { ...ctx, duplicateFolding: true };
+    const step = 100; // one sale every 100 ms for 20 minutes: 12,000 sales, 9,000 of them inside any 15 minutes
+    for (let i = 0; i < 12_000; i++) ledger.sale(sale({ ...card('4000100011112224'), invoice: `inv-${i}` }), { ...on, now: on.now + i * step });
+    const end = on.now + 11_999 * step;
+    expect(ledger.duplicateMemorySize).toBe(DUPLICATE_WINDOW_MS / step + 1);
+    expect(ledger.sale(sale({ ...card('4000100011112224'), invoice: 'inv-11999' }), { ...on, now: end + 1 }).folded).toBe(true);
+    // The first sale left the window long ago: the same card, amount and invoice is a new charge.
+    expect(ledger.sale(sale({ ...card('4000100011112224'), invoice: 'inv-0' }), { ...on, now: end + 1 }).folded).toBe(false);
   });
 
   it('when refnums are issued, then they are numeric strings and strictly increasing', () => {
