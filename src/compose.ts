@@ -11,6 +11,7 @@ import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSett
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { connectRedis, waitForRedis, type RedisClient } from './redis/connect';
+import { warnWithoutPersistence } from './redis/persistence';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
@@ -53,7 +54,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const ownsRedis = !options.redis && !options.memory;
   const redis = options.memory ? undefined : (options.redis ?? connectRedis(config.redis, logger));
   if (!redis && config.env === 'production') throw new Error('production needs Redis'); // loadConfig already refuses this
-  if (redis && !(await waitForRedis(redis, 5000))) logger.warn('redis is not reachable at start; serving degraded until it is');
+  if (redis) {
+    if (await waitForRedis(redis, 5000)) await warnWithoutPersistence(redis, logger, config.env === 'production');
+    else logger.warn('redis is not reachable at start; serving degraded until it is');
+  }
 
   let sandbox: RunningSandbox | undefined;
   let baseUrl = config.gateway.baseUrl;

@@ -2,6 +2,7 @@ import { Cluster } from 'ioredis';
 import { createRedisTokenCache } from '../../src/cache';
 import { createRedisIdempotencyStore } from '../../src/idempotency';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { redisPersistence } from '../../src/redis/persistence';
 import { uniquePrefix } from '../support/redis';
 import { describeTokenCacheContract } from './cache-store.contract';
 import { CONTRACT_SETTINGS, describeIdempotencyStoreContract } from './idempotency-store.contract';
@@ -30,4 +31,11 @@ describeTokenCacheContract('redis cluster', () => createRedisTokenCache({ redis:
 test('when the contracts ran, then their keys landed on more than one master (the cluster really was exercised)', async () => {
   const counts = await Promise.all(client.nodes('master').map((node) => node.dbsize()));
   expect(counts.filter((n) => n > 0).length).toBeGreaterThan(1);
+});
+
+test('when persistence is checked on a cluster, then every master is asked, and none of these throwaway ones has AOF', async () => {
+  await client.ping();
+  const report = await redisPersistence(client);
+  expect(report.map((n) => Number(n.node.split(':')[1])).sort()).toEqual((cluster as RedisCluster).nodes.map((n) => n.port).sort());
+  expect(report.every((n) => n.aof === false)).toBe(true);
 });
