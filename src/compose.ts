@@ -10,7 +10,7 @@ import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type Idempot
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { connectRedis, waitForRedis, type RedisClient } from './redis/connect';
+import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
@@ -155,7 +155,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();
-      if (ownsRedis && redis) await redis.quit().catch(() => redis.disconnect());
+      if (ownsRedis && redis) await closeRedis(redis);
       if (sandbox) await sandbox.close();
     },
   };

@@ -101,6 +101,25 @@ export function connectRedis(config: RedisConfig, logger: Logger): RedisClient |
 }
 
 /**
+ * Closes a client from connectRedis and every socket it opened. A Sentinel client with the failover detector
+ * also holds one subscription per sentinel, which quit() leaves connected (and reconnecting for ever once the
+ * sentinel goes away): ioredis#1362, unfixed in 6.0.0. disconnect() is what releases them, so a Sentinel
+ * client is closed with it: the socket is ended (FIN after what was written), not destroyed.
+ */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  if (client.status === 'end') return;
+  if (client instanceof Redis && (client.options.sentinels?.length ?? 0) > 0) {
+    // 'end' follows only the close of a live socket; a client between reconnects has none to wait for.
+    const live = client.status === 'ready' || client.status === 'connect' || client.status === 'connecting';
+    const ended = live ? new Promise<void>((resolve) => client.once('end', () => resolve())) : Promise.resolve();
+    client.disconnect();
+    await ended;
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}
+
+/**
  * Resolves once the connection is ready, or after `timeoutMs` (the service then starts degraded: /readyz
  * reports Redis, sales answer 503, reads use the fallback budget). Without this wait the first commands would
  * fail at once, because the offline queue is off on purpose.
