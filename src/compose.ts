@@ -3,7 +3,6 @@ import { createApp } from './app';
 import { createMemoryTokenCache, createReadThrough, createRedisTokenCache, tokenTtlFromConfig } from './cache';
 import type { Config } from './config/types';
 import { createGatewayClient, type GatewayClient } from './gateway/client';
-import type { GatewayResult } from './gateway/types';
 import { createAuthenticator } from './http';
 import { createAdminApp } from './http/routes/admin';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from './idempotency';
@@ -100,9 +99,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     cardRefField: config.gateway.cardRefField,
     logger,
     // A re-sent read may be counted by the gateway: it takes a read slot like any other call.
-    beforeRetry: async () => {
-      await budget.run('read', async (): Promise<GatewayResult<null>> => ({ value: null, rateLimit: undefined, host: '', status: 0 }));
-    },
+    beforeRetry: () => budget.acquire('read'),
     onCall: (e) => {
       metrics.upstreamCalls.inc({ operation: e.op, outcome: e.outcome });
       metrics.upstreamDuration.observe({ operation: e.op }, e.durationMs / 1000);

@@ -104,11 +104,19 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     }
   }
 
+  const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
+    started + (runOpts.maxWaitMs ?? (cls === 'sale' ? classes.saleMaxWaitMs : classes.readMaxWaitMs));
+
   return {
+    async acquire(cls: CallClass, runOpts: RunOptions = {}): Promise<void> {
+      const started = clock();
+      await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal);
+      metrics.queueWait(cls, (clock() - started) / 1000);
+    },
+
     async run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, runOpts: RunOptions = {}): Promise<GatewayResult<T>> {
       const started = clock();
-      const maxWait = runOpts.maxWaitMs ?? (cls === 'sale' ? classes.saleMaxWaitMs : classes.readMaxWaitMs);
-      const deadline = started + maxWait;
+      const deadline = deadlineOf(cls, started, runOpts);
       let requeued = false;
       for (;;) {
         await acquire(cls, deadline, runOpts.signal);

@@ -8,6 +8,11 @@ export type CallClass = 'sale' | 'read';
 export interface UpstreamScheduler {
   /** Waits for a slot, then runs `call`; reconciles with the answer's rate-limit info; re-queues once on 429/155. */
   run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, opts?: RunOptions): Promise<GatewayResult<T>>;
+  /**
+   * Takes a slot for a call made outside run() (a read the gateway client re-sends on its own) and resolves
+   * when that call may start; refuses like run() (RateLimitExceededError past the maximum wait).
+   */
+  acquire(cls: CallClass, opts?: RunOptions): Promise<void>;
   /** Stops new work; waiting callers fail with LimiterUnavailableError. Does not close a Redis connection it was given. */
   close(): Promise<void>;
 }

@@ -231,6 +231,15 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(await counterValue(s.registry, 'tokengate_limiter_phantom_reservations_total')).toBe(4);
     });
 
+    it('when a slot is taken with acquire() for a call made outside run(), then it counts like a run', async () => {
+      s = await setup(backend, 1, { perWindow: 2 }, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
+      await (s.replicas[0] as UpstreamScheduler).acquire('read');
+      const third = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
+      expect((third.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+    });
+
     it('when the gateway reports less use than counted, then nothing is subtracted', async () => {
       s = await setup(backend, 1, { perWindow: 2 }, { saleReservedSlots: 0 });
       const rec = recorder();
