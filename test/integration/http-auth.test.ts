@@ -100,6 +100,25 @@ describe('JWT verification (HS256)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('when a token accepted (and remembered) before reaches its exp, then it is refused like any expired one', async () => {
+    const { app, stream } = appFor({ ...hsConfig, clockToleranceSec: 0 });
+    // exp at the next whole second: jwt.verify refuses from that second on, and so must the remembered entry.
+    const exp = now() + 1;
+    const token = jwt.sign({ sub: 'user-1', scope: 'sales:create', exp }, SECRET, { algorithm: 'HS256', issuer: 'tokengate-test', audience: 'tokengate' });
+    expect((await request(app).get('/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await request(app).get('/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 20));
+    await expect401(app, `Bearer ${token}`, stream, 'expired');
+  });
+
+  it('when a token differs from a remembered one in its signature only, then it is verified and refused', async () => {
+    const { app, stream } = appFor(hsConfig);
+    const token = hs({});
+    expect((await request(app).get('/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    const [h, p] = token.split('.');
+    await expect401(app, `Bearer ${h}.${p}.${createHmac('sha256', 'another-secret-0123456789-abcdefgh').update(`${h}.${p}`).digest('base64url')}`, stream, 'bad_signature');
+  });
+
   it('when nbf is in the future, then 401', async () => {
     const { app, stream } = appFor(hsConfig);
     await expect401(app, `Bearer ${hs({ nbf: now() + 120 })}`, stream, 'not_yet_valid');
