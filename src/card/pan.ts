@@ -38,11 +38,30 @@ function runHoldsPan(text: string, run: string, index: number, options: PanScanO
   return false;
 }
 
-/** True when any run in the text holds a Luhn-valid card number. */
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * True when any run in the text holds a Luhn-valid card number. The same runs as RUN finds, by a character
+ * loop: every request's headers (a JWT among them) pass through here, and matchAll allocated a match per
+ * digit group of every base64 id, about half of the card guard's cost.
+ */
 export function containsPan(text: string, options: PanScanOptions = {}): boolean {
-  if (text.length < 13) return false;
-  for (const match of text.matchAll(RUN)) {
-    if (match[0].length >= 13 && runHoldsPan(text, match[0], match.index ?? 0, options)) return true;
+  const n = text.length;
+  if (n < 13) return false;
+  let i = 0;
+  while (i < n) {
+    if (!isDigit(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    for (;;) {
+      if (j < n && isDigit(text.charCodeAt(j))) j++;
+      else if (j + 1 < n && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 45) && isDigit(text.charCodeAt(j + 1))) j += 2;
+      else break;
+    }
+    if (j - i >= 13 && runHoldsPan(text, text.slice(i, j), i, options)) return true;
+    i = j;
   }
   return false;
 }
