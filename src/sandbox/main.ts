@@ -25,7 +25,8 @@ async function main(): Promise<void> {
       duplicateFolding: s.duplicateFolding,
     },
   });
-  console.log(`sandbox gateway listening on ${sandbox.url} (base ${sandbox.baseUrl})`);
+  // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.
+  process.stdout.write(`${redactString(`sandbox gateway listening on ${sandbox.url} (base ${sandbox.baseUrl})`)}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
