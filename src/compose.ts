@@ -89,14 +89,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     : createMemoryScheduler(schedulerOptions);
 
   const gateway = createGatewayClient({
+    ...config.gateway,
     baseUrl,
-    failoverHosts: config.gateway.failoverHosts,
-    apiKey: config.gateway.apiKey,
-    apiPin: config.gateway.apiPin,
-    timeoutMs: config.gateway.timeoutMs,
-    connectTimeoutMs: config.gateway.connectTimeoutMs,
-    maxResponseBytes: config.gateway.maxResponseBytes,
-    cardRefField: config.gateway.cardRefField,
     logger,
     // A re-sent read may be counted by the gateway: it takes a read slot like any other call.
     beforeRetry: () => budget.acquire('read'),

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import type { Secret } from '../config/secret';
-import type { CardRefField } from '../config/types';
+import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import {
   GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
@@ -25,15 +24,13 @@ export interface CallEvent {
   durationMs: number;
 }
 
-export interface GatewayClientOptions {
+/** The gateway section of the config the client uses (config/types.ts documents each field). */
+type ClientSettings = Pick<GatewayConfig, 'apiKey' | 'apiPin' | 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'cardRefField'>;
+
+export interface GatewayClientOptions extends ClientSettings {
+  /** The configured base URL, or the embedded sandbox's. */
   baseUrl: string;
   failoverHosts?: readonly string[];
-  apiKey: Secret;
-  apiPin: Secret;
-  timeoutMs: number;
-  connectTimeoutMs: number;
-  maxResponseBytes: number;
-  cardRefField: CardRefField;
   logger: Logger;
   seed?: () => string;
   /**
