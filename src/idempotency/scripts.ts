@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import { luaIn, withScripts } from '../redis/scripts';
 
 /** The Lua scripts of this folder as ioredis commands (EVALSHA after the first call on each connection). */
 export interface IdempotencyCommands {
@@ -12,26 +12,14 @@ export interface IdempotencyCommands {
 
 export type ScriptedClient = (Redis | Cluster) & IdempotencyCommands;
 
-const SCRIPTS: Array<[keyof IdempotencyCommands, string]> = [
-  ['tgIdemBegin', 'begin.lua'],
-  ['tgIdemComplete', 'complete.lua'],
-  ['tgIdemMarkUnknown', 'mark-unknown.lua'],
-  ['tgIdemAbandon', 'abandon.lua'],
+const lua = luaIn(path.join(__dirname, 'lua'));
+const SCRIPTS = [
+  lua('tgIdemBegin', 'begin.lua', 1),
+  lua('tgIdemComplete', 'complete.lua', 1),
+  lua('tgIdemMarkUnknown', 'mark-unknown.lua', 1),
+  lua('tgIdemAbandon', 'abandon.lua', 1),
 ];
 
-let sources: Map<string, string> | undefined;
-const defined = new WeakSet<object>();
-
-/** Reads the .lua files once per process (next to this file in src/ and, after the build, in dist/). */
-function lua(file: string): string {
-  sources ??= new Map(SCRIPTS.map(([, f]) => [f, readFileSync(path.join(__dirname, 'lua', f), 'utf8')]));
-  return sources.get(file) as string;
-}
-
 export function withIdempotencyScripts(redis: Redis | Cluster): ScriptedClient {
-  if (!defined.has(redis)) {
-    for (const [name, file] of SCRIPTS) redis.defineCommand(name, { lua: lua(file), numberOfKeys: 1 });
-    defined.add(redis);
-  }
-  return redis as ScriptedClient;
+  return withScripts<IdempotencyCommands>(redis, SCRIPTS);
 }

@@ -1,27 +1,14 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
+import { luaIn, withScripts } from '../redis/scripts';
 import type { CallClass, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
 
-const COMMAND = 'tokengateUpstreamBudget';
-let lua: string | undefined;
-
-/** Read once; `__dirname` is src/limiter under ts-jest and dist/limiter after the build copies the .lua file. */
-function script(): string {
-  lua ??= readFileSync(path.join(__dirname, 'scheduler.lua'), 'utf8');
-  return lua;
-}
-
 type LimiterCommand = (meta: string, minute: string, day: string, ...args: string[]) => Promise<unknown>;
+const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 3);
 
-/** defineCommand once per connection; ioredis then runs EVALSHA and loads the script on NOSCRIPT. */
 function command(redis: Redis | Cluster): LimiterCommand {
-  // defineCommand adds a method ioredis' types cannot know about.
-  const holder = redis as unknown as Record<string, LimiterCommand | undefined>;
-  if (typeof holder[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 3, lua: script() });
-  return (holder[COMMAND] as LimiterCommand).bind(redis);
+  return withScripts<{ tokengateUpstreamBudget: LimiterCommand }>(redis, [SCRIPT]).tokengateUpstreamBudget.bind(redis);
 }
 
 export class RedisTimeoutError extends Error {
