@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { ISSUER, AUDIENCE, TEST_JWT_SECRET, token } from '../support/bff';
+import { TEST_JWT_ENV, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
@@ -32,10 +32,7 @@ describe('three replicas under a burst of sales', () => {
       GATEWAY_RATE_PER_DAY: '100000',
       LIMITER_SALE_RESERVED_SLOTS: '2',
       LIMITER_SALE_MAX_WAIT_MS: '30000',
-      JWT_SECRET: TEST_JWT_SECRET,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE,
-      JWT_ALGORITHMS: 'HS256',
+      ...TEST_JWT_ENV,
     };
     replicas = await Promise.all([0, 1, 2].map(() => startServiceProcess(env)));
   }, 60_000);

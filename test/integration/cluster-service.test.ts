@@ -6,7 +6,7 @@ import { buildService, type Service } from '../../src/compose';
 import { loadConfig } from '../../src/config';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { AUDIENCE, ISSUER, TEST_JWT_SECRET, token } from '../support/bff';
+import { TEST_JWT_ENV, token } from '../support/bff';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 
 /**
@@ -40,10 +40,7 @@ beforeAll(async () => {
       GATEWAY_RATE_PER_MINUTE: '100000',
       GATEWAY_RATE_PER_DAY: '1000000',
       LIMITER_SALE_RESERVED_SLOTS: '0',
-      JWT_SECRET: TEST_JWT_SECRET,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE,
-      JWT_ALGORITHMS: 'HS256',
+      ...TEST_JWT_ENV,
     },
   });
   const logger = createLogger({ level: 'warn', stream: new CapturingStream() });

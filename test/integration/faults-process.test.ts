@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { AUDIENCE, ISSUER, TEST_JWT_SECRET, token } from '../support/bff';
+import { TEST_JWT_ENV, token } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { saleViolations, sendSale, startReplicas, tally, type Answer, type Replicas, type SaleCase } from '../support/replicas';
 
@@ -75,10 +75,7 @@ beforeAll(async () => {
     LIMITER_SALE_MAX_WAIT_MS: String(SALE_WAIT_MS),
     LIMITER_READ_MAX_WAIT_MS: String(READ_WAIT_MS),
     LIMITER_EXPECTED_REPLICAS: '3',
-    JWT_SECRET: TEST_JWT_SECRET,
-    JWT_ISSUER: ISSUER,
-    JWT_AUDIENCE: AUDIENCE,
-    JWT_ALGORITHMS: 'HS256',
+    ...TEST_JWT_ENV,
     SHUTDOWN_GRACE_MS: '200',
   });
 }, 60_000);

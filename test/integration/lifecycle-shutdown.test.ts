@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { AUDIENCE, ISSUER, TEST_JWT_SECRET, token } from '../support/bff';
+import { TEST_JWT_ENV, TEST_JWT_SECRET, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
@@ -48,10 +48,7 @@ function productionEnv(extra: Record<string, string> = {}): Record<string, strin
     GATEWAY_TIMEOUT_MS: '5000',
     REDIS_URL: redisUrl(),
     REDIS_KEY_PREFIX: uniquePrefix('life').replace(/[^A-Za-z0-9:_-]/g, '_'),
-    JWT_SECRET: TEST_JWT_SECRET,
-    JWT_ISSUER: ISSUER,
-    JWT_AUDIENCE: AUDIENCE,
-    JWT_ALGORITHMS: 'HS256',
+    ...TEST_JWT_ENV,
     HOST: '127.0.0.1',
     ...extra,
   };

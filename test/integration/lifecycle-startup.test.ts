@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { AUDIENCE, ISSUER, TEST_JWT_SECRET } from '../support/bff';
+import { TEST_JWT_ENV, TEST_JWT_SECRET } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { DIST_MAIN, ROOT } from '../support/service-process';
 
@@ -97,10 +97,7 @@ describe('production start-up of node dist/main.js', () => {
         GATEWAY_API_PIN: API_PIN,
         REDIS_URL: redisUrl(),
         REDIS_KEY_PREFIX: uniquePrefix('boot').replace(/[^A-Za-z0-9:_-]/g, '_'),
-        JWT_SECRET: TEST_JWT_SECRET,
-        JWT_ISSUER: ISSUER,
-        JWT_AUDIENCE: AUDIENCE,
-        JWT_ALGORITHMS: 'HS256',
+        ...TEST_JWT_ENV,
       });
       expect(code).toBe(1);
       const entries = out

@@ -15,6 +15,8 @@ export const MODES: readonly Mode[] = ['in-process', 'process'];
 export const TEST_JWT_SECRET = 'tokengate-test-secret-0123456789abcdef';
 export const ISSUER = 'tokengate-test';
 export const AUDIENCE = 'tokengate';
+/** The service's JWT settings matching token(): for the env of a service under test. */
+export const TEST_JWT_ENV = { JWT_SECRET: TEST_JWT_SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_ALGORITHMS: 'HS256' };
 
 export interface Claims {
   sub: string;
@@ -68,10 +70,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     GATEWAY_RATE_PER_MINUTE: '100000',
     GATEWAY_RATE_PER_DAY: '1000000',
     LIMITER_SALE_RESERVED_SLOTS: '0',
-    JWT_SECRET: TEST_JWT_SECRET,
-    JWT_ISSUER: ISSUER,
-    JWT_AUDIENCE: AUDIENCE,
-    JWT_ALGORITHMS: 'HS256',
+    ...TEST_JWT_ENV,
     ...options.env,
   };
   const degraded = options.expectDegraded === true;
