@@ -1,88 +1,129 @@
 import { luhnValid } from './luhn';
+import { cardNetwork } from './networks';
 
 /**
- * Card-number detection shared by the card-data guard and log redaction (contract: "a digit string of
- * 13 to 19 digits (spaces or dashes allowed) that passes Luhn").
+ * The one card-number detector: the card-data guard, the logger's redaction, the scrub of stored replays and
+ * the gateway client's unmasked-number check all call it (contract: 422 `card_data_forbidden`).
  *
- * A run is digit groups joined by single spaces or dashes. Every sequence of WHOLE groups of 13–19 digits
- * inside a run is tried, so a card number next to one more group ("1 4000100011112224",
+ * A card number is 12–19 digits, unbroken or in groups joined by ONE kind of separator among space, dash,
+ * dot, underscore and slash, whose prefix and length fall in a card network's issuer ranges (networks.json)
+ * and which passes Luhn.
+ *
+ * A run is digit groups joined by single copies of one separator. Every sequence of WHOLE groups of 12–19
+ * digits inside a run is tried, so a card number next to one more group ("1 4000100011112224",
  * "4000-1000-1111-2224-9") is still found; an unbroken digit stretch is never cut, so
- * "40001000111122240000" is not a PAN. `delimited`: the chosen groups must not touch letters either
- * (header values hold hex and base64 ids whose digit stretches are not card numbers).
+ * "40001000111122240000" is not a card number. Where the separator changes ("12.4000-1000-1111-2224"), the
+ * group at the change ends one run and starts the next. `delimited`: the chosen groups must not touch letters
+ * either (header values hold hex and base64 ids whose digit stretches are not card numbers).
  */
-const ALNUM = /[A-Za-z0-9]/;
 
 export interface PanScanOptions {
   delimited?: boolean;
 }
 
-export function isPan(candidate: string): boolean {
-  const digits = candidate.replace(/[ -]/g, '');
-  return digits.length >= 13 && digits.length <= 19 && /^\d+$/.test(digits) && luhnValid(digits);
+export const MIN_PAN_DIGITS = 12;
+export const MAX_PAN_DIGITS = 19;
+
+/** True when the digits (nothing else) are a card number: length, a network's range, Luhn. */
+export function isCardDigits(digits: string): boolean {
+  return digits.length >= MIN_PAN_DIGITS && digits.length <= MAX_PAN_DIGITS && cardNetwork(digits) !== undefined && luhnValid(digits);
 }
 
-function runHoldsPan(text: string, run: string, index: number, options: PanScanOptions): boolean {
-  const groups = run.split(/[ -]/);
-  const before = text[index - 1] ?? '';
-  const after = text[index + run.length] ?? '';
-  for (let i = 0; i < groups.length; i++) {
+const SEPARATORS = /[ ._/-]/g;
+
+/** True when the candidate, once its separators are dropped, is a card number (no other characters allowed). */
+export function isPan(candidate: string): boolean {
+  return isCardDigits(candidate.replace(SEPARATORS, ''));
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isSeparator = (c: number) => c === 32 || c === 45 || c === 46 || c === 95 || c === 47; // space - . _ /
+const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * True when some sequence of whole groups in the run holds a card number. `starts`/`ends` are the groups'
+ * offsets; at most 19 digits are joined per try, so the work per run stays linear in its length.
+ */
+function runHoldsPan(text: string, starts: readonly number[], ends: readonly number[], count: number, delimited: boolean): boolean {
+  for (let i = 0; i < count; i++) {
+    const from = starts[i] as number;
+    if (delimited && from > 0 && isAlnum(text.charCodeAt(from - 1))) continue;
     let digits = '';
-    for (let j = i; j < groups.length && digits.length + (groups[j] as string).length <= 19; j++) {
-      digits += groups[j];
-      if (digits.length < 13) continue;
-      if (options.delimited && ((i === 0 && ALNUM.test(before)) || (j === groups.length - 1 && ALNUM.test(after)))) continue;
-      if (luhnValid(digits)) return true;
+    for (let j = i; j < count; j++) {
+      const to = ends[j] as number;
+      const size = digits.length + to - (starts[j] as number);
+      if (size > MAX_PAN_DIGITS) break;
+      digits += text.slice(starts[j] as number, to);
+      if (size < MIN_PAN_DIGITS) continue;
+      if (delimited && to < text.length && isAlnum(text.charCodeAt(to))) continue;
+      if (isCardDigits(digits)) return true;
     }
   }
   return false;
 }
 
-const isDigit = (c: number) => c >= 48 && c <= 57;
-
 /**
- * The end of the run that starts with the digit at `start`: a match of \d+(?:[ -]\d+)*, found by a character loop
- * (every request's headers, a JWT among them, are scanned, and a regex allocated a match per digit group of
- * every base64 id, about half of the card guard's cost).
+ * One left-to-right pass over the text, calling `onRun(start, end)` for each run holding a card number
+ * until it returns true. Group offsets live in reused arrays: every request's headers (a JWT among them)
+ * and body go through here, so nothing is allocated for runs too short to matter.
  */
-function runEnd(text: string, start: number): number {
-  let j = start + 1;
-  for (;;) {
-    if (j < text.length && isDigit(text.charCodeAt(j))) j++;
-    else if (j + 1 < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 45) && isDigit(text.charCodeAt(j + 1))) j += 2;
-    else return j;
-  }
-}
+const starts: number[] = [];
+const ends: number[] = [];
 
-/** Calls `onRun(start, end)` for each run of 13 characters or more, in order, until it returns true. */
-function someLongRun(text: string, onRun: (start: number, end: number) => boolean): boolean {
-  for (let i = 0; i < text.length; ) {
+function scan(text: string, delimited: boolean, onRun: (start: number, end: number) => boolean): boolean {
+  let i = 0;
+  while (i < text.length) {
     if (!isDigit(text.charCodeAt(i))) {
       i++;
       continue;
     }
-    const end = runEnd(text, i);
-    if (end - i >= 13 && onRun(i, end)) return true;
-    i = end;
+    // A run: groups joined by one separator, which the first one fixes.
+    let count = 0;
+    let digitCount = 0;
+    let separator = -1;
+    let at = i;
+    let next = -1; // where a following run (another separator) starts: this run's last group
+    for (;;) {
+      let end = at + 1;
+      while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+      starts[count] = at;
+      ends[count] = end;
+      count++;
+      digitCount += end - at;
+      const c = end + 1 < text.length ? text.charCodeAt(end) : -1;
+      if (c < 0 || !isSeparator(c) || !isDigit(text.charCodeAt(end + 1))) {
+        at = end;
+        break;
+      }
+      if (separator === -1) separator = c;
+      else if (c !== separator) {
+        next = starts[count - 1] as number;
+        at = end;
+        break;
+      }
+      at = end + 1;
+    }
+    if (digitCount >= MIN_PAN_DIGITS && runHoldsPan(text, starts, ends, count, delimited) && onRun(i, at)) return true;
+    i = next >= 0 ? next : at;
   }
   return false;
 }
 
-/** True when any run in the text holds a Luhn-valid card number. */
+/** True when any run in the text holds a card number. */
 export function containsPan(text: string, options: PanScanOptions = {}): boolean {
-  if (text.length < 13) return false;
-  return someLongRun(text, (start, end) => runHoldsPan(text, text.slice(start, end), start, options));
+  if (text.length < MIN_PAN_DIGITS) return false;
+  return scan(text, options.delimited === true, () => true);
 }
 
 /** Replaces every run that holds a card number, whole, with the replacement (over-redacting a neighbour group is fine). */
 export function redactPans(text: string, replacement = '[card]'): string {
-  if (text.length < 13) return text;
+  if (text.length < MIN_PAN_DIGITS) return text;
   let out = '';
   let copied = 0;
-  someLongRun(text, (start, end) => {
-    if (runHoldsPan(text, text.slice(start, end), start, {})) {
-      out += text.slice(copied, start) + replacement;
-      copied = end;
-    }
+  scan(text, false, (start, end) => {
+    // Runs of two separators share the group where they meet: an overlap extends the last replacement.
+    if (start >= copied) out += text.slice(copied, start) + replacement;
+    copied = end;
     return false;
   });
   return copied === 0 ? text : out + text.slice(copied);
@@ -94,7 +135,7 @@ export function redactPans(text: string, replacement = '[card]'): string {
  */
 export function redactPansDeep(value: unknown, replacement = '[card]', depth = 0): unknown {
   if (typeof value === 'string') return redactPans(value, replacement);
-  if (typeof value === 'number') return isPan(String(value)) ? replacement : value;
+  if (typeof value === 'number' || typeof value === 'bigint') return isPan(String(value)) ? replacement : value;
   if (value === null || typeof value !== 'object') return value;
   if (depth > 32) return '[too deep]';
   if (Array.isArray(value)) return value.map((v: unknown) => redactPansDeep(v, replacement, depth + 1));

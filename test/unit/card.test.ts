@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { luhnValid } from '../../src/card/luhn';
-import { containsPan, isPan, redactPans } from '../../src/card/pan';
+import { containsPan, isPan, redactPans, redactPansDeep } from '../../src/card/pan';
+import { cardNetwork, NETWORKS } from '../../src/card/networks';
+import { makeLuhnValid } from '../support/merchant-ids';
+import { oracleContainsPan, oracleIsCard, oracleRedact } from '../support/pan-oracle';
+import { separatorForms, TEST_CARDS } from '../support/test-cards';
 import { maskCardNumber } from '../../src/card/mask';
 
 describe('luhnValid', () => {
@@ -35,6 +39,22 @@ describe('PAN detection', () => {
   });
   it('when separators are doubled, then the run is split and not a PAN', () => {
     expect(containsPan('4000  1000  1111  2224')).toBe(false);
+    expect(containsPan('4000..1000..1111..2224')).toBe(false);
+  });
+  it('when a card number is grouped by dots, underscores or slashes, then it is found and redacted', () => {
+    for (const form of ['4000.1000.1111.2224', '4000_1000_1111_2224', '4000/1000/1111/2224', '3711.222233.32225']) {
+      expect(containsPan(`ref ${form}!`)).toBe(true);
+      expect(redactPans(`ref ${form}!`)).toBe('ref [card]!');
+    }
+  });
+  it('when two kinds of separator are mixed inside one number, then it is not a card number', () => {
+    expect(containsPan('4000-1000.1111 2224')).toBe(false);
+    expect(containsPan('4000 1000 1111-2224')).toBe(false);
+  });
+  it('when the separator changes right after a card number, then the number is still found', () => {
+    expect(containsPan('12.4000-1000-1111-2224')).toBe(true);
+    expect(containsPan('4000-1000-1111-2224.5')).toBe(true);
+    expect(redactPans('x 12.4000-1000-1111-2224/7 y')).toBe('x 12.[card]/7 y');
   });
 });
 
@@ -61,27 +81,84 @@ describe('PAN detection next to other digit groups', () => {
   });
 });
 
-describe('containsPan against the regex scan it replaced', () => {
-  // The runs as the regex finds them, each judged alone (a whole run is one run to the scanner too).
-  const RUN = /\d+(?:[ -]\d+)*/g;
-  const oracle = (text: string) => [...text.matchAll(RUN)].some((m) => m[0].length >= 13 && containsPan(m[0]));
-  const redactOracle = (text: string) => text.replace(RUN, (run) => (run.length >= 13 && containsPan(run) ? '[x]' : run));
-  const pans = ['4000100011112224', '5555444433332226', '378282246310005', '6011222233332224', '4000 1000 1111 2224', '4000-1000-1111-2224'];
 
-  it('when texts mix digit groups, spaces, dashes, letters and card numbers, then both scans agree on every one', () => {
-    const piece = fc.oneof(
-      fc.constantFrom(...pans),
-      fc.stringMatching(/^[0-9]{1,8}$/),
-      fc.constantFrom(' ', '-', '  ', '--', ' -', 'a', 'Z', '.', '/', '=', '\n'),
-      fc.string({ maxLength: 6 }),
-    );
+describe('card networks', () => {
+  it('when a Luhn-valid run has no network prefix (a clock value, a leading zero, a 7), then it is not a card number', () => {
+    for (const digits of ['1795369789000', '1795369789000123', '1795369789000123456', '0000000012345678', '7000100011112224', '9000100011112224']) {
+      const valid = makeLuhnValid(digits);
+      expect(isPan(valid)).toBe(false);
+      expect(containsPan(`ORD-${valid}`)).toBe(false);
+      expect(redactPans(`order-${valid}-3`)).toBe(`order-${valid}-3`);
+    }
+  });
+  it('when a prefix is a network\'s but the length is not, then it is not a card number', () => {
+    expect(isPan(makeLuhnValid('40001000111122'))).toBe(false); // Visa: 13, 16, 18 or 19 digits
+    expect(isPan(makeLuhnValid('3711222233322250'))).toBe(false); // Amex: 15 only
+    expect(isPan(makeLuhnValid('134123456789012'))).toBe(true); // UATP: 1, 15 digits
+    expect(isPan(makeLuhnValid('1341234567890123'))).toBe(false);
+  });
+  it('when a 12-digit Maestro number is written out, then it is found; 12 digits elsewhere are not', () => {
+    expect(containsPan(`pay ${makeLuhnValid('501800000000')}`)).toBe(true);
+    expect(containsPan(`pay ${makeLuhnValid('401800000000')}`)).toBe(false);
+  });
+  it('when every prefix of the table is tried at each of its lengths, then the detector and the table agree', () => {
+    for (const row of NETWORKS) {
+      for (const prefix of row.prefixes) {
+        for (const edge of prefix.split('-')) {
+          for (const length of row.lengths) {
+            const number = makeLuhnValid(edge.padEnd(length, '0'));
+            expect([row.name, isPan(number)]).toEqual([row.name, true]);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe('published test card numbers', () => {
+  it.each(TEST_CARDS.map((c) => [c.network, c.number] as const))('when the %s test number %s is sent in any separator form, then it is found and redacted', (_network, number) => {
+    expect(cardNetwork(number)).toBeDefined();
+    for (const form of separatorForms(number)) {
+      expect([form, isPan(form)]).toEqual([form, true]);
+      for (const text of [form, `note: ${form}.`, `id=${form}&x=1`, `"${form}"`]) {
+        expect([text, containsPan(text)]).toEqual([text, true]);
+        expect(redactPans(text)).not.toContain(form);
+      }
+      expect(JSON.stringify(redactPansDeep({ a: [{ b: form }] }))).not.toContain(form);
+    }
+  });
+});
+
+describe('the scanner against an independent oracle', () => {
+  const pans = ['4000100011112224', '5555444433332226', '378282246310005', '6011222233332224', '501800000008', '135412345678911', '6759560045005727054'];
+  const near = ['4000100011112225', '1795369789000', '0000000012345674', '7000100011112224'];
+  const piece = fc.oneof(
+    fc.constantFrom(...pans, ...near),
+    fc.constantFrom(...pans).chain((p) => fc.constantFrom(' ', '-', '.', '_', '/').map((sep) => p.replace(/(\d{4})(?=\d)/g, `$1${sep}`))),
+    fc.stringMatching(/^[0-9]{1,8}$/),
+    fc.constantFrom(' ', '-', '.', '_', '/', '  ', '--', ' -', '._', 'a', 'Z', '=', '\n', '+'),
+    fc.string({ maxLength: 6 }),
+  );
+
+  it('when texts mix digit groups, every separator, letters and card numbers, then scan and redaction agree with the oracle', () => {
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 24 }), (parts) => {
         const text = parts.join('');
-        expect(containsPan(text)).toBe(oracle(text));
-        expect(redactPans(text, '[x]')).toBe(redactOracle(text));
+        expect(containsPan(text)).toBe(oracleContainsPan(text));
+        expect(containsPan(text, { delimited: true })).toBe(oracleContainsPan(text, true));
+        expect(redactPans(text, '[x]')).toBe(oracleRedact(text, '[x]'));
       }),
-      { numRuns: 5000 },
+      { numRuns: 4000 },
+    );
+  });
+
+  it('when digit strings of 12 to 19 digits are drawn at random, then isPan agrees with the oracle', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{11,18}$/), (body) => {
+        const digits = makeLuhnValid(`${body}0`);
+        expect(isPan(digits)).toBe(oracleIsCard(digits));
+      }),
+      { numRuns: 4000 },
     );
   });
 });

@@ -1,0 +1,60 @@
+import table from './networks.json';
+
+/**
+ * Which card network a digit string's prefix and length belong to (networks.json, sources named there).
+ * Only digit strings that pass this AND Luhn are card numbers: Luhn alone passes one digit run in ten, so
+ * clock values, snowflake ids and zero-padded order numbers would be refused at random.
+ */
+
+export interface NetworkRow {
+  name: string;
+  prefixes: string[];
+  lengths: number[];
+}
+
+interface Rule {
+  name: string;
+  width: number;
+  low: number;
+  high: number;
+  /** bit n set: length n is allowed */
+  lengths: number;
+}
+
+export const NETWORKS: readonly NetworkRow[] = table.networks;
+
+function compile(rows: readonly NetworkRow[]): Rule[][] {
+  const byFirstDigit: Rule[][] = Array.from({ length: 10 }, () => []);
+  for (const row of rows) {
+    const lengths = row.lengths.reduce((mask, n) => mask | (1 << n), 0);
+    for (const prefix of row.prefixes) {
+      const [low = '', high = low] = prefix.split('-');
+      if (!/^\d+$/.test(low) || !/^\d+$/.test(high) || low.length !== high.length || low > high) {
+        throw new Error(`networks.json: ${row.name} has a malformed prefix ${prefix}`);
+      }
+      // Indexed by first digit: a range such as 56-69 is split at each first digit it spans.
+      const width = low.length;
+      for (let d = Number(low[0]); d <= Number(high[0]); d++) {
+        const from = d === Number(low[0]) ? Number(low) : d * 10 ** (width - 1);
+        const to = d === Number(high[0]) ? Number(high) : (d + 1) * 10 ** (width - 1) - 1;
+        (byFirstDigit[d] as Rule[]).push({ name: row.name, width, low: from, high: to, lengths });
+      }
+    }
+  }
+  return byFirstDigit;
+}
+
+const RULES = compile(NETWORKS);
+
+/** The first network whose prefix and length fit these digits (ASCII digits only), or undefined. */
+export function cardNetwork(digits: string): string | undefined {
+  const rules = RULES[digits.charCodeAt(0) - 48];
+  if (rules === undefined) return undefined;
+  const bit = 1 << digits.length;
+  for (const rule of rules) {
+    if ((rule.lengths & bit) === 0 || digits.length < rule.width) continue;
+    const prefix = Number(digits.slice(0, rule.width));
+    if (prefix >= rule.low && prefix <= rule.high) return rule.name;
+  }
+  return undefined;
+}

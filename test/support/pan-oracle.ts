@@ -1,0 +1,92 @@
+/**
+ * An independent, deliberately slow statement of the card-number rule, for property tests: one regex per
+ * separator finds the runs, every sequence of whole groups is tried, the network table is read as written
+ * (prefix strings compared as strings) and Luhn is recomputed here. Shares no code with src/card/pan.ts.
+ */
+import table from '../../src/card/networks.json';
+import { makeLuhnValid } from './merchant-ids';
+
+const SEPARATORS = [' ', '-', '.', '_', '/'];
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const ALNUM = /[A-Za-z0-9]/;
+
+export function oracleNetwork(digits: string): string | undefined {
+  for (const row of table.networks) {
+    if (!row.lengths.includes(digits.length)) continue;
+    for (const prefix of row.prefixes) {
+      const [low = '', high = low] = prefix.split('-');
+      const head = digits.slice(0, low.length);
+      if (head.length === low.length && head >= low && head <= high) return row.name;
+    }
+  }
+  return undefined;
+}
+
+export function oracleIsCard(digits: string): boolean {
+  return /^\d{12,19}$/.test(digits) && oracleNetwork(digits) !== undefined && makeLuhnValid(digits) === digits;
+}
+
+interface Run {
+  start: number;
+  end: number;
+  groups: { start: number; end: number }[];
+}
+
+function runs(text: string): Run[] {
+  const found: Run[] = [];
+  for (const sep of SEPARATORS) {
+    for (const m of text.matchAll(new RegExp(`\\d+(?:${escape(sep)}\\d+)*`, 'g'))) {
+      const groups: Run['groups'] = [];
+      let at = m.index;
+      for (const g of m[0].split(sep)) {
+        groups.push({ start: at, end: at + g.length });
+        at += g.length + 1;
+      }
+      found.push({ start: m.index, end: m.index + m[0].length, groups });
+    }
+  }
+  return found;
+}
+
+function runHoldsCard(text: string, run: Run, delimited: boolean): boolean {
+  const { groups } = run;
+  for (let i = 0; i < groups.length; i++) {
+    for (let j = i; j < groups.length; j++) {
+      const from = (groups[i] as Run['groups'][number]).start;
+      const to = (groups[j] as Run['groups'][number]).end;
+      const digits = groups.slice(i, j + 1).map((g) => text.slice(g.start, g.end)).join('');
+      if (delimited && (ALNUM.test(text[from - 1] ?? '') || ALNUM.test(text[to] ?? ''))) continue;
+      if (oracleIsCard(digits)) return true;
+    }
+  }
+  return false;
+}
+
+export function oracleContainsPan(text: string, delimited = false): boolean {
+  return runs(text).some((run) => runHoldsCard(text, run, delimited));
+}
+
+/** Every run holding a card number replaced; runs that overlap (a shared group) are replaced as one. */
+export function oracleRedact(text: string, replacement: string): string {
+  const spans = runs(text)
+    .filter((run) => runHoldsCard(text, run, false))
+    .sort((a, b) => a.start - b.start);
+  let out = '';
+  let copied = 0;
+  let open: { start: number; end: number } | undefined;
+  for (const span of spans) {
+    if (open && span.start < open.end) open.end = Math.max(open.end, span.end);
+    else {
+      if (open) {
+        out += text.slice(copied, open.start) + replacement;
+        copied = open.end;
+      }
+      open = { start: span.start, end: span.end };
+    }
+  }
+  if (open) {
+    out += text.slice(copied, open.start) + replacement;
+    copied = open.end;
+  }
+  return out + text.slice(copied);
+}
