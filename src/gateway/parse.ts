@@ -1,3 +1,4 @@
+import { containsPan } from '../card/pan';
 import type { CardRefToken, Customer, ListEnvelope, PaymentMethod, ResultCode, Transaction } from './types';
 
 /** Thrown by the parsers when an answer does not have the documented shape; the client turns it into GatewayUnreadableError. */
@@ -60,8 +61,9 @@ export function parseTransaction(body: unknown): Transaction {
   if (o.creditcard !== undefined && o.creditcard !== null) {
     const cc = obj(o.creditcard, 'creditcard');
     const number = str(cc, 'number', false) ?? '';
-    // A masked number keeps only 8 digits; anything with more digits is not trusted to leave this process.
-    if ((number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
+    // A masked number keeps only 8 digits; anything with more digits (a card number or not) is not trusted to
+    // leave this process.
+    if (containsPan(number) || (number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
     tx.creditcard = { number, category_code: str(cc, 'category_code', false) ?? '' };
   }
   const avs = pair(o.avs);
@@ -103,11 +105,11 @@ export function parseCustomer(value: unknown): Customer {
   return { ...o, type: 'customer', key: str(o, 'key') as string };
 }
 
-/** Payment methods leave the gateway masked; any field holding more than 8 digits of a card number is refused. */
+/** Payment methods leave the gateway masked; a field holding a card number (the one detector, src/card) is refused. */
 export function parsePaymentMethod(value: unknown): PaymentMethod {
   const o = obj(value, 'payment method');
-  for (const [field, v] of Object.entries(o)) {
-    if (typeof v === 'string' && /(?:\d[ -]?){12,}/.test(v) && /num|card|pan/i.test(field)) throw new ShapeError('payment method carries a card number');
+  for (const v of Object.values(o)) {
+    if (typeof v === 'string' && containsPan(v)) throw new ShapeError('payment method carries a card number');
   }
   return { ...o, type: 'customerpaymentmethod', key: str(o, 'key') as string };
 }

@@ -90,3 +90,15 @@ export function oracleRedact(text: string, replacement: string): string {
   }
   return out + text.slice(copied);
 }
+
+/** True when some candidate in the text (whole groups, 12–19 digits) has a network's prefix and length, Luhn aside. */
+export function oracleHasNetworkCandidate(text: string): boolean {
+  return runs(text).some(({ groups }) =>
+    groups.some((_, i) =>
+      groups.slice(i).some((_g, k) => {
+        const digits = groups.slice(i, i + k + 1).map((g) => text.slice(g.start, g.end)).join('');
+        return digits.length >= 12 && digits.length <= 19 && oracleNetwork(digits) !== undefined;
+      }),
+    ),
+  );
+}

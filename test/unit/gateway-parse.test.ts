@@ -35,6 +35,8 @@ describe('gateway answer parsing', () => {
   });
   it('when a sale answer carries an unmasked card number, then it is refused', () => {
     expect(() => parseTransaction({ ...approved, creditcard: { number: '4000100011112224' } })).toThrow(ShapeError);
+    expect(() => parseTransaction({ ...approved, creditcard: { number: '4000.1000.1111.2224' } })).toThrow(ShapeError);
+    expect(parseTransaction({ ...approved, creditcard: { number: '4000xxxxxxxx2224' } }).creditcard?.number).toBe('4000xxxxxxxx2224');
   });
   it('when result_code is unknown or missing, then it is refused', () => {
     expect(() => parseTransaction({ ...approved, result_code: 'Z' })).toThrow(ShapeError);
@@ -53,6 +55,7 @@ describe('gateway answer parsing', () => {
   });
   it('when a payment method carries a full card number, then it is refused', () => {
     expect(() => parsePaymentMethod({ key: 'p', card_number: '4000100011112224' })).toThrow(ShapeError);
+    expect(() => parsePaymentMethod({ key: 'p', method_name: 'my card 5555_4444_3333_2226' })).toThrow(ShapeError);
     expect(parsePaymentMethod({ key: 'p', ccnum4last: '2224', expires: '2030-12' })).toMatchObject({ key: 'p', ccnum4last: '2224' });
   });
 });

@@ -133,6 +133,57 @@ describe('card-data guard', () => {
   });
 });
 
+describe('card-data guard: separators and network ranges (issue 10)', () => {
+  it('when a card number is grouped by dots, underscores or slashes, in the body, query, path or a header, then 422', async () => {
+    for (const form of ['4000.1000.1111.2224', '4000_1000_1111_2224', '4000/1000/1111/2224']) {
+      await expectRejected(postJson(JSON.stringify({ amount: '1.00', invoice: form })), 'body', form);
+      await expectRejected(postJson(JSON.stringify({ amount: '1.00', [`k ${form}`]: 1 })), 'body', form);
+      await expectRejected((app) => request(app).get(`/v1/customers?q=${encodeURIComponent(form)}`), 'query', form);
+      await expectRejected((app) => request(app).get(`/v1/customers/${form}/payment_methods`), 'path', form);
+      await expectRejected((app) => request(app).get('/v1/customers').set('Idempotency-Key', form), 'header', form);
+      await expectRejected((app) => request(app).get('/v1/customers').set(`X-Ref-${form.replace(/[./]/g, '-')}`, '1'), 'header', form.replace(/[./]/g, '-'));
+    }
+  });
+
+  it('when invoices, Idempotency-Keys and request ids carry Luhn-valid clock values outside every network, then the request passes', async () => {
+    // The issue's key (17953697890003 passes Luhn) and runs that pass Luhn on purpose; none has a network's prefix at its length.
+    const { app } = guardedApp();
+    const body = { customer: 'c1', payment_method: 'pm1', amount: '10.00', invoice: 'ORD-1795369789007', note: 'snowflake 1863221212124160056, order 0000000000012344' };
+    const res = await request(app).post('/v1/sales').set('Content-Type', 'application/json').set('Idempotency-Key', 'order-1795369789000-3').set('X-Request-Id', 'req-1795369789000128').send(body);
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBe('req-1795369789000128');
+  });
+});
+
+describe('json body: repeated keys', () => {
+  async function expectDuplicate(raw: string) {
+    const { app, stream } = guardedApp();
+    const res = await postJson(raw)(app);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.details).toEqual([{ path: 'body', rule: 'duplicate_key' }]);
+    expect(res.text).not.toContain('900.00');
+    expect(stream.text()).not.toContain('handler reached');
+  }
+
+  it('when an object repeats a key, at the top or at any depth or inside an array, then 400 invalid_request pointing at the body', async () => {
+    await expectDuplicate('{"amount":"1.00","amount":"900.00"}');
+    await expectDuplicate('{"amount":"1.00","amount_detail":{"tax":"1.00","tip":"0.10","tax":"900.00"}}');
+    await expectDuplicate('{"items":[{"a":1},{"b":2,"b":"900.00"}]}');
+    await expectDuplicate('[{"x":{"y":{"z":1,"z":2}}}]');
+  });
+
+  it('when two names differ only in their JSON escapes, then they are the same key', async () => {
+    await expectDuplicate('{"amount":"1.00","\\u0061mount":"900.00"}');
+  });
+
+  it('when sibling or nested objects reuse a name, then each object is judged alone and the request passes', async () => {
+    const { app } = guardedApp();
+    const res = await postJson('{"a":{"id":1},"b":{"id":2},"list":[{"id":3},{"id":4}],"id":{"id":5}}')(app);
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('hasPan', () => {
   it('when a PAN sits next to another digit group, then it is still found', () => {
     for (const text of ['1 4000100011112224', 'qty 1 4000 1000 1111 2224', '4000100011112224 5', '4000-1000-1111-2224-9']) {
