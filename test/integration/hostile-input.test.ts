@@ -1,12 +1,16 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { containsPan } from '../../src/card/pan';
+import { NETWORKS } from '../../src/card/networks';
 import { startBff, token, type Bff } from '../support/bff';
+import { makeLuhnValid, merchantIds } from '../support/merchant-ids';
+import { oracleHasNetworkCandidate } from '../support/pan-oracle';
+import { PAN_SEPARATORS, TEST_CARDS } from '../support/test-cards';
 
 /**
  * Hostile input against ONE in-process tokengate (real Redis, sandbox gateway), property-based with
  * fast-check: random JSON, deep nesting, huge numbers, unicode, prototype-pollution keys, header injection,
- * card numbers hidden in every position, random paths and methods. Every answer must be a documented one in
+ * card numbers hidden in every position and separator form, repeated JSON keys, random paths and methods. Every answer must be a documented one in
  * the error envelope, never a 5xx, never holding a card number; the logs hold none either; the service lives.
  */
 jest.setTimeout(120_000);
@@ -73,7 +77,7 @@ function check(req: Req, res: Res | undefined, ok: readonly number[] = []): void
   mintedIds.push(id);
   // The request id is set aside here: minted ids are checked on their own (last test).
   const exposed = (res.text + '\n' + Object.values(res.headers).join('\n')).split(id).join('');
-  const digits = exposed.replace(/[ -]/g, '');
+  const digits = exposed.replace(/[ ._/-]/g, '');
   if (containsPan(exposed) || [...planted].some((p) => digits.includes(p))) throw new Error(`card number in the answer: ${where}`);
   if (ok.includes(res.status)) return;
   const codes = DOCUMENTED[res.status];
@@ -86,31 +90,24 @@ function check(req: Req, res: Res | undefined, ok: readonly number[] = []): void
 function expectCleanLogs(): void {
   const logs = bff.logs();
   expect(containsPan(logs)).toBe(false);
-  const digits = logs.replace(/[ -]/g, '');
+  const digits = logs.replace(/[ ._/-]/g, '');
   expect([...planted].filter((p) => digits.includes(p))).toEqual([]);
 }
 
 // --- generators -----------------------------------------------------------------------------------------
 
-/** Appends the Luhn check digit. */
-function luhn(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
-
+/** Every row of the network table as (prefix edge, length) pairs: random numbers in every network's range. */
+const RANGE_SHAPES = NETWORKS.flatMap((row) => row.prefixes.flatMap((p) => p.split('-')).flatMap((edge) => row.lengths.map((length) => ({ edge, length }))));
 const panArb = fc.oneof(
-  fc.constantFrom('4000100011112224', '5555444433332226', '371122223332225', '6011222233332224', '4000300011112220'),
-  fc.integer({ min: 12, max: 18 }).chain((n) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => luhn(`${1 + (d[0] ?? 0) % 9}${d.slice(1).join('')}`))),
+  fc.constantFrom(...TEST_CARDS.map((c) => c.number)),
+  fc.constantFrom(...RANGE_SHAPES).chain(({ edge, length }) =>
+    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: length - edge.length, maxLength: length - edge.length }).map((d) => makeLuhnValid(edge + d.join(''))),
+  ),
 );
-/** A PAN written with spaces and/or dashes between random groups (only where `seps` allows). */
-const formatted = (seps: string[]) =>
-  panArb.chain((pan) =>
-    fc.array(fc.constantFrom('', ...seps), { minLength: pan.length - 1, maxLength: pan.length - 1 }).map((cuts) => ({
+/** A PAN written with ONE kind of separator (among `seps`) between random groups, or unbroken. */
+const formatted = (seps: readonly string[]) =>
+  fc.tuple(panArb, fc.constantFrom(...seps)).chain(([pan, sep]) =>
+    fc.array(fc.constantFrom('', sep), { minLength: pan.length - 1, maxLength: pan.length - 1 }).map((cuts) => ({
       pan,
       text: [...pan].map((d, i) => d + (i < cuts.length ? (cuts[i] as string) : '')).join(''),
     })),
@@ -200,7 +197,7 @@ describe('hostile input against one in-process service', () => {
     const enc = fc.constantFrom<(s: string) => string>(encodeURIComponent, (s) => s.replace(/ /g, '%20'), (s) => s.replace(/ /g, '+'));
     const place = fc.record({
       where: fc.constantFrom('body-value', 'body-key', 'body-number', 'body-array', 'body-unicode', 'query-value', 'query-key', 'header-value', 'request-id', 'idempotency-key', 'authorization', 'path'),
-      card: formatted([' ', '-']),
+      card: formatted(PAN_SEPARATORS),
       pre: noDigits('grapheme'),
       post: noDigits('grapheme'),
       asciiPre: fc.string({ unit: printable, maxLength: 12 }).map((t) => t.replace(/[0-9]/g, 'x')),
@@ -229,7 +226,7 @@ describe('hostile input against one in-process service', () => {
         if (where === 'query-key') path += `?${inUrl}=1`;
         if (where === 'path') path = `/v1/customers/${inUrl.replace(/\+/g, '%20')}/payment_methods`;
         if (where === 'header-value') headers['x-note'] = `${asciiPre} ${card.text} :`;
-        if (where === 'request-id') headers['x-request-id'] = card.pan;
+        if (where === 'request-id') headers['x-request-id'] = /^[\d._-]+$/.test(card.text) ? card.text : card.pan;
         if (where === 'idempotency-key') headers['idempotency-key'] = `order ${card.text}`;
         if (where === 'authorization') headers.authorization = `Bearer ${card.text}`;
         const req = { method: body === undefined ? 'GET' : 'POST', path: body === undefined ? path : '/v1/sales', headers, body };
@@ -240,6 +237,54 @@ describe('hostile input against one in-process service', () => {
       { numRuns: 2500 },
     );
     expectCleanLogs();
+  });
+
+  it('when any object in a sale body repeats a key, at any depth or inside an array, then 400 duplicate_key and nothing is charged', async () => {
+    const auth = bearer();
+    const charged = bff.sandbox.transactions().length;
+    const spot = fc.record({
+      path: fc.array(fc.constantFrom('amount_detail', 'meta', 'items', 'x y'), { maxLength: 4 }),
+      key: fc.oneof(fc.constantFrom('amount', 'customer', 'invoice', 'tax', 'a'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 })),
+      escaped: fc.boolean(),
+      inArray: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(spot, async ({ path, key, escaped, inArray }) => {
+        // The repeat may be spelled with a JSON escape ("\u0061mount"): it is still the same key.
+        const first = JSON.stringify(key);
+        const second = escaped ? first.replace(/^"([A-Za-z0-9])/, (_m, c: string) => `"\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : first;
+        let inner = `{${first}:"1.00",${second}:"900.00"}`;
+        if (inArray) inner = `[1,${inner}]`;
+        for (const k of path) inner = `{${JSON.stringify(k)}:${inner}}`;
+        const top = path.length === 0 && !inArray;
+        const body = `{"customer":"${custA}","payment_method":"${pmA}",${top ? inner.slice(1) : `"amount":"1.00","meta":${inner}}`}`;
+        const headers = { 'content-type': 'application/json', authorization: `Bearer ${auth}`, 'idempotency-key': `dup-${sent}` };
+        const req = { method: 'POST', path: '/v1/sales', headers, body };
+        const res = await send(req);
+        check(req, res);
+        expect([res?.status, res?.text && JSON.parse(res.text).error?.details]).toEqual([400, [{ path: 'body', rule: 'duplicate_key' }]]);
+      }),
+      { numRuns: 300 },
+    );
+    expect(bff.sandbox.transactions()).toHaveLength(charged);
+  });
+
+  it('when a sale carries a clock-based invoice and Idempotency-Key (or another Luhn-valid id outside every network), then it is charged normally', async () => {
+    const outside = merchantIds(2000)
+      .map((id) => id.text)
+      .filter((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id) && !oracleHasNetworkCandidate(id));
+    const ids = ['ORD-1795369789000', 'order-1795369789000-3', ...outside.filter((_, i) => i % 150 === 0)];
+    for (const id of ids) {
+      const res = await fetch(`${bff.url}/v1/sales`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer()}`, 'content-type': 'application/json', 'idempotency-key': id, 'x-request-id': `req-${id}`.slice(0, 128) },
+        body: JSON.stringify({ customer: custA, payment_method: pmA, amount: '3.00', invoice: id }),
+      });
+      const sale = (await res.json()) as { invoice?: string; result_code?: string };
+      expect([id, res.status, sale.invoice, res.headers.get('x-request-id')]).toEqual([id, 201, id, `req-${id}`.slice(0, 128)]);
+      expect(bff.sandbox.transactions().filter((t) => t.invoice === id)).toHaveLength(1);
+    }
+    expect(ids.length).toBeGreaterThan(8);
   });
 
   it('when methods, paths, queries and headers are random (CR/LF, very long, unicode), then only documented answers and the docs', async () => {
