@@ -64,47 +64,76 @@ function runHoldsPan(text: string, starts: readonly number[], ends: readonly num
 
 /**
  * One left-to-right pass over the text, calling `onRun(start, end)` for each run holding a card number
- * until it returns true. Group offsets live in reused arrays: every request's headers (a JWT among them)
- * and body go through here, so nothing is allocated for runs too short to matter.
+ * until it returns true. Every request's headers (a JWT among them) and body go through here, so a run is
+ * first measured without storing anything; only runs of 12 digits or more have their groups recorded.
  */
 const starts: number[] = [];
 const ends: number[] = [];
 
+/** Records the groups of the run text[from, to) (joined by `separator`) and tries them: the rare, long-run path. */
+function runAt(text: string, from: number, to: number, separator: number, delimited: boolean): boolean {
+  let count = 0;
+  let groupStart = from;
+  for (let k = from; k <= to; k++) {
+    if (k === to || text.charCodeAt(k) === separator) {
+      starts[count] = groupStart;
+      ends[count] = k;
+      count++;
+      groupStart = k + 1;
+    }
+  }
+  return runHoldsPan(text, starts, ends, count, delimited);
+}
+
+// What runEnd found besides the end: the run's separator (-1 if one group), its digit count, and where the next
+// run starts when the separator changed (the shared group), else -1. Module state keeps runEnd allocation-free.
+let runSeparator = -1;
+let runDigits = 0;
+let runNext = -1;
+
+/** The end of the run starting with the digit at `start`: groups joined by single copies of one separator. */
+function runEnd(text: string, start: number): number {
+  let j = start + 1;
+  let digits = 1;
+  let separator = -1;
+  let lastGroup = start;
+  runNext = -1;
+  for (;;) {
+    if (j < text.length && isDigit(text.charCodeAt(j))) {
+      j++;
+      digits++;
+    } else if (j + 1 < text.length && isSeparator(text.charCodeAt(j)) && isDigit(text.charCodeAt(j + 1))) {
+      const c = text.charCodeAt(j);
+      if (separator === -1) separator = c;
+      else if (c !== separator) {
+        runNext = lastGroup;
+        break;
+      }
+      lastGroup = j + 1;
+      j += 2;
+      digits++;
+    } else break;
+  }
+  runSeparator = separator;
+  runDigits = digits;
+  return j;
+}
+
+/**
+ * One left-to-right pass over the text, calling `onRun(start, end)` for each run holding a card number
+ * until it returns true. Every request's headers (a JWT among them) and body go through here, so a run is
+ * first measured without storing anything; only runs of 12 digits or more have their groups recorded.
+ */
 function scan(text: string, delimited: boolean, onRun: (start: number, end: number) => boolean): boolean {
-  let i = 0;
-  while (i < text.length) {
+  for (let i = 0; i < text.length; ) {
     if (!isDigit(text.charCodeAt(i))) {
       i++;
       continue;
     }
-    // A run: groups joined by one separator, which the first one fixes.
-    let count = 0;
-    let digitCount = 0;
-    let separator = -1;
-    let at = i;
-    let next = -1; // where a following run (another separator) starts: this run's last group
-    for (;;) {
-      let end = at + 1;
-      while (end < text.length && isDigit(text.charCodeAt(end))) end++;
-      starts[count] = at;
-      ends[count] = end;
-      count++;
-      digitCount += end - at;
-      const c = end + 1 < text.length ? text.charCodeAt(end) : -1;
-      if (c < 0 || !isSeparator(c) || !isDigit(text.charCodeAt(end + 1))) {
-        at = end;
-        break;
-      }
-      if (separator === -1) separator = c;
-      else if (c !== separator) {
-        next = starts[count - 1] as number;
-        at = end;
-        break;
-      }
-      at = end + 1;
-    }
-    if (digitCount >= MIN_PAN_DIGITS && runHoldsPan(text, starts, ends, count, delimited) && onRun(i, at)) return true;
-    i = next >= 0 ? next : at;
+    const end = runEnd(text, i);
+    const next = runNext;
+    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, runSeparator, delimited) && onRun(i, end)) return true;
+    i = next >= 0 ? next : end;
   }
   return false;
 }

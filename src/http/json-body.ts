@@ -42,7 +42,7 @@ export function hasForbiddenKey(root: unknown): boolean {
  * stack (jsonc-parser's visitor, tried first, is recursive and did); names with escapes are compared decoded.
  */
 export function hasDuplicateKey(text: string): boolean {
-  const open: (Set<string> | undefined)[] = []; // one per open object (a Set) or array (undefined)
+  const open: (string[] | Set<string> | undefined)[] = []; // per open object its names so far; undefined for an array
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -59,13 +59,21 @@ export function hasDuplicateKey(text: string): boolean {
       const keys = open[open.length - 1];
       if (expectKey && keys !== undefined) {
         const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        if (keys.has(name)) return true;
-        keys.add(name);
+        // Sale bodies hold a handful of names per object, where an array beats a Set; past 16 names a Set
+        // keeps an object of thousands of keys linear.
+        if (Array.isArray(keys)) {
+          if (keys.includes(name)) return true;
+          keys.push(name);
+          if (keys.length > 16) open[open.length - 1] = new Set(keys);
+        } else {
+          if (keys.has(name)) return true;
+          keys.add(name);
+        }
         expectKey = false;
       }
       i = end;
     } else if (c === 0x7b) {
-      open.push(new Set());
+      open.push([]);
       expectKey = true;
     } else if (c === 0x5b) open.push(undefined);
     else if (c === 0x7d || c === 0x5d) open.pop();

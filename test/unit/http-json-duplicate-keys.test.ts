@@ -39,3 +39,12 @@ describe('hasDuplicateKey', () => {
     expect(hasDuplicateKey('['.repeat(depth) + '{"k":1}' + ']'.repeat(depth))).toBe(false);
   });
 });
+
+describe('hasDuplicateKey on wide objects', () => {
+  it('when an object has many names (past the small-object array), then a repeat among them is still found', () => {
+    const names = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`);
+    expect(hasDuplicateKey(`{${names.join(',')}}`)).toBe(false);
+    expect(hasDuplicateKey(`{${names.join(',')},"k3":0}`)).toBe(true);
+    expect(hasDuplicateKey(`{${names.join(',')},"\\u006b39":0}`)).toBe(true);
+  });
+});
