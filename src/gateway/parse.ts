@@ -70,7 +70,8 @@ export function parseTransaction(body: unknown): Transaction {
   if (cvc) tx.cvc = cvc;
   if (o.batch !== undefined && o.batch !== null) {
     const b = obj(o.batch, 'batch');
-    tx.batch = { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '' };
+    const batchrefnum = str(b, 'batchrefnum', false);
+    tx.batch = { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '', ...(batchrefnum !== undefined ? { batchrefnum } : {}) };
   }
   return tx;
 }
