@@ -195,6 +195,15 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod00000`)).json).toEqual({ error: 'Payment Method Not Found', errorcode: 99998 });
   });
 
+  it('when the format is switched at run time through the admin route, then the next list answers in it; a bad value is refused', async () => {
+    const set = (wireFormat: unknown) => rawCall(spec.url, 'POST', '/_sandbox/settings', JSON.stringify({ wireFormat }));
+    expect((await set('wire')).status).toBeLessThan(300);
+    expect((await rawCall(spec.baseUrl, 'GET', 'customers?limit=1')).json).toMatchObject({ total: '21' });
+    expect((await set('xml')).status).toBe(400);
+    expect((await set('spec')).status).toBeLessThan(300);
+    expect((await rawCall(spec.baseUrl, 'GET', 'customers?limit=1')).json).toMatchObject({ total: 21 });
+  });
+
   // The spec's forms stay the default (gateway-api-v2.md: total an integer, firstname/lastname) beside the wire's.
   it('when the sandbox runs in the default spec format, then total is an integer and the spec names ride beside the captured fields', async () => {
     const r = await rawCall(spec.baseUrl, 'GET', 'customers?limit=2', '{}');
