@@ -38,6 +38,8 @@ export interface LifecycleTx {
   invoice: string;
   amountDetail?: Record<string, string>;
   creditcard?: Record<string, unknown>;
+  avs?: unknown;
+  cvc?: unknown;
   authcode: string;
   /** When it was captured, settled or voided (epoch ms). */
   capturedAt?: number;
@@ -115,6 +117,8 @@ export class Lifecycle {
       ...(opts.custkey ? { custkey: opts.custkey } : {}),
       ...(isRecord(response.amount_detail) ? { amountDetail: stringValues(response.amount_detail) } : {}),
       ...(isRecord(response.creditcard) ? { creditcard: { ...response.creditcard } } : {}),
+      ...(isRecord(response.avs) ? { avs: { ...response.avs } } : {}),
+      ...(isRecord(response.cvc) ? { cvc: { ...response.cvc } } : {}),
     };
     if (tx.state === 'unsettled') {
       const ref = this.batches.join(tx.key, opts.now);

@@ -37,6 +37,8 @@ export function transactionView(life: Lifecycle, tx: LifecycleTx): Record<string
   const [trantype_code, trantypeText] = trantype(tx);
   const batch = life.batchRefOf(tx);
   const original = tx.original ? life.get(tx.original) : undefined;
+  // Field order of the captured lookup (test/fixtures/wire/transaction-get.json); auth_amount, custkey, refunds
+  // and original are the emulator's additions (README, Payment lifecycle).
   return {
     type: 'transaction',
     key: tx.key,
@@ -44,19 +46,21 @@ export function transactionView(life: Lifecycle, tx: LifecycleTx): Record<string
     created: gatewayTime(tx.created),
     trantype_code,
     trantype: trantypeText,
-    status_code,
-    status,
     result_code: tx.resultCode,
     result: { A: 'Approved', P: 'Partially Approved', D: 'Declined' }[tx.resultCode],
     authcode: tx.authcode,
+    status_code,
+    status,
+    ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
+    ...(tx.avs ? { avs: tx.avs } : {}),
+    ...(tx.cvc ? { cvc: tx.cvc } : {}),
+    // Lookups send batchrefnum as a string (captured; gateway-facts.md: real answers send many numbers as strings).
+    ...(batch ? { batch: { ...batch, batchrefnum: String(batch.batchrefnum) } } : {}),
     amount: formatCents(tx.amountCents),
     auth_amount: formatCents(tx.authCents),
     ...(tx.amountDetail ? { amount_detail: tx.amountDetail } : {}),
     invoice: tx.invoice,
     ...(tx.custkey ? { custkey: tx.custkey } : {}),
-    ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
-    // Lookups send batchrefnum as a string (gateway-facts.md: real answers send many numbers as strings).
-    ...(batch ? { batch: { ...batch, batchrefnum: String(batch.batchrefnum) } } : {}),
     ...(tx.kind === 'refund' ? {} : { refunds: tx.refunds.map((k) => refundView(life.get(k) as LifecycleTx)) }),
     ...(original ? { original: { key: original.key, refnum: original.refnum } } : {}),
   };
