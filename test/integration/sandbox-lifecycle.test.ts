@@ -98,6 +98,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
 
   it('when an authorization is captured for less, then it joins the open batch at that amount and becomes a sale', async () => {
     const key = await charge('authonly');
+    expect(sb.transactions()).toMatchObject([{ key, authOnly: true, result_code: 'A' }]);
     expect((await get(`transactions/${key}`)).body).toMatchObject({ trantype_code: 'A', status_code: 'P', auth_amount: '10.00', amount: '10.00' });
     expect((await get(`transactions/${key}`)).body.batch).toBeUndefined();
     const { tx } = await follow('cc:capture', key, { amount: '7.50' });
