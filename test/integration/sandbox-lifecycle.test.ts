@@ -308,14 +308,15 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
 
   it('when the limit is reached, then a follow-up is refused with 429/155 and not processed', async () => {
     const key = await charge('cc:sale');
-    sb.update({ ratePerMinute: 1, rateWindowMs: 60_000 });
+    // Sliding: a fixed window could roll over between the two calls.
+    sb.update({ ratePerMinute: 1, rateWindowMs: 60_000, rateMode: 'sliding' });
     try {
       const r = await callSandbox(sb.baseUrl, 'POST', 'transactions', { body: { command: 'void', trankey: key } });
       expect(r.status).toBe(429);
       expect(sb.ledger.get(key)).toMatchObject({ state: 'unsettled' });
       expect(sb.ledger.operations()).toHaveLength(0);
     } finally {
-      sb.update({ ratePerMinute: 100_000 });
+      sb.update({ ratePerMinute: 100_000, rateMode: 'fixed' });
     }
   });
 
