@@ -129,7 +129,10 @@ export class Lifecycle {
       // An authorization joins a batch when captured; a decline never does.
       delete response.batch;
     }
-    if (opts.authOnly) response.trantype = 'Credit Card Auth Only';
+    if (opts.authOnly) {
+      response.trantype = 'Credit Card Auth Only';
+      record.authOnly = true;
+    }
     this.add(tx);
   }
 
