@@ -1,4 +1,4 @@
-import { redactPans } from '../card/pan';
+import { MIN_PAN_DIGITS, redactPans } from '../card/pan';
 import { Secret } from '../config/secret';
 
 export const REDACTED = '[redacted]';
@@ -27,8 +27,9 @@ export function isSensitiveKey(key: string): boolean {
 }
 
 /**
- * Scrubs one string: card numbers (Luhn-valid 13–19 digit runs), credential shapes, and the literal values of
- * registered secrets (the PIN, API key and JWT secret of this process).
+ * Scrubs one string: card numbers (src/card/pan.ts: a network's range and Luhn, any separator form),
+ * credential shapes, and the literal values of registered secrets (the PIN, API key and JWT secret of this
+ * process).
  */
 export function redactString(text: string, literals: readonly string[] = []): string {
   let out = redactPans(text);
@@ -42,7 +43,7 @@ export function redactValue(value: unknown, literals: readonly string[] = [], de
   if (typeof value === 'string') return redactString(value, literals);
   if (typeof value === 'number' || typeof value === 'bigint') {
     const s = String(value);
-    return s.length >= 13 && redactString(s, literals) !== s ? REDACTED : value;
+    return s.length >= MIN_PAN_DIGITS && redactString(s, literals) !== s ? REDACTED : value;
   }
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Secret) return REDACTED;

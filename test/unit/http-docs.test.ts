@@ -113,6 +113,15 @@ describe('openapi.json against the contract', () => {
       expect(errorCodes).toContain(code);
     }
   });
+  it('when a reader looks up what is refused as card data or as a repeated key, then the description and the 422 and 400 answers say it exactly', () => {
+    const rule = ['12 to 19 digits', 'space, `-`, `.`, `_` or `/`', 'issuer ranges', 'Mastercard including 2221-2720', 'Maestro', 'Luhn'];
+    for (const text of [openapi.info.description, openapi.components.responses.CardDataForbidden.description]) {
+      for (const piece of [...rule, 'clock values']) expect(text).toContain(piece);
+    }
+    for (const piece of rule) expect(openapi.paths['/v1/sales'].post.responses['422'].description).toContain(piece);
+    expect(openapi.info.description).toContain('`duplicate_key`');
+    expect(openapi.components.responses.InvalidRequest.description).toContain('duplicate_key');
+  });
   it('when reading the sale, token and list schemas, then the contract fields are present', () => {
     const s = openapi.components.schemas;
     expect(Object.keys(s.Sale.properties)).toEqual(expect.arrayContaining(['key', 'refnum', 'result_code', 'result', 'authcode', 'auth_amount', 'is_duplicate', 'invoice', 'creditcard', 'avs', 'cvc', 'batch']));
