@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Secret } from '../../src/config/secret';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { redactString, redactValue } from '../../src/observability/redact';
+import { separatorForms, TEST_CARDS } from '../support/test-cards';
 
 const PIN = 'pin-987654321';
 
@@ -51,5 +52,16 @@ describe('logger', () => {
     }
     const first = JSON.parse(stream.lines[0] as string);
     expect(first).toMatchObject({ level: 'info', message: 'charging [card]', pin: '[redacted]' });
+  });
+
+  it('when a log line holds card numbers of any network in any separator form, then every one is redacted and clock-based ids are kept', () => {
+    const stream = new CapturingStream();
+    const logger = createLogger({ stream });
+    const cards = TEST_CARDS.flatMap((c) => separatorForms(c.number));
+    logger.info(`numbers: ${cards.join(' ; ')}`, { invoice: 'ORD-1795369789000', key: 'order-1795369789000-3', nested: { list: cards } });
+    const text = stream.text();
+    expect(cards.filter((form) => text.includes(form))).toEqual([]);
+    expect(text).toContain('ORD-1795369789000');
+    expect(text).toContain('order-1795369789000-3');
   });
 });
