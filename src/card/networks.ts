@@ -29,7 +29,7 @@ function compile(rows: readonly NetworkRow[]): Rule[][] {
     const lengths = row.lengths.reduce((mask, n) => mask | (1 << n), 0);
     for (const prefix of row.prefixes) {
       const [low = '', high = low] = prefix.split('-');
-      if (!/^\d+$/.test(low) || !/^\d+$/.test(high) || low.length !== high.length || low > high) {
+      if (!/^\d+$/.test(low) || !/^\d+$/.test(high) || low.length !== high.length || low > high || low.length > 6) {
         throw new Error(`networks.json: ${row.name} has a malformed prefix ${prefix}`);
       }
       // Indexed by first digit: a range such as 56-69 is split at each first digit it spans.
@@ -46,15 +46,24 @@ function compile(rows: readonly NetworkRow[]): Rule[][] {
 
 const RULES = compile(NETWORKS);
 
-/** The first network whose prefix and length fit these digits (ASCII digits only), or undefined. */
-export function cardNetwork(digits: string): string | undefined {
-  const rules = RULES[digits.charCodeAt(0) - 48];
+const POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000];
+export const PREFIX_DIGITS = 6; // the widest prefix in networks.json
+
+/** The first network whose ranges hold a number of `length` digits beginning with the six digits `first6`. */
+export function cardNetworkByPrefix(first6: number, length: number): string | undefined {
+  const rules = RULES[Math.floor(first6 / 100000)];
   if (rules === undefined) return undefined;
-  const bit = 1 << digits.length;
+  const bit = 1 << length;
   for (const rule of rules) {
-    if ((rule.lengths & bit) === 0 || digits.length < rule.width) continue;
-    const prefix = Number(digits.slice(0, rule.width));
+    if ((rule.lengths & bit) === 0) continue;
+    const prefix = Math.floor(first6 / (POW10[PREFIX_DIGITS - rule.width] as number));
     if (prefix >= rule.low && prefix <= rule.high) return rule.name;
   }
   return undefined;
+}
+
+/** The first network whose prefix and length fit these digits (ASCII digits only), or undefined. */
+export function cardNetwork(digits: string): string | undefined {
+  if (digits.length < PREFIX_DIGITS || !/^\d+$/.test(digits)) return undefined;
+  return cardNetworkByPrefix(Number(digits.slice(0, PREFIX_DIGITS)), digits.length);
 }

@@ -1,5 +1,5 @@
 import { luhnValid } from './luhn';
-import { cardNetwork } from './networks';
+import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
 
 /**
  * The one card-number detector: the card-data guard, the logger's redaction, the scrub of stored replays and
@@ -40,35 +40,46 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 const isSeparator = (c: number) => c === 32 || c === 45 || c === 46 || c === 95 || c === 47; // space - . _ /
 const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
+// Group offsets of the run being tried, reused across calls (nothing here re-enters the scanner).
+const starts: number[] = [];
+const ends: number[] = [];
+
+// Luhn's doubled digit: 2d, less 9 past 9.
+const DOUBLED = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
+
 /**
- * True when some sequence of whole groups in the run holds a card number. `starts`/`ends` are the groups'
- * offsets; at most 19 digits are joined per try, so the work per run stays linear in its length.
+ * True when some sequence of whole groups in the run holds a card number, the groups being
+ * `starts[0..count)`/`ends[0..count)`. From each first group the digits are taken one at a time, keeping the
+ * Luhn sum both ways (rightmost digit doubled or not: appending a digit swaps the two) and the first six
+ * digits, so nothing is allocated and at most 19 digits are read per first group: linear in the run.
  */
-function runHoldsPan(text: string, starts: readonly number[], ends: readonly number[], count: number, delimited: boolean): boolean {
+function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
   for (let i = 0; i < count; i++) {
     const from = starts[i] as number;
     if (delimited && from > 0 && isAlnum(text.charCodeAt(from - 1))) continue;
-    let digits = '';
+    let size = 0;
+    let undoubled = 0; // the Luhn sum with the rightmost digit so far not doubled (valid when ≡ 0 mod 10)
+    let doubled = 0; // the same with the rightmost digit doubled
+    let first6 = 0;
     for (let j = i; j < count; j++) {
+      const groupStart = starts[j] as number;
       const to = ends[j] as number;
-      const size = digits.length + to - (starts[j] as number);
-      if (size > MAX_PAN_DIGITS) break;
-      digits += text.slice(starts[j] as number, to);
+      if (size + to - groupStart > MAX_PAN_DIGITS) break;
+      for (let k = groupStart; k < to; k++) {
+        const d = text.charCodeAt(k) - 48;
+        const next = doubled + d;
+        doubled = undoubled + (DOUBLED[d] as number);
+        undoubled = next;
+        if (size < PREFIX_DIGITS) first6 = first6 * 10 + d;
+        size++;
+      }
       if (size < MIN_PAN_DIGITS) continue;
       if (delimited && to < text.length && isAlnum(text.charCodeAt(to))) continue;
-      if (isCardDigits(digits)) return true;
+      if (undoubled % 10 === 0 && cardNetworkByPrefix(first6, size) !== undefined) return true;
     }
   }
   return false;
 }
-
-/**
- * One left-to-right pass over the text, calling `onRun(start, end)` for each run holding a card number
- * until it returns true. Every request's headers (a JWT among them) and body go through here, so a run is
- * first measured without storing anything; only runs of 12 digits or more have their groups recorded.
- */
-const starts: number[] = [];
-const ends: number[] = [];
 
 /** Records the groups of the run text[from, to) (joined by `separator`) and tries them: the rare, long-run path. */
 function runAt(text: string, from: number, to: number, separator: number, delimited: boolean): boolean {
@@ -82,7 +93,7 @@ function runAt(text: string, from: number, to: number, separator: number, delimi
       groupStart = k + 1;
     }
   }
-  return runHoldsPan(text, starts, ends, count, delimited);
+  return runHoldsPan(text, count, delimited);
 }
 
 // What runEnd found besides the end: the run's separator (-1 if one group), its digit count, and where the next
