@@ -102,9 +102,9 @@ const contentTypeGate: RequestHandler = (req, _res, next) => {
 };
 
 const keyGuard: RequestHandler = (req, _res, next) => {
+  if (req.body !== undefined && hasForbiddenKey(req.body)) return next(new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]));
   const raw = rawBodies.get(req);
   if (raw !== undefined && hasDuplicateKey(raw)) return next(new InvalidRequest([{ path: 'body', rule: 'duplicate_key' }]));
-  if (req.body !== undefined && hasForbiddenKey(req.body)) return next(new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]));
   next();
 };
 
