@@ -4,7 +4,7 @@ import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult } from './types';
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
   redis: Redis | Cluster;
@@ -72,6 +72,13 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     markOutcomeUnknown: (scope, key, attempt, record) =>
       transition('markOutcomeUnknown', () => redis.tgIdemMarkUnknown(recordKey(scope, key), attempt, record.invoice ?? '', record.reason, retentionMs)),
     abandon: (scope, key, attempt) => transition('abandon', () => redis.tgIdemAbandon(recordKey(scope, key), attempt, retentionMs)),
+    inspect: async (scope, key) => parseInspect(await call('inspect', () => redis.tgIdemInspect(recordKey(scope, key), retentionMs))),
+    resolve: (scope, key, attempts, response) =>
+      transition('resolve', () => redis.tgIdemResolve(recordKey(scope, key), attempts, JSON.stringify(scrubResponse(response)), retentionMs)),
+    release: (scope, key, attempts) => transition('release', () => redis.tgIdemRelease(recordKey(scope, key), attempts)),
+    async setNextLook(scope, key, atMs) {
+      await call('setNextLook', () => redis.tgIdemNextLook(recordKey(scope, key), Math.round(atMs)));
+    },
   };
 }
 
@@ -87,9 +94,31 @@ function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): Beg
     case 'mismatch':
       return { kind: 'mismatch' };
     case 'unknown':
-      return { kind: 'outcome_unknown', record: { invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]) } };
+      return {
+        kind: 'outcome_unknown',
+        record: {
+          invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]),
+          ...(r[5] ? { nextLookMs: Number(r[5]) } : {}), ...(r[6] ? { nowMs: Number(r[6]) } : {}),
+        },
+      };
     default:
       throw new StoreUnavailableError(`idempotency begin: unexpected reply from Redis`);
   }
 }
 
+
+function parseInspect(reply: unknown): InspectResult {
+  const r = Array.isArray(reply) ? (reply as unknown[]).map((v) => (v === null ? '' : String(v))) : [];
+  switch (r[0]) {
+    case 'absent':
+      return { state: 'absent' };
+    case 'completed':
+      return { state: 'completed' };
+    case 'in_progress':
+      return { state: 'in_progress', leaseRemainingMs: Number(r[1]) };
+    case 'unknown':
+      return { state: 'unknown', sinceMs: Number(r[1]), attempts: Number(r[2]), reason: r[3] ?? '' };
+    default:
+      throw new StoreUnavailableError('idempotency inspect: unexpected reply from Redis');
+  }
+}

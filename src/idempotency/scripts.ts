@@ -8,6 +8,10 @@ export interface IdempotencyCommands {
   tgIdemComplete(key: string, attempt: string, response: string, retentionMs: number): Promise<unknown>;
   tgIdemMarkUnknown(key: string, attempt: string, invoice: string, reason: string, retentionMs: number): Promise<unknown>;
   tgIdemAbandon(key: string, attempt: string, retentionMs: number): Promise<unknown>;
+  tgIdemInspect(key: string, retentionMs: number): Promise<unknown>;
+  tgIdemResolve(key: string, attempts: number, response: string, retentionMs: number): Promise<unknown>;
+  tgIdemRelease(key: string, attempts: number): Promise<unknown>;
+  tgIdemNextLook(key: string, atMs: number): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & IdempotencyCommands;
@@ -18,6 +22,10 @@ const SCRIPTS = [
   lua('tgIdemComplete', 'complete.lua', 1),
   lua('tgIdemMarkUnknown', 'mark-unknown.lua', 1),
   lua('tgIdemAbandon', 'abandon.lua', 1),
+  lua('tgIdemInspect', 'inspect.lua', 1),
+  lua('tgIdemResolve', 'resolve.lua', 1),
+  lua('tgIdemRelease', 'release.lua', 1),
+  lua('tgIdemNextLook', 'next-look.lua', 1),
 ];
 
 export function withIdempotencyScripts(redis: Redis | Cluster): ScriptedClient {

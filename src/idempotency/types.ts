@@ -28,7 +28,18 @@ export interface UnknownRecord {
   sinceMs: number;
   /** How many attempts were started under this key (1 + folding retries). */
   attempts: number;
+  /** When the reconciler looks next (ms since the epoch), if it said so; with `nowMs`, the Retry-After. */
+  nextLookMs?: number;
+  /** The store's clock when this was read (ms since the epoch, Redis TIME on Redis). */
+  nowMs?: number;
 }
+
+/** What the reconciler sees of a record (issue 12); `attempts` guards its resolve/release against races. */
+export type InspectResult =
+  | { state: 'absent' }
+  | { state: 'completed' }
+  | { state: 'in_progress'; leaseRemainingMs: number }
+  | { state: 'unknown'; sinceMs: number; attempts: number; reason: string };
 
 export type BeginResult =
   /** The caller owns the key and may send the sale; it must end with complete, markOutcomeUnknown or abandon. */
@@ -69,6 +80,17 @@ export interface IdempotencyStore {
    * so a retry runs fresh; for a folding retry it goes back to 'outcome_unknown' instead.
    */
   abandon(scope: string, key: string, attempt: string): Promise<TransitionResult>;
+
+  // The reconciler's transitions (issue 12, contract guarantee 6). `attempts` is what inspect() returned:
+  // if a duplicate-folding retry took the key over since, the transition is refused ('not_owner').
+  /** Reads a record; an in_progress one whose lease is over turns 'unknown' (as begin does). */
+  inspect(scope: string, key: string): Promise<InspectResult>;
+  /** Found in the gateway's records: 'unknown' → 'completed' with the real answer, replayed from now on. */
+  resolve(scope: string, key: string, attempts: number, response: StoredResponse): Promise<TransitionResult>;
+  /** Proven absent after the gateway's longest processing time: the key is freed, a retry runs once. */
+  release(scope: string, key: string, attempts: number): Promise<TransitionResult>;
+  /** Records when the reconciler looks next, for the Retry-After of a 409 outcome_unknown. */
+  setNextLook(scope: string, key: string, atMs: number): Promise<void>;
 }
 
 export interface IdempotencyStoreSettings {

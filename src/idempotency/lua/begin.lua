@@ -1,6 +1,7 @@
 -- Idempotency record transitions (contract guarantee 2). The record is one hash:
 --   fp, state (in_progress | completed | unknown), owner, lease_until, invoice, attempts, created,
---   reason, since (unknown), response (completed: JSON), completed_at.
+--   reason, since (unknown), next_look (unknown: the reconciler's next look), reconciled, response
+--   (completed: JSON), completed_at.
 -- Time comes from Redis TIME so replicas with skewed clocks agree on lease expiry.
 --
 -- begin / retryUnknown. KEYS[1] record. ARGV: fingerprint, attempt id, lease ms, retention ms,
@@ -40,5 +41,5 @@ if resume and inv ~= '' then
   redis.call('PEXPIRE', key, keep)
   return {'started', inv, 1}
 end
-local f = redis.call('HMGET', key, 'reason', 'since', 'attempts')
-return {'unknown', inv, f[1] or '', f[2] or '0', f[3] or '1'}
+local f = redis.call('HMGET', key, 'reason', 'since', 'attempts', 'next_look')
+return {'unknown', inv, f[1] or '', f[2] or '0', f[3] or '1', f[4] or '', string.format('%d', now)}
