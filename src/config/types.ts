@@ -91,6 +91,8 @@ export interface SandboxConfig {
   latencyMs: number;
   jitterMs: number;
   duplicateFolding: boolean;
+  /** `spec` or `wire`: see src/sandbox/README.md, Wire format. */
+  wireFormat: 'spec' | 'wire';
 }
 
 export interface Config {

@@ -4,15 +4,23 @@ import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import {
   GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
-  GatewayNotFoundError, GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
-  GatewayUnreadableError,
+  GatewayNotFoundError, GatewayRateLimitedError, GatewayRefusedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
+  GatewayUnreadableError, type FollowUpOperation,
 } from './errors';
-import { ShapeError, parseCardRefToken, parseCustomer, parseErrorBody, parseList, parsePaymentMethod, parseTransaction } from './parse';
+import {
+  ShapeError, parseBatch, parseCardRefToken, parseCustomer, parseErrorBody, parseList, parsePaymentMethod, parseTransaction, parseTransactionDetail,
+} from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
-import type { CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RateLimitInfo, SaleRequest, Transaction } from './types';
+import type {
+  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RateLimitInfo, RefundRequest,
+  SaleRequest, Transaction, TransactionDetail, VoidRequest,
+} from './types';
 
-export type Operation = 'sale' | 'cardref' | 'customers' | 'payment_methods';
+/** Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund; the rest are reads. */
+export type Operation =
+  | 'sale' | 'authorize' | 'capture' | 'void' | 'refund'
+  | 'cardref' | 'customers' | 'payment_methods' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions';
 
 export interface CallEvent {
   op: Operation;
@@ -53,7 +61,25 @@ export interface CallOptions {
 export interface GatewayClient {
   /** `v2` or the endpoint key in the base URL's path: the unit the gateway's limits are counted by. */
   readonly endpointKey: string;
+  /** A decline (D) or a gateway error (E) is a Transaction, not an exception (the sale path branches on it). */
   sale(request: SaleRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /** `authonly`: answers like a sale (D and E included); capture, void or let it lapse afterwards. */
+  authorize(request: AuthorizeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /**
+   * Follow-ups: an answer with result_code E throws GatewayRefusedError (see its `reason`). Never re-sent once
+   * they may have reached the gateway, like a sale. The answer is the gateway's: `auth_amount` after a capture
+   * or adjust; for creditvoid, `key` equal to the original's when it voided, a new key when it refunded.
+   */
+  capture(request: CaptureRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  void(request: VoidRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  refund(request: RefundRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /** Reads: an unknown key throws GatewayNotFoundError. */
+  getTransaction(trankey: string, options?: CallOptions): Promise<GatewayResult<TransactionDetail>>;
+  /** Newest first. */
+  listCustomerTransactions(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<TransactionDetail>>>;
+  listBatches(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Batch>>>;
+  getBatch(batchKey: string | 'current', options?: CallOptions): Promise<GatewayResult<Batch>>;
+  listBatchTransactions(batchKey: string | 'current', params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<TransactionDetail>>>;
   getCardRef(custkey: string, pmkey: string, options?: CallOptions): Promise<GatewayResult<CardRefToken>>;
   listCustomers(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Customer>>>;
   listPaymentMethods(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<PaymentMethod>>>;
@@ -177,16 +203,61 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
   }
 
+  function charge(op: 'sale' | 'authorize', command: string, request: SaleRequest, signal?: AbortSignal) {
+    const body: Record<string, unknown> = { command, amount: request.amount };
+    if (request.amount_detail) body.amount_detail = request.amount_detail;
+    if (request.invoice !== undefined) body.invoice = request.invoice;
+    if (request.custkey !== undefined) body.custkey = request.custkey;
+    // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
+    if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
+    else body.creditcard = { number: request.cardref, expiration: '0000' };
+    return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
+  }
+
+  /** A follow-up is a POST like a sale (so never re-sent after it may have been sent); E becomes a refusal. */
+  function followUp(op: FollowUpOperation, body: Record<string, unknown>, signal?: AbortSignal) {
+    return call({ op, method: 'POST', path: 'transactions', body }, (b) => refusedOrTransaction(op, parseTransaction(b)), signal);
+  }
+
+  function list<T>(op: Operation, path: string, params: ListParams, item: (value: unknown) => T, signal?: AbortSignal) {
+    return call({ op, method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, item), signal);
+  }
+
   return {
     endpointKey,
     sale(request, callOptions) {
-      const body: Record<string, unknown> = { command: 'cc:sale', amount: request.amount };
-      if (request.amount_detail) body.amount_detail = request.amount_detail;
-      if (request.invoice !== undefined) body.invoice = request.invoice;
-      // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
-      if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
-      else body.creditcard = { number: request.cardref, expiration: '0000' };
-      return call({ op: 'sale', method: 'POST', path: 'transactions', body }, parseTransaction, callOptions?.signal);
+      return charge('sale', 'cc:sale', request, callOptions?.signal);
+    },
+    authorize(request, callOptions) {
+      return charge('authorize', 'authonly', request, callOptions?.signal);
+    },
+    capture(request, callOptions) {
+      const body = followUpBody('cc:capture', request);
+      if (request.amount !== undefined) body.amount = request.amount;
+      return followUp('capture', body, callOptions?.signal);
+    },
+    void(request, callOptions) {
+      return followUp('void', followUpBody(request.release ? 'cc:void:release' : 'void', request), callOptions?.signal);
+    },
+    refund(request, callOptions) {
+      const body = followUpBody(request.command ?? 'refund', request);
+      if (request.amount !== undefined) body.amount = request.amount;
+      return followUp('refund', body, callOptions?.signal);
+    },
+    getTransaction(trankey, callOptions) {
+      return call({ op: 'transaction', method: 'GET', path: `transactions/${encodeURIComponent(trankey)}` }, parseTransactionDetail, callOptions?.signal);
+    },
+    listCustomerTransactions(custkey, params, callOptions) {
+      return list('customer_transactions', `customers/${encodeURIComponent(custkey)}/transactions`, params, parseTransactionDetail, callOptions?.signal);
+    },
+    listBatches(params, callOptions) {
+      return list('batches', 'batches', params, parseBatch, callOptions?.signal);
+    },
+    getBatch(batchKey, callOptions) {
+      return call({ op: 'batches', method: 'GET', path: `batches/${encodeURIComponent(batchKey)}` }, parseBatch, callOptions?.signal);
+    },
+    listBatchTransactions(batchKey, params, callOptions) {
+      return list('batch_transactions', `batches/${encodeURIComponent(batchKey)}/transactions`, params, parseTransactionDetail, callOptions?.signal);
     },
     getCardRef(custkey, pmkey, callOptions) {
       const path = `customers/${encodeURIComponent(custkey)}/payment_methods/${encodeURIComponent(pmkey)}/cardref`;
@@ -203,6 +274,20 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       dispatcher.destroy().catch(() => undefined);
     },
   };
+}
+
+function followUpBody(command: string, request: { trankey: string; ignore_duplicate?: boolean }): Record<string, unknown> {
+  const body: Record<string, unknown> = { command, trankey: request.trankey };
+  if (request.ignore_duplicate) body.ignore_duplicate = true;
+  return body;
+}
+
+/** Thrown from inside the parser so it leaves `call` as is (a GatewayError is never re-sent for a POST). */
+function refusedOrTransaction(op: FollowUpOperation, tx: Transaction): Transaction {
+  if (tx.result_code !== 'E') return tx;
+  const raw = tx.error_code;
+  const errorcode = raw !== undefined && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+  throw new GatewayRefusedError(op, 'gateway refused the follow-up', { status: 200, errorcode });
 }
 
 function listQuery(p: ListParams): Record<string, string> {
@@ -249,6 +334,8 @@ function interpret<T>(answer: { status: number; text: string; rateLimit: RateLim
       return { value: parse(body), rateLimit, host, status };
     } catch (err) {
       if (err instanceof ShapeError) throw new GatewayUnreadableError(`gateway answer has an unexpected shape: ${err.message}`, init);
+      // A follow-up's result_code E: carry the host and budget of this answer.
+      if (err instanceof GatewayRefusedError) throw new GatewayRefusedError(err.operation, err.message, { ...init, errorcode: err.errorcode });
       throw err;
     }
   }

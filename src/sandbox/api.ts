@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
 import { checkAuthorization } from './auth';
 import { normaliseIp, type SandboxCore } from './core';
+import { unknownCommandAnswer } from './commands';
 import { ERRORS } from './errors';
-import { cardrefFor, listCustomers, listPaymentMethods } from './reads';
+import { cardrefFor, getCustomer, getPaymentMethod, listCustomers, listPaymentMethods } from './reads';
 import { deliver, rateLimitHeader, sendError, type Processed } from './respond';
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
@@ -62,6 +63,10 @@ async function handleSale(core: SandboxCore, req: Request, res: Response, endpoi
     sendError(res, parsed.reject, parsed.detail);
     return undefined;
   }
+  if (!parsed.ok && 'unknownCommand' in parsed) {
+    core.stats.saleErrors++;
+    return { status: 200, body: unknownCommandAnswer() };
+  }
   const outcome = parsed.ok
     ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding: core.settings.duplicateFolding, slowCardScale: core.settings.slowCardScale })
     : core.ledger.error(parsed.saleError, parsed.invoice, now);
@@ -70,9 +75,13 @@ async function handleSale(core: SandboxCore, req: Request, res: Response, endpoi
 }
 
 function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
+  // A GET body (the .NET client sends `{}`) is never read, so any body is accepted, as at the gateway.
   const query = req.query as Record<string, unknown>;
-  if (route.kind === 'customers') return listCustomers(core.fixtures, query);
-  if (route.kind === 'payment_methods') return listPaymentMethods(core.fixtures, route.customer, query);
+  const format = core.settings.wireFormat;
+  if (route.kind === 'customers') return listCustomers(core.fixtures, query, format);
+  if (route.kind === 'customer') return getCustomer(core.fixtures, route.customer, format);
+  if (route.kind === 'payment_methods') return listPaymentMethods(core.fixtures, route.customer, query, format);
+  if (route.kind === 'payment_method') return getPaymentMethod(core.fixtures, route.customer, route.method, format);
   return cardrefFor(core.fixtures, route.customer, route.method);
 }
 

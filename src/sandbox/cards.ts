@@ -24,7 +24,8 @@ export const TEST_CARDS: ReadonlyMap<string, CardOutcome> = new Map([
   ['4000100111112223', approved('YYX')],
   ['4000100211112222', approved('NYZ')],
   ['4000200111112221', approved('YYY', 'N')],
-  ['4000300011112220', declined('10127', 'Card Declined')],
+  // The wire text carries the processor's code (UsaEPay.NET commit 7513e85, curl probe), beyond gateway-facts.md's "Card Declined".
+  ['4000300011112220', declined('10127', 'Card Declined (00)')],
   ['4000300211112228', declined('10205', 'Do not Honor')],
   ['4000300611112224', declined('10251', 'Insufficient funds')],
   ['4000300811112222', declined('10257', 'Transaction not permitted')],
@@ -89,6 +90,18 @@ export const CARD_TYPE_CODE: Readonly<Record<CardBrand, string>> = {
   'American Express': '03',
   Discover: '04',
   Unknown: '00',
+};
+
+/**
+ * `creditcard.type` of a transaction answer: "V" for Visa as captured (UsaEPay.NET WireFormatDeserializationTests,
+ * CcSale); the other letters are the emulator's choice.
+ */
+export const CARD_TYPE_LETTER: Readonly<Record<CardBrand, string>> = {
+  Visa: 'V',
+  MasterCard: 'M',
+  'American Express': 'A',
+  Discover: 'DS',
+  Unknown: '',
 };
 
 export function isCardNumber(number: string): boolean {

@@ -5,7 +5,10 @@ import type { RouteKind } from './faults';
 export type ApiRoute =
   | { kind: 'sale' }
   | { kind: 'customers' }
+  /** One customer (the PHP SDK's Customers::get with custkey). */
+  | { kind: 'customer'; customer: string }
   | { kind: 'payment_methods'; customer: string }
+  | { kind: 'payment_method'; customer: string; method: string }
   | { kind: 'cardref'; customer: string; method: string }
   /** `/api/RATELIMT/`, `/api/IPACCESS/` and their `_` forms: no resource behind them. */
   | { kind: 'test-root' };
@@ -40,12 +43,17 @@ export function parseApiPath(method: string, path: string): ParsedPath {
   if (method === 'POST' && s.length === 1 && s[0] === 'transactions') return { endpointKey, route: { kind: 'sale' } };
   if (method !== 'GET' || s[0] !== 'customers') return { endpointKey, route: undefined };
   if (s.length === 1) return { endpointKey, route: { kind: 'customers' } };
+  if (s.length === 2) return { endpointKey, route: { kind: 'customer', customer: s[1] as string } };
   if (s.length === 3 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_methods', customer: s[1] as string } };
+  if (s.length === 4 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_method', customer: s[1] as string, method: s[3] as string } };
   if (s.length === 5 && s[2] === 'payment_methods' && s[4] === 'cardref') return { endpointKey, route: { kind: 'cardref', customer: s[1] as string, method: s[3] as string } };
   return { endpointKey, route: undefined };
 }
 
-/** The fault-matching kind of a route (test paths take no faults). */
+/** The fault-matching kind of a route (test paths take no faults; single objects match as their lists). */
 export function faultKindOf(route: ApiRoute): RouteKind | undefined {
-  return route.kind === 'test-root' ? undefined : route.kind;
+  if (route.kind === 'test-root') return undefined;
+  if (route.kind === 'customer') return 'customers';
+  if (route.kind === 'payment_method') return 'payment_methods';
+  return route.kind;
 }

@@ -2,6 +2,13 @@
 
 export type SandboxRateMode = 'fixed' | 'sliding';
 
+/**
+ * Where the spec and the real wire disagree (README, Wire format): `spec` (default) answers list `total` as an
+ * integer and customers with the spec's `firstname`/`lastname` beside the wire's names; `wire` answers exactly
+ * the captured forms (`total` a string, `first_name`/`last_name` only, no emulator-only `pmid`).
+ */
+export type SandboxWireFormat = 'spec' | 'wire';
+
 export interface EndpointKeySettings {
   key: string;
   ratePerMinute?: number;
@@ -26,6 +33,7 @@ export interface SandboxSettings {
   endpointKeys: EndpointKeySettings[];
   /** Multiplies the slow test cards' delays (1 = the real 5 s / 15 s). */
   slowCardScale: number;
+  wireFormat: SandboxWireFormat;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -42,6 +50,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   duplicateFolding: false,
   endpointKeys: [],
   slowCardScale: 1,
+  wireFormat: 'spec',
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -112,6 +121,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'rateMode') {
       if (value !== 'fixed' && value !== 'sliding') throw new SettingsError('rateMode must be fixed or sliding');
       out.rateMode = value;
+    } else if (name === 'wireFormat') {
+      if (value !== 'spec' && value !== 'wire') throw new SettingsError('wireFormat must be spec or wire');
+      out.wireFormat = value;
     } else if (name === 'duplicateFolding') {
       if (typeof value !== 'boolean') throw new SettingsError('duplicateFolding must be true or false');
       out.duplicateFolding = value;
