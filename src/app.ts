@@ -5,11 +5,11 @@ import type { GatewayClient } from './gateway/client';
 import { cardGuard, cors, docsRouter, errorHandler, helmetOptions, jsonBody, notFoundHandler, requestId } from './http';
 import { customersRouter } from './http/routes/customers';
 import { salesRouter } from './http/routes/sales';
-import type { IdempotencyStore } from './idempotency';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import type { SaleService } from './sales/sale-service';
 import type { Budget, TokenService } from './tokens/token-service';
+import type { WriteProtocol } from './writes';
 
 export interface AppDeps {
   config: Config;
@@ -20,7 +20,7 @@ export interface AppDeps {
   budget: Budget;
   tokens: TokenService;
   sales: SaleService;
-  idempotency: IdempotencyStore;
+  writes: WriteProtocol;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
   draining(): boolean;
 }
@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter());
   app.use(jsonBody(config));
   app.use(cardGuard());
-  app.use(salesRouter({ config, sales: deps.sales, idempotency: deps.idempotency, authenticate: deps.authenticate, metrics }));
+  app.use(salesRouter({ config, sales: deps.sales, writes: deps.writes, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

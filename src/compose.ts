@@ -14,6 +14,7 @@ import { warnWithoutPersistence } from './redis/persistence';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
+import { createWriteProtocol } from './writes';
 
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
@@ -112,7 +113,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
   let draining = false;
-  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, idempotency, draining: () => draining });
+  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding });
+  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, draining: () => draining });
   const admin = createAdminApp({
     metrics,
     readiness: {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inProgress } from './in-progress';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
 
 export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
   /** Clock in ms; injectable for tests. */
@@ -18,6 +18,8 @@ interface MemoryRecord {
   reason: string;
   since: number;
   nextLook: number | undefined;
+  context: WriteContext | undefined;
+  started: number;
   /** JSON, as in Redis, so a replay can never alias an object the caller keeps mutating. */
   response: string | undefined;
   expiresAt: number;
@@ -66,6 +68,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       records.set(id(scope, key), {
         fp, state: 'in_progress', owner: attempt, leaseUntil: t + lease, invoice, attempts: 1,
         reason: '', since: 0, nextLook: undefined, response: undefined, expiresAt: t + Math.max(retentionMs, lease),
+        context: opts.context ? { ...opts.context } : undefined, started: t,
       });
       return { kind: 'started', attempt, invoice, resumed: false };
     }
@@ -76,12 +79,16 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       expireLease(rec, t);
     }
     if (resume && rec.invoice) {
-      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, expiresAt: t + Math.max(retentionMs, lease) });
+      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, started: t, expiresAt: t + Math.max(retentionMs, lease) });
       return { kind: 'started', attempt, invoice: rec.invoice, resumed: true };
     }
+    return { kind: 'outcome_unknown', record: unknownRecord(rec, t) };
+  }
+
+  function unknownRecord(rec: MemoryRecord, t: number): UnknownRecord {
     return {
-      kind: 'outcome_unknown',
-      record: { invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts, nowMs: t, ...(rec.nextLook !== undefined ? { nextLookMs: rec.nextLook } : {}) },
+      invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts, context: rec.context && { ...rec.context }, startedMs: rec.started,
+      nowMs: t, ...(rec.nextLook !== undefined ? { nextLookMs: rec.nextLook } : {}),
     };
   }
 
@@ -134,7 +141,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
         if (rec.leaseUntil - t > 0) return { state: 'in_progress', leaseRemainingMs: rec.leaseUntil - t };
         expireLease(rec, t);
       }
-      return { state: 'unknown', sinceMs: rec.since, attempts: rec.attempts, reason: rec.reason };
+      return { state: 'unknown', record: unknownRecord(rec, t) };
     },
     async resolve(scope, key, attempts, response): Promise<TransitionResult> {
       const rec = unknownAt(scope, key, attempts);

@@ -1,5 +1,5 @@
 import type { ReconcileConfig } from '../config/types';
-import type { IdempotencyStore, StoredResponse } from '../idempotency';
+import type { IdempotencyStore, StoredResponse, UnknownRecord } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { ReconcileMetrics } from './metrics';
 import type { PendingWrite } from './pending-write';
@@ -25,8 +25,11 @@ export type FindResult =
   | { kind: 'found'; response: StoredResponse; transaction: string; charged: boolean }
   | { kind: 'absent' };
 
-/** Looks a write up in the gateway's records. Throws when it could not look (then it is tried again later). */
-export type Finder = (write: PendingWrite) => Promise<FindResult>;
+/**
+ * Looks a write up in the gateway's records from what its record says it was. Throws when it could not look
+ * (then it is tried again later).
+ */
+export type Finder = (write: PendingWrite, record: UnknownRecord) => Promise<FindResult>;
 
 /** The header a reconciled replay carries (documented in README and openapi.json). */
 export const RECONCILED_HEADER = 'Tokengate-Reconciled';
@@ -63,43 +66,45 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
 
   async function handle(entry: DueEntry): Promise<void> {
     const { member, write } = entry;
-    const record = await store.inspect(write.scope, write.key);
-    if (record.state === 'absent' || record.state === 'completed') {
+    const seen = await store.inspect(write.scope, write.key);
+    if (seen.state === 'absent' || seen.state === 'completed') {
       await pending.untrack(member);
       return;
     }
-    if (record.state === 'in_progress') {
-      await pending.reschedule(member, now() + record.leaseRemainingMs);
+    if (seen.state === 'in_progress') {
+      await pending.reschedule(member, now() + seen.leaseRemainingMs);
       return;
     }
-    if (await pending.markUnknown(member, record.sinceMs, now() + claimMs)) metrics.opened.inc({ operation: write.op });
+    const { record } = seen;
+    const op = record.context?.op ?? 'unknown';
+    if (await pending.markUnknown(member, record.sinceMs, now() + claimMs)) metrics.opened.inc({ operation: op });
     let found: FindResult;
     try {
-      found = await find(write);
+      found = await find(write, record);
     } catch (err) {
-      metrics.looks.inc({ operation: write.op, result: 'failed' });
-      logger.warn('reconcile: could not look the write up; trying again later', { operation: write.op, err });
+      metrics.looks.inc({ operation: op, result: 'failed' });
+      logger.warn('reconcile: could not look the write up; trying again later', { operation: op, err });
       await pending.reschedule(member, now() + settings.retryMs);
       return;
     }
     if (found.kind === 'found') {
-      metrics.looks.inc({ operation: write.op, result: 'found' });
+      metrics.looks.inc({ operation: op, result: 'found' });
       const response = { ...found.response, headers: { ...found.response.headers, [RECONCILED_HEADER]: 'true' } };
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
-        metrics.resolved.inc({ operation: write.op, result: found.charged ? 'charged' : 'not_charged' });
-        logger.info('reconcile: unknown outcome resolved from the gateway records', { operation: write.op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
+        metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
+        logger.info('reconcile: unknown outcome resolved from the gateway records', { operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
         await pending.untrack(member);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }
       return;
     }
-    metrics.looks.inc({ operation: write.op, result: 'absent' });
+    metrics.looks.inc({ operation: op, result: 'absent' });
     const provenAt = record.sinceMs + settings.maxProcessingMs;
     if (now() >= provenAt) {
       if ((await store.release(write.scope, write.key, record.attempts)) === 'done') {
-        metrics.resolved.inc({ operation: write.op, result: 'not_sent' });
-        logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { operation: write.op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });
+        metrics.resolved.inc({ operation: op, result: 'not_sent' });
+        logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { operation: op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });
         await pending.untrack(member);
       } else {
         await pending.reschedule(member, now());

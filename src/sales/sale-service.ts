@@ -3,6 +3,7 @@ import type { CardRefToken, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Budget, TokenService } from '../tokens/token-service';
+import { WriteNotSentError } from '../writes/not-sent';
 
 /** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
 export const CARDREF_INVALID_ERROR_CODES: ReadonlySet<string> = new Set(['10142']);
@@ -24,12 +25,7 @@ export type SaleOutcome =
  * The sale was certainly not sent: the failure came before the gateway call (token lookup, or the card
  * reference refresh after a result E, which charges nothing). The idempotency key can be freed.
  */
-export class SaleNotSentError extends Error {
-  constructor(override readonly cause: unknown) {
-    super('sale not sent', { cause });
-    this.name = 'SaleNotSentError';
-  }
-}
+export class SaleNotSentError extends WriteNotSentError {}
 
 export interface SaleService {
   /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */

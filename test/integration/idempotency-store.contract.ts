@@ -113,6 +113,16 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       }
     });
 
+    test('when a follow-up dies mid-call, then its unknown record keeps what a reconciler needs: op, customer, sale, amount, start', async () => {
+      const before = Date.now();
+      const context = { op: 'refund', customer: 'cust-9', sale: 'tx-original', amount: '2.50' };
+      started(await store.begin('u1', key, fp, { leaseMs: 60, invoice: 'inv-7', context }));
+      await sleep(100);
+      const again = await store.begin('u1', key, fp, lease);
+      expect(again).toMatchObject({ kind: 'outcome_unknown', record: { invoice: 'inv-7', reason: 'lease_expired', context } });
+      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(5_000);
+    });
+
     test('when the lease expired but nobody took over, then the late complete still stores the real answer', async () => {
       const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 60 }));
       await sleep(100);
@@ -184,7 +194,7 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
         await store.markOutcomeUnknown('u1', key, attempt, { reason: 'gateway_timeout' });
         const seen = await store.inspect('u1', key);
         if (seen.state !== 'unknown') throw new Error(`expected unknown, got ${seen.state}`);
-        return seen.attempts;
+        return seen.record.attempts;
       }
 
       test('when a key is absent, completed or running, then inspect says so', async () => {
@@ -198,7 +208,7 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       test('when the owner died past its lease, then inspect turns the key unknown, as a retry would', async () => {
         started(await store.begin('u1', key, fp, { leaseMs: 30 }));
         await sleep(60);
-        expect(await store.inspect('u1', key)).toMatchObject({ state: 'unknown', reason: 'lease_expired', attempts: 1 });
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'unknown', record: { reason: 'lease_expired', attempts: 1 } });
         expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'outcome_unknown', record: { reason: 'lease_expired' } });
       });
 
@@ -239,7 +249,7 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
         const seen = await store.inspect('u1', key);
         expect(seen.state).toBe('unknown');
         await store.complete('u1', key, attempt, answer);
-        expect(await store.release('u1', key, seen.state === 'unknown' ? seen.attempts : 0)).toBe('not_owner');
+        expect(await store.release('u1', key, seen.state === 'unknown' ? seen.record.attempts : 0)).toBe('not_owner');
         expect((await store.begin('u1', key, fp, lease)).kind).toBe('completed');
       });
     });

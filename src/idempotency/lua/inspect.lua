@@ -1,7 +1,7 @@
 -- inspect: the record's state for the reconciler (issue 12). An in_progress record whose lease is over is
 -- turned 'unknown' exactly as begin does (its owner died or hung: the write may have been sent).
 -- KEYS[1] record. ARGV: retention ms.
--- Returns {'absent'} | {'completed'} | {'in_progress', remaining ms} | {'unknown', since ms, attempts, reason}.
+-- Returns {'absent'} | {'completed'} | {'in_progress', remaining ms} | the 'unknown' reply of begin.lua.
 local key = KEYS[1]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'absent'} end
@@ -15,5 +15,6 @@ if state == 'in_progress' then
   redis.call('HDEL', key, 'lease_until')
   redis.call('PEXPIRE', key, ARGV[1])
 end
-local f = redis.call('HMGET', key, 'since', 'attempts', 'reason')
-return {'unknown', f[1] or '0', f[2] or '1', f[3] or ''}
+local f = redis.call('HMGET', key, 'invoice', 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look')
+return {'unknown', f[1] or '', f[2] or '', f[3] or '0', f[4] or '1', f[5] or '', f[6] or '', f[7] or '', f[8] or '', f[9] or f[10] or '0',
+  f[11] or '', string.format('%d', now)}
