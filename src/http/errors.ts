@@ -114,8 +114,9 @@ export class IdempotencyInProgress extends ApiError {
 }
 
 export class OutcomeUnknown extends ApiError {
-  constructor() {
-    super(409, 'outcome_unknown', 'The first attempt with this Idempotency-Key has an unknown outcome and will not be re-sent.');
+  /** Retry-After: when the reconciler looks at the gateway's records next (contract, guarantee 6). */
+  constructor(retryAfterSec = 1) {
+    super(409, 'outcome_unknown', 'The first attempt with this Idempotency-Key has an unknown outcome and is being reconciled with the gateway.', { retryAfterSec });
   }
 }
 

@@ -13,7 +13,7 @@ export function toApiError(err: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e instanceof WriteInProgressError) return new IdempotencyInProgress(e.retryAfterSec);
   if (e instanceof WriteKeyReusedError) return new IdempotencyKeyReused();
-  if (e instanceof WriteOutcomeUnknownError) return new OutcomeUnknown();
+  if (e instanceof WriteOutcomeUnknownError) return new OutcomeUnknown(e.retryAfterSec);
   if (e instanceof RateLimitExceededError) return new RateLimited(e.retryAfterMs / 1000);
   if (e instanceof LimiterUnavailableError || e instanceof StoreUnavailableError) return new Unavailable(5);
   if (e instanceof GatewayError) return fromGatewayError(e);

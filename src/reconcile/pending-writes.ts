@@ -22,7 +22,11 @@ export interface PendingStats {
 }
 
 export interface PendingWrites {
-  /** An attempt starts: due for a look when its lease ends, so a replica that dies mid-call is noticed. */
+  /**
+   * An attempt starts (due when its lease ends, so a replica that dies mid-call is noticed), or its outcome
+   * became unknown (due now). Only ever moves an entry's look EARLIER: a retry of a key whose next look is
+   * planned never postpones it.
+   */
   track(member: string, dueAtMs: number): Promise<void>;
   /** The attempt ended with a known answer, or proved nothing was sent: nothing to reconcile. */
   untrack(member: string): Promise<void>;
@@ -65,7 +69,7 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
   const ms = (t: number) => String(Math.round(t));
   return {
     async track(member, dueAtMs) {
-      await redis.zadd(due, ms(dueAtMs), member);
+      await redis.zadd(due, 'LT', ms(dueAtMs), member);
     },
     async untrack(member) {
       await Promise.all([redis.zrem(due, member), redis.zrem(unknown, member)]);
@@ -97,7 +101,8 @@ export function createMemoryPendingWrites(options: { now?: () => number } = {}):
   const unknown = new Map<string, number>();
   return {
     async track(member, dueAtMs) {
-      due.set(member, dueAtMs);
+      const at = due.get(member);
+      if (at === undefined || dueAtMs < at) due.set(member, dueAtMs);
     },
     async untrack(member) {
       due.delete(member);

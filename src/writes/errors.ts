@@ -24,7 +24,8 @@ export class WriteKeyReusedError extends Error {
 /** An earlier attempt under this key may have reached the gateway → 409 outcome_unknown (guarantee 6). */
 export class WriteOutcomeUnknownError extends Error {
   readonly code = 'outcome_unknown';
-  constructor() {
+  /** When to ask again: the reconciler's next look at the gateway's records. */
+  constructor(readonly retryAfterSec: number) {
     super('the first attempt with this Idempotency-Key has an unknown outcome');
     this.name = 'WriteOutcomeUnknownError';
   }

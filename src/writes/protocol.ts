@@ -1,6 +1,7 @@
-import type { IdempotencyStore, StoredResponse, WriteContext } from '../idempotency';
+import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import { encodePendingWrite, type PendingWrites } from '../reconcile';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
 import { sentness, unwrapNotSent } from './not-sent';
 
@@ -63,6 +64,13 @@ export interface WriteProtocolDeps {
   metrics?: Metrics;
   /** GATEWAY_DUPLICATE_FOLDING: only if the merchant enabled folding on the key. */
   duplicateFolding: boolean;
+  /**
+   * The reconciler's due set (issue 12): every attempt is tracked from begin (due at its lease end, so a
+   * replica killed mid-call is noticed), due at once when its outcome becomes unknown, untracked when it ends.
+   */
+  pending: PendingWrites;
+  /** Retry-After of an outcome_unknown before the reconciler has planned a look (seconds). */
+  unknownRetryAfterSec: number;
 }
 
 /** The metric label of a stored answer. */
@@ -73,7 +81,7 @@ function resultOf(status: number): string {
 }
 
 export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
-  const { idempotency, metrics } = deps;
+  const { idempotency, metrics, pending } = deps;
   const count = (operation: string, result: string) => metrics?.writes.inc({ operation, result });
   const event = (name: string) => metrics?.idempotency.inc({ event: name });
 
@@ -81,7 +89,11 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
     async execute(spec, run, log = deps.logger) {
       const { scope, key, fingerprint, context } = spec;
       const options = { leaseMs: spec.leaseMs, invoice: spec.invoice, context };
-      let begun = await idempotency.begin(scope, key, fingerprint, options);
+      const member = encodePendingWrite({ scope, key });
+      // Tracked in the same tick as the claim (one pipelined write, no extra round trip). A replay or a
+      // conflict leaves a harmless entry: the reconciler finds the record final and drops it.
+      const [claimed] = await Promise.all([idempotency.begin(scope, key, fingerprint, options), pending.track(member, Date.now() + spec.leaseMs)]);
+      let begun = claimed;
       if (begun.kind === 'outcome_unknown' && deps.duplicateFolding && spec.foldable) {
         // Duplicate folding is on for the merchant key: re-send with the SAME invoice; the gateway answers the
         // original transaction (is_duplicate Y) if the first attempt went through (contract, guarantee 2).
@@ -100,7 +112,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
           throw new WriteKeyReusedError();
         case 'outcome_unknown':
           event('outcome_unknown');
-          throw new WriteOutcomeUnknownError();
+          throw new WriteOutcomeUnknownError(unknownRetryAfter(begun.record, deps.unknownRetryAfterSec));
         case 'started':
           break;
       }
@@ -116,8 +128,8 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         log.warn('write failed', { op: context.op, sent, reason });
         count(context.op, sent === 'no' ? 'not_sent' : 'outcome_unknown');
         try {
-          if (sent === 'no') await idempotency.abandon(scope, key, attempt);
-          else await idempotency.markOutcomeUnknown(scope, key, attempt, { invoice, reason });
+          if (sent === 'no') await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]);
+          else await Promise.all([idempotency.markOutcomeUnknown(scope, key, attempt, { invoice, reason }), pending.track(member, Date.now())]);
         } catch (storeErr) {
           // Maybe sent and not marked: the key turns outcome_unknown when its lease ends, so never twice.
           log.error('idempotency transition failed', { err: storeErr });
@@ -128,7 +140,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const { response, alongside } = written;
       count(context.op, resultOf(response.status));
       // Issued in the same tick: ioredis auto-pipelining sends both in one write (one round trip).
-      const [stored, records] = await Promise.allSettled([idempotency.complete(scope, key, attempt, response), alongside?.()]);
+      const [stored, records] = await Promise.allSettled([idempotency.complete(scope, key, attempt, response), alongside?.(), pending.untrack(member)]);
       // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice).
       if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
       if (records.status === 'rejected') log.error('could not store the write records', { op: context.op, err: records.reason });
@@ -141,4 +153,10 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 function codeOf(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
+}
+
+/** Seconds until the reconciler's planned look (guarantee 6), or the default while none is planned. */
+function unknownRetryAfter(record: UnknownRecord, fallbackSec: number): number {
+  if (record.nextLookMs === undefined || record.nowMs === undefined) return fallbackSec;
+  return Math.max(1, Math.ceil((record.nextLookMs - record.nowMs) / 1000));
 }

@@ -60,6 +60,14 @@ for (const [name, make] of factories) {
       expect((await pending.claimDue(10, 100)).map((e) => e.member)).toEqual([m]);
     });
 
+    test('when a retry tracks a key whose look is already planned, then the look is never postponed', async () => {
+      const m = write();
+      await pending.track(m, Date.now() + 60);
+      await pending.track(m, Date.now() + 60_000);
+      await sleep(100);
+      expect((await pending.claimDue(10, 1000)).map((e) => e.member)).toEqual([m]);
+    });
+
     test('when an attempt ends normally, then it is never handed out', async () => {
       const m = write();
       await pending.track(m, Date.now() - 1);
