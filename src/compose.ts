@@ -11,6 +11,8 @@ import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
+import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
+import { createFollowUpService } from './sales/follow-up-service';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
@@ -114,7 +116,9 @@ export async function buildService(config: Config, logger: Logger, options: Buil
 
   let draining = false;
   const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding });
-  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, draining: () => draining });
+  const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySaleRecords();
+  const followUps = createFollowUpService({ gateway, budget, records, logger });
+  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, draining: () => draining });
   const admin = createAdminApp({
     metrics,
     readiness: {

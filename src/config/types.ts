@@ -107,6 +107,8 @@ export interface SandboxConfig {
   duplicateFolding: boolean;
   /** `spec` or `wire`: see src/sandbox/README.md, Wire format. */
   wireFormat: 'spec' | 'wire';
+  /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
+  batchCloseIntervalMs: number;
 }
 
 export interface Config {

@@ -82,7 +82,9 @@ function creditcard(value: unknown): Transaction['creditcard'] {
 function batchRef(value: unknown): Transaction['batch'] {
   if (value === undefined || value === null) return undefined;
   const b = obj(value, 'batch');
-  return { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '' };
+  // A number in sale answers, a string in lookups on the wire (UsaEPay.NET captures); kept as a string.
+  const batchrefnum = str(b, 'batchrefnum', false);
+  return { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '', ...(batchrefnum !== undefined ? { batchrefnum } : {}) };
 }
 
 const STATUS_CODES: readonly string[] = ['N', 'P', 'B', 'F', 'S', 'E', 'V', 'R', 'T'];

@@ -15,8 +15,9 @@ export interface Transaction {
   creditcard?: { number: string; category_code?: string };
   avs?: { result_code: string; result: string };
   cvc?: { result_code: string; result: string };
-  batch?: { type: 'batch'; key: string; sequence: string };
-  /** Declines and transaction errors: text and code (a string such as "10127"). */
+  /** `batchrefnum` is a number in sale answers and a string in lookups on the wire; kept as a string. */
+  batch?: { type: 'batch'; key: string; sequence: string; batchrefnum?: string };
+  /** Declines and transaction errors: text and code, kept as a string ("10127"; the wire sends 20019 as a number). */
   error?: string;
   error_code?: string;
 }

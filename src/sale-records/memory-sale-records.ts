@@ -31,14 +31,15 @@ export function createMemorySaleRecords(): SaleRecords {
         if (amount <= 0 || amount > r.authorizedCents) return { ok: false, reason: 'not_capturable', availableCents: r.authorizedCents };
         r.state = 'capturing';
         r.reservations.set(reservation, { op, cents: amount, unknown: false });
-        return { ok: true, amountCents: amount };
+        return { ok: true, amountCents: amount, whole: false };
       }
       const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
       const amount = asked ?? available;
       if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };
+      const whole = amount === r.capturedCents && r.refundedCents === 0 && r.pendingRefundCents === 0;
       r.pendingRefundCents += amount;
       r.reservations.set(reservation, { op, cents: amount, unknown: false });
-      return { ok: true, amountCents: amount };
+      return { ok: true, amountCents: amount, whole };
     },
     async settle(saleKey, _op, reservation, how, applied) {
       const r = records.get(saleKey);

@@ -29,7 +29,8 @@ export interface SaleRecord {
 }
 
 export type ReserveResult =
-  | { ok: true; amountCents: number }
+  /** `whole`: a refund of all that was captured, with nothing refunded or pending before it. */
+  | { ok: true; amountCents: number; whole: boolean }
   /** absent: no record; exceeds/not_capturable: refused, nothing reserved. `availableCents` for refunds. */
   | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable'; availableCents: number };
 

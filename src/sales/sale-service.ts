@@ -4,6 +4,8 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Budget, TokenService } from '../tokens/token-service';
 import { WriteNotSentError } from '../writes/not-sent';
+import type { SaleRecord } from '../sale-records';
+import { toCents } from './money';
 
 /** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
 export const CARDREF_INVALID_ERROR_CODES: ReadonlySet<string> = new Set(['10142']);
@@ -14,6 +16,8 @@ export interface SaleInput {
   amount: string;
   amount_detail?: { tax?: string; tip?: string };
   invoice: string;
+  /** false: authorize only (`authonly`), capture or void it later. Default true (`cc:sale`). */
+  capture?: boolean;
 }
 
 export type SaleOutcome =
@@ -40,6 +44,25 @@ export interface ChargeOptions {
   peeked?: CardRefToken;
 }
 
+/**
+ * The record that makes `saleKey` this customer's, written with the idempotency completion (one pipeline):
+ * ownership and the money bounds of later captures and refunds (src/sale-records). Declines are recorded too,
+ * so their owner can read them and nobody else can.
+ */
+export function saleRecordOf(outcome: SaleOutcome, input: Pick<SaleInput, 'customer' | 'amount' | 'capture'>): SaleRecord {
+  const tx = outcome.transaction;
+  const authorizedCents = outcome.kind === 'approved' ? toCents(tx.auth_amount ?? input.amount) : 0;
+  const captured = input.capture !== false;
+  return {
+    customer: input.customer,
+    state: outcome.kind !== 'approved' ? 'declined' : captured ? 'captured' : 'authorized',
+    authorizedCents,
+    capturedCents: captured ? authorizedCents : 0,
+    refundedCents: 0,
+    pendingRefundCents: 0,
+  };
+}
+
 export function isCardRefInvalid(tx: Transaction): boolean {
   return tx.result_code === 'E' && tx.error_code !== undefined && CARDREF_INVALID_ERROR_CODES.has(tx.error_code);
 }
@@ -54,8 +77,11 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     } catch (err) {
       throw new SaleNotSentError(err);
     }
-    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice };
-    const result = await budget.run('sale', () => gateway.sale(request, { signal }), { signal });
+    // custkey attaches the transaction to the customer: its transaction list finds it (reconciliation), and
+    // the gateway's record names its owner.
+    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer };
+    const call = () => (input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal }));
+    const result = await budget.run('sale', call, { signal });
     return result.value;
   }
 

@@ -4,7 +4,8 @@ import { normaliseIp, type SandboxCore } from './core';
 import { unknownCommandAnswer } from './commands';
 import { ERRORS } from './errors';
 import { cardrefFor, getCustomer, getPaymentMethod, listCustomers, listPaymentMethods } from './reads';
-import { deliver, rateLimitHeader, sendError, type Processed } from './respond';
+import { adoptSale, faultMatchOfBody, handleLifecycleRoute, isLifecycleRoute, transactionHook } from './lifecycle-api';
+import { deliver, failBeforeProcessing, rateLimitHeader, sendError, type Processed } from './respond';
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
 
@@ -43,8 +44,7 @@ function readBody(req: Request, limit: number): Promise<Body> {
   });
 }
 
-async function handleSale(core: SandboxCore, req: Request, res: Response, endpointKey: string, clientIp: string): Promise<Processed | undefined> {
-  const body = await readBody(req, BODY_LIMIT_BYTES);
+function handleSale(core: SandboxCore, res: Response, endpointKey: string, clientIp: string, body: Body): Processed | undefined {
   if (!body.ok) {
     res.setHeader('Connection', 'close'); // the rest of an oversized body is not read
     sendError(res, ERRORS.bodyTooLarge, `at most ${BODY_LIMIT_BYTES} bytes`);
@@ -58,7 +58,10 @@ async function handleSale(core: SandboxCore, req: Request, res: Response, endpoi
     return undefined;
   }
   const now = Date.now();
-  const parsed = parseSale(json, new Date(now));
+  // The payment lifecycle (lifecycle-api.ts): follow-ups answer here; authonly and custkey ride on the sale path.
+  const hook = transactionHook(core, json, now);
+  if (hook.answer) return hook.answer;
+  const parsed = parseSale(hook.json, new Date(now));
   if (!parsed.ok && 'reject' in parsed) {
     sendError(res, parsed.reject, parsed.detail);
     return undefined;
@@ -67,14 +70,18 @@ async function handleSale(core: SandboxCore, req: Request, res: Response, endpoi
     core.stats.saleErrors++;
     return { status: 200, body: unknownCommandAnswer() };
   }
+  const duplicateFolding = core.settings.duplicateFolding && !hook.ignoreDuplicate;
+  const foldScope = hook.authOnly ? 'authonly' : '';
   const outcome = parsed.ok
-    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding: core.settings.duplicateFolding, slowCardScale: core.settings.slowCardScale })
+    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding, foldScope, slowCardScale: core.settings.slowCardScale })
     : core.ledger.error(parsed.saleError, parsed.invoice, now);
+  adoptSale(core, outcome, hook, now);
   if (outcome.response.result_code === 'E') core.stats.saleErrors++;
   return { status: 200, body: outcome.response, record: outcome.record, delayMs: outcome.delayMs };
 }
 
 function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
+  if (isLifecycleRoute(route)) return handleLifecycleRoute(core, req, route);
   // A GET body (the .NET client sends `{}`) is never read, so any body is accepted, as at the gateway.
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;
@@ -92,6 +99,9 @@ export function createApiHandler(core: SandboxCore) {
     const ip = normaliseIp(req.socket.remoteAddress);
     const now = Date.now();
     const { endpointKey, route } = parseApiPath(req.method, req.path);
+    // A POST transactions body is read first, so faults can match on its command (capture, refund, …).
+    const posted = route?.kind === 'sale' ? await readBody(req, BODY_LIMIT_BYTES) : undefined;
+    if (core.closed || res.destroyed) return;
     const known = endpointKey === undefined ? undefined : core.policy(endpointKey);
     // Unknown endpoint keys and paths outside /api still carry the header, counted as on v2.
     const policy = known ?? (core.policy('v2') as NonNullable<typeof known>);
@@ -111,7 +121,7 @@ export function createApiHandler(core: SandboxCore) {
       return;
     }
 
-    const kind = faultKindOf(route);
+    const kind = posted ? faultMatchOfBody(posted.ok ? posted.text : undefined) : faultKindOf(route);
     if (kind && core.faults.take(kind, 'rate')) {
       core.stats.rateLimited(policy.key, true);
       sendError(res, ERRORS.rateLimited);
@@ -139,11 +149,11 @@ export function createApiHandler(core: SandboxCore) {
     }
 
     const fault = kind ? core.faults.take(kind, 'handler') : undefined;
-    if (fault?.kind === '5xx') {
-      sendError(res, fault.status === 500 ? ERRORS.internal : fault.status === 502 ? ERRORS.badGateway : ERRORS.unavailable);
+    if (fault?.when === 'before') {
+      failBeforeProcessing(req, res, fault);
       return;
     }
-    const answer = route.kind === 'sale' ? await handleSale(core, req, res, policy.key, ip) : handleRead(core, req, route);
+    const answer = posted ? handleSale(core, res, policy.key, ip, posted) : route.kind === 'sale' ? undefined : handleRead(core, req, route);
     if (!answer) return;
     await deliver(req, res, answer, fault, (ms) => core.sleep(ms));
   };

@@ -63,6 +63,8 @@ export interface SaleContext {
   clientIp: string;
   now: number;
   duplicateFolding: boolean;
+  /** Folding compares within one scope only (authonly never folds into a sale); '' for sales. */
+  foldScope?: string;
   slowCardScale: number;
 }
 
@@ -109,7 +111,7 @@ export class Ledger {
       expiration = input.card.expiration;
     }
 
-    const dupKey = `${createHash('sha256').update(number).digest('hex')}|${input.amountCents}|${input.invoice}`;
+    const dupKey = `${ctx.foldScope ?? ''}|${createHash('sha256').update(number).digest('hex')}|${input.amountCents}|${input.invoice}`;
     if (ctx.duplicateFolding) {
       const prior = this.duplicates.get(dupKey);
       if (prior && ctx.now - prior.record.time <= DUPLICATE_WINDOW_MS) {
@@ -204,7 +206,7 @@ export class Ledger {
    * (gateway-api-v2.md examples), and a 13-19 digit one could pass Luhn and be taken for a card number
    * by every PAN scrubber downstream. Centiseconds since 2024-01-01 stay at 11 digits until the 2050s.
    */
-  private nextRefnum(now: number): string {
+  nextRefnum(now: number): string {
     this.lastRefnum = Math.max(this.lastRefnum + 1, Math.floor((now - REFNUM_EPOCH_MS) / 10));
     return String(this.lastRefnum);
   }

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
       jitterMs: s.jitterMs,
       duplicateFolding: s.duplicateFolding,
       wireFormat: s.wireFormat,
+      batchCloseIntervalMs: s.batchCloseIntervalMs,
     },
   });
   // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.

@@ -10,13 +10,13 @@ export interface Answer {
   body: unknown;
 }
 
-const fail = (e: (typeof ERRORS)[keyof typeof ERRORS], detail?: string): Answer => ({ status: e.status, body: errorBody(e, detail) satisfies GatewayErrorBody });
+export const fail = (e: (typeof ERRORS)[keyof typeof ERRORS], detail?: string): Answer => ({ status: e.status, body: errorBody(e, detail) satisfies GatewayErrorBody });
 
 /** Default 20 (gateway-facts.md, Pagination); the maximum 1000 is the emulator's (docs' examples use 1000). */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
 
-type Query = Record<string, unknown>;
+export type Query = Record<string, unknown>;
 
 function parsePaging(query: Query): { limit: number; offset: number } | undefined {
   const read = (name: string, fallback: number, max: number): number | undefined => {
@@ -32,7 +32,7 @@ function parsePaging(query: Query): { limit: number; offset: number } | undefine
 }
 
 /** `total` is an integer in the spec and a string on the wire (UsaEPay.NET WireFormatDeserializationTests, CustomerList). */
-function list<T>(items: readonly T[], query: Query, view: (item: T) => unknown, format: SandboxWireFormat): Answer {
+export function list<T>(items: readonly T[], query: Query, view: (item: T) => unknown, format: SandboxWireFormat): Answer {
   const paging = parsePaging(query);
   if (!paging) return fail(ERRORS.invalidListParam, `limit must be 0..${MAX_LIMIT}, offset a non-negative integer`);
   const data = items.slice(paging.offset, paging.offset + paging.limit).map(view);

@@ -34,6 +34,8 @@ export interface SandboxSettings {
   /** Multiplies the slow test cards' delays (1 = the real 5 s / 15 s). */
   slowCardScale: number;
   wireFormat: SandboxWireFormat;
+  /** Close (and settle) the open batch once it has been open this long; 0 = only POST batches/current/close. */
+  batchCloseIntervalMs: number;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -51,6 +53,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   endpointKeys: [],
   slowCardScale: 1,
   wireFormat: 'spec',
+  batchCloseIntervalMs: 0,
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -70,6 +73,7 @@ const INTS: Record<string, [min: number, max: number]> = {
   rateDayWindowMs: [1, 366 * 86_400_000],
   latencyMs: [0, 600_000],
   jitterMs: [0, 600_000],
+  batchCloseIntervalMs: [0, 366 * 86_400_000],
 };
 
 function isInt(v: unknown, min: number, max: number): v is number {

@@ -3,7 +3,8 @@ import { Router, type Request, type Response } from 'express';
 import type { Config } from '../../config/types';
 import type { Transaction } from '../../gateway/types';
 import { fingerprintRequest, type StoredResponse } from '../../idempotency';
-import type { SaleOutcome, SaleService } from '../../sales/sale-service';
+import type { SaleRecords } from '../../sale-records';
+import { saleRecordOf, type SaleOutcome, type SaleService } from '../../sales/sale-service';
 import type { WriteProtocol } from '../../writes';
 import { assertCustomerAccess, requireAuth, requireScope } from '../auth';
 import { CardDeclined, GatewayErrorApi } from '../errors';
@@ -14,6 +15,7 @@ import type { RequestHandler } from 'express';
 export interface SalesRouteDeps {
   config: Config;
   sales: SaleService;
+  records: SaleRecords;
   writes: WriteProtocol;
   authenticate: RequestHandler;
 }
@@ -27,7 +29,7 @@ export function deriveInvoice(sub: string, idempotencyKey: string): string {
 }
 
 /** The public sale object: the gateway's transaction fields plus what was asked (contract.md, POST /v1/sales). */
-export function saleObject(tx: Transaction, input: SaleInput): Record<string, unknown> {
+export function saleObject(tx: Transaction, input: SaleInput, status?: string): Record<string, unknown> {
   return {
     type: 'sale',
     key: tx.key,
@@ -45,12 +47,20 @@ export function saleObject(tx: Transaction, input: SaleInput): Record<string, un
     avs: tx.avs,
     cvc: tx.cvc,
     batch: tx.batch,
+    status,
     ...(tx.error !== undefined ? { error: tx.error, error_code: tx.error_code } : {}),
   };
 }
 
+/** The lifecycle status right after the sale (contract, `GET /v1/sales/{key}`). */
+function statusAfter(outcome: SaleOutcome, input: SaleInput): string {
+  if (outcome.kind === 'declined') return 'declined';
+  if (outcome.kind === 'error') return 'error';
+  return input.capture ? 'pending_settlement' : 'authorized';
+}
+
 function render(outcome: SaleOutcome, input: SaleInput, requestId: string): StoredResponse {
-  const sale = saleObject(outcome.transaction, input);
+  const sale = saleObject(outcome.transaction, input, statusAfter(outcome, input));
   if (outcome.kind === 'approved') return { status: 201, body: sale, headers: {} };
   const error = outcome.kind === 'declined' ? new CardDeclined(sale) : new GatewayErrorApi('gateway_error');
   return { status: error.status, body: error.toBody(requestId), headers: { ...error.headers } };
@@ -64,7 +74,7 @@ export function send(res: Response, response: StoredResponse, replayed: boolean)
 }
 
 export function salesRouter(deps: SalesRouteDeps): Router {
-  const { config, sales, writes } = deps;
+  const { config, sales, writes, records } = deps;
   const router = Router();
   // The attempt may run for: the token lookup (read wait + timeout), the sale's wait, the sale itself.
   const leaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
@@ -83,7 +93,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
       scope: auth.sub,
       key,
       fingerprint: fingerprintRequest('POST', '/v1/sales', req.body),
-      context: { op: 'sale', customer: input.customer, amount: input.amount },
+      context: { op: input.capture ? 'sale' : 'authorize', customer: input.customer, amount: input.amount },
       invoice,
       leaseMs,
       foldable: true,
@@ -97,8 +107,12 @@ export function salesRouter(deps: SalesRouteDeps): Router {
           amount: input.amount,
           amount_detail: input.amountDetail,
           invoice: attempt.invoice ?? invoice,
+          capture: input.capture,
         }, { peeked: await peeked });
-        return { response: render(outcome, input, req.id) };
+        const saleKey = outcome.transaction.key;
+        // The ownership record rides with the idempotency completion (same tick: one pipelined round trip).
+        const alongside = saleKey ? () => records.create(saleKey, saleRecordOf(outcome, input)) : undefined;
+        return { response: render(outcome, input, req.id), alongside };
       }, req.log);
     } catch (err) {
       throw toApiError(err);
