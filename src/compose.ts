@@ -17,6 +17,9 @@ import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
+import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
+import { createWriteFinder } from './reconcile/find';
+import { reconciledAnswer } from './http/reconciled-answers';
 
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
@@ -34,6 +37,8 @@ export interface Service {
   sales: SaleService;
   idempotency: IdempotencyStore;
   redis: RedisClient | undefined;
+  /** Resolves unknown outcomes from the gateway's records (started with the service, stopped by close()). */
+  reconciler: Reconciler;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   draining(): boolean;
@@ -115,8 +120,20 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
   let draining = false;
-  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding });
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySaleRecords();
+  // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
+  const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
+  const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
+  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec });
+  const reconciler = createReconciler({
+    pending,
+    store: idempotency,
+    find: createWriteFinder({ gateway, budget, records, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs }),
+    settings: config.reconcile,
+    logger,
+    metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+  });
+  reconciler.start();
   const followUps = createFollowUpService({ gateway, budget, records, logger });
   const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, draining: () => draining });
   const admin = createAdminApp({
@@ -137,7 +154,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
 
   let queueStopped = false;
   return {
-    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox,
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler,
     draining: () => draining,
     startDraining: () => {
       draining = true;
@@ -149,6 +166,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
+      await reconciler.stop();
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();
