@@ -36,7 +36,7 @@ export function createMemorySaleRecords(): SaleRecords {
       const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
       const amount = asked ?? available;
       if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };
-      const whole = amount === r.capturedCents && r.refundedCents === 0 && r.pendingRefundCents === 0;
+      const whole = amount === available;
       r.pendingRefundCents += amount;
       r.reservations.set(reservation, { op, cents: amount, unknown: false });
       return { ok: true, amountCents: amount, whole };

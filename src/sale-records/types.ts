@@ -29,7 +29,7 @@ export interface SaleRecord {
 }
 
 export type ReserveResult =
-  /** `whole`: a refund of all that was captured, with nothing refunded or pending before it. */
+  /** `whole`: a refund of all that is left (nothing captured remains unrefunded or reserved after it). */
   | { ok: true; amountCents: number; whole: boolean }
   /** absent: no record; exceeds/not_capturable: refused, nothing reserved. `availableCents` for refunds. */
   | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable'; availableCents: number };

@@ -119,13 +119,13 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       const reservation = randomUUID();
       const r = await records.reserve(saleKey, 'refund', reservation, amountCents);
       if (!r.ok) throw refused('refund_exceeds');
-      // All of a sale nothing was refunded from: creditvoid (voids while unsettled, refunds once settled).
-      // Anything else: refund:adjust (unsettled: lowers what is captured; settled: a credit). ignore_duplicate:
-      // two equal partial refunds are two refunds; tokengate's own Idempotency-Key already stops re-sends.
+      // All that is left: creditvoid (voids an unsettled sale whole, which is what is left of it; refunds the
+      // amount once settled). A part: refund:adjust (unsettled: lowers the authorization; settled: a credit).
+      // gateway-facts.md, The payment lifecycle. ignore_duplicate: two equal partial refunds are two refunds;
+      // tokengate's own Idempotency-Key already keeps one refund from reaching the gateway twice.
       const whole = r.whole;
-      const request: RefundRequest = whole
-        ? { trankey: saleKey, command: 'creditvoid', ignore_duplicate: true }
-        : { trankey: saleKey, command: 'refund:adjust', amount: fromCents(r.amountCents), ignore_duplicate: true };
+      const amount = fromCents(r.amountCents);
+      const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
       const tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
       const method = whole && tx.key === saleKey ? 'void' : 'refund';
       await settle(saleKey, 'refund', reservation, 'applied', r.amountCents);

@@ -19,10 +19,10 @@ local available = 0
 if state == 'captured' then available = tonumber(f[3]) - tonumber(f[4]) - tonumber(f[5]) end
 local amount = asked or available
 if amount <= 0 or amount > available then return {0, 'exceeds', math.max(available, 0)} end
--- 'whole': this reservation takes all that was captured, nothing refunded or pending before it (a creditvoid
--- may then void the unsettled sale instead of refunding it).
+-- 'whole': this reservation takes all that is left (a creditvoid then voids an unsettled sale, whose earlier
+-- partial refunds only lowered its authorization, instead of refunding it).
 local whole = 0
-if amount == tonumber(f[3]) and tonumber(f[4]) == 0 and tonumber(f[5]) == 0 then whole = 1 end
+if amount == available then whole = 1 end
 redis.call('HINCRBY', KEYS[1], 'pending_refund', amount)
 redis.call('HSET', KEYS[1], 'res:' .. ARGV[2], 'refund:' .. amount)
 return {1, amount, whole}
