@@ -23,7 +23,8 @@ import type { DueEntry, PendingWrites } from './pending-writes';
 export type FindResult =
   /** `response` is what the write would have answered; `transaction` the gateway key it was found under. */
   | { kind: 'found'; response: StoredResponse; transaction: string; charged: boolean }
-  | { kind: 'absent' };
+  /** `onProven`: what to undo once absence is proven (e.g. release a refund reservation). */
+  | { kind: 'absent'; onProven?: () => Promise<unknown> };
 
 /**
  * Looks a write up in the gateway's records from what its record says it was. Throws when it could not look
@@ -83,7 +84,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       found = await find(write, record);
     } catch (err) {
       metrics.looks.inc({ operation: op, result: 'failed' });
-      logger.warn('reconcile: could not look the write up; trying again later', { operation: op, err });
+      logger.warn('reconcile: could not look the write up yet; trying again later', { operation: op, err });
       await pending.reschedule(member, now() + settings.retryMs);
       return;
     }
@@ -102,6 +103,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     metrics.looks.inc({ operation: op, result: 'absent' });
     const provenAt = record.sinceMs + settings.maxProcessingMs;
     if (now() >= provenAt) {
+      await found.onProven?.();
       if ((await store.release(write.scope, write.key, record.attempts)) === 'done') {
         metrics.resolved.inc({ operation: op, result: 'not_sent' });
         logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { operation: op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });

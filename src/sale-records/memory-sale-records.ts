@@ -60,6 +60,9 @@ export function createMemorySaleRecords(): SaleRecords {
         r.state = 'authorized';
       }
     },
+    async reservations(saleKey) {
+      return [...(records.get(saleKey)?.reservations ?? new Map<string, Reservation>())].map(([id, r]) => ({ id, ...r }));
+    },
     async markVoided(saleKey) {
       const r = records.get(saleKey);
       if (r) r.state = 'voided';

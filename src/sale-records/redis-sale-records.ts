@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { StoreUnavailableError } from '../idempotency/errors';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
-import { SALE_RECORD_TTL_MS, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
+import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
 export interface RedisSaleRecordsOptions {
   redis: Redis | Cluster;
@@ -64,6 +64,16 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async settle(saleKey, _op, reservation, how, appliedCents) {
       await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents)));
+    },
+    async reservations(saleKey) {
+      const fields = await call('reservations', () => redis.hgetall(recordKey(saleKey)));
+      const out: Reservation[] = [];
+      for (const [field, value] of Object.entries(fields)) {
+        // 'res:<id>' = '<op>:<cents>[:unknown]' (lua/reserve.lua, lua/settle.lua)
+        const m = /^(capture|refund):(\d+)(:unknown)?$/.exec(value);
+        if (field.startsWith('res:') && m) out.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined });
+      }
+      return out;
     },
     async markVoided(saleKey) {
       // Only an existing record changes (HSET on a missing key would create one without an owner).

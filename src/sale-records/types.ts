@@ -36,6 +36,14 @@ export type ReserveResult =
 
 export type Settlement = 'applied' | 'released' | 'unknown';
 
+/** A reservation not settled yet: in flight, or (`unknown`) waiting for the reconciler (issue 12). */
+export interface Reservation {
+  id: string;
+  op: 'capture' | 'refund';
+  cents: number;
+  unknown: boolean;
+}
+
 export interface SaleRecords {
   get(saleKey: string): Promise<SaleRecord | undefined>;
   /** Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). */
@@ -46,6 +54,8 @@ export interface SaleRecords {
   settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void>;
   /** The sale was voided (its captured money never moves). */
   markVoided(saleKey: string): Promise<void>;
+  /** The reservations not settled yet (the reconciler settles unknown ones from the gateway's records). */
+  reservations(saleKey: string): Promise<Reservation[]>;
 }
 
 /** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */

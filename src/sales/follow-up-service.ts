@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
@@ -44,9 +43,10 @@ export interface FollowUpService {
   find(saleKey: string): Promise<FoundSale | undefined>;
   /** The gateway's current view (`GET /transactions/{key}`, a read); `known` saves the call when just fetched. */
   lookup(saleKey: string, known?: TransactionDetail): Promise<TransactionDetail>;
-  capture(saleKey: string, amountCents: number | undefined): Promise<FollowUpResult>;
+  /** `reservation`: the write's stable reference (Attempt.reference), so the reconciler can settle it. */
+  capture(saleKey: string, amountCents: number | undefined, reservation: string): Promise<FollowUpResult>;
   void(saleKey: string, record: SaleRecord): Promise<FollowUpResult>;
-  refund(saleKey: string, amountCents: number | undefined): Promise<RefundResult>;
+  refund(saleKey: string, amountCents: number | undefined, reservation: string): Promise<RefundResult>;
 }
 
 /** Refused before sending: the Idempotency-Key is freed, as nothing moved. */
@@ -96,8 +96,7 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       return (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
     },
 
-    async capture(saleKey, amountCents) {
-      const reservation = randomUUID();
+    async capture(saleKey, amountCents, reservation) {
       const r = await records.reserve(saleKey, 'capture', reservation, amountCents);
       if (!r.ok) throw refused('not_capturable');
       const amount = fromCents(r.amountCents);
@@ -115,8 +114,7 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents };
     },
 
-    async refund(saleKey, amountCents) {
-      const reservation = randomUUID();
+    async refund(saleKey, amountCents, reservation) {
       const r = await records.reserve(saleKey, 'refund', reservation, amountCents);
       if (!r.ok) throw refused('refund_exceeds');
       // All that is left: creditvoid (voids an unsettled sale whole, which is what is left of it; refunds the

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -35,6 +36,11 @@ export interface WriteSpec {
 }
 
 export interface Attempt {
+  /**
+   * A stable name of this write (derived from scope and key, never the key itself): what a use case names its
+   * reservations with, so the reconciler can settle them from the key alone (issue 12).
+   */
+  reference: string;
   /** The invoice to send: the stored one on a folding retry. */
   invoice: string | undefined;
   /** A duplicate-folding retry of an unknown outcome. */
@@ -121,7 +127,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const invoice = begun.invoice ?? spec.invoice;
       let written: Written;
       try {
-        written = await run({ invoice, resumed: begun.resumed });
+        written = await run({ invoice, resumed: begun.resumed, reference: writeReference(scope, key) });
       } catch (err) {
         const sent = sentness(err);
         const reason = codeOf(unwrapNotSent(err));
@@ -153,6 +159,11 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 function codeOf(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
+}
+
+/** The stable reference of the write under (scope, key): a hash, so it carries neither into other records. */
+export function writeReference(scope: string, key: string): string {
+  return createHash('sha256').update(`${scope}\u0000${key}`).digest('base64url').slice(0, 24);
 }
 
 /** Seconds until the reconciler's planned look (guarantee 6), or the default while none is planned. */

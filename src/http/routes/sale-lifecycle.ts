@@ -5,7 +5,7 @@ import { fingerprintRequest, type StoredResponse, type WriteContext } from '../.
 import type { FollowUpService, FoundSale } from '../../sales/follow-up-service';
 import { fromCents } from '../../sales/money';
 import { saleView } from '../../sales/sale-view';
-import type { Written, WriteProtocol } from '../../writes';
+import type { Attempt, Written, WriteProtocol } from '../../writes';
 import { canAccessCustomer, requireAuth, requireScope } from '../auth';
 import { NotFound } from '../errors';
 import { parseAmountBody, parseEmptyBody, parseIdempotencyKey, parsePathKey } from '../validation';
@@ -67,7 +67,7 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
     scope: string,
     parse: (body: unknown) => { amount?: string; amountCents?: number },
     op: string,
-    run: (saleKey: string, found: FoundSale, input: { amount?: string; amountCents?: number }) => Promise<Written>,
+    run: (saleKey: string, found: FoundSale, input: { amount?: string; amountCents?: number }, attempt: Attempt) => Promise<Written>,
   ): void {
     router.post(path, deps.authenticate, requireScope(scope), async (req: Request, res: Response) => {
       const auth = requireAuth(req);
@@ -79,7 +79,7 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
       if (input.amount !== undefined) context.amount = input.amount;
       const spec = { scope: auth.sub, key, fingerprint: fingerprintRequest('POST', `/v1/sales/${saleKey}/${op === 'refund' ? 'refunds' : op}`, req.body ?? {}), context, leaseMs };
       try {
-        const result = await writes.execute(spec, () => run(saleKey, found, input), req.log);
+        const result = await writes.execute(spec, (attempt) => run(saleKey, found, input, attempt), req.log);
         send(res, result.response, result.replayed);
       } catch (err) {
         throw toApiError(err);
@@ -98,8 +98,8 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
     }
   });
 
-  followUp('/v1/sales/:key/capture', 'sales:capture', (b) => parseAmountBody(b, 'capture'), 'capture', async (saleKey, found, input) => {
-    const r = await followUps.capture(saleKey, input.amountCents);
+  followUp('/v1/sales/:key/capture', 'sales:capture', (b) => parseAmountBody(b, 'capture'), 'capture', async (saleKey, found, input, attempt) => {
+    const r = await followUps.capture(saleKey, input.amountCents, attempt.reference);
     return ok(200, followUpSale(saleKey, found.record.customer, r.transaction, 'pending_settlement', r.amountCents));
   });
 
@@ -108,8 +108,8 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
     return ok(200, followUpSale(saleKey, found.record.customer, r.transaction, 'voided', 0));
   });
 
-  followUp('/v1/sales/:key/refunds', 'refunds:create', (b) => parseAmountBody(b, 'refund'), 'refund', async (saleKey, _found, input) => {
-    const r = await followUps.refund(saleKey, input.amountCents);
+  followUp('/v1/sales/:key/refunds', 'refunds:create', (b) => parseAmountBody(b, 'refund'), 'refund', async (saleKey, _found, input, attempt) => {
+    const r = await followUps.refund(saleKey, input.amountCents, attempt.reference);
     const tx = r.transaction;
     return ok(201, {
       type: 'refund', key: tx.key, refnum: tx.refnum, sale: saleKey, amount: fromCents(r.amountCents), result_code: tx.result_code, result: tx.result, method: r.method,
