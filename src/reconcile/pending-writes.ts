@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
 import { decodePendingWrite, type PendingWrite } from './pending-write';
 
@@ -61,34 +62,37 @@ function decodeAll(members: string[]): { entries: DueEntry[]; invalid: string[] 
   return { entries, invalid };
 }
 
-export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string }): PendingWrites {
-  const redis = withScripts<Commands>(options.redis, SCRIPTS);
+/** Every call is bounded like the idempotency store's: Redis trouble is StoreUnavailableError (503, key freed). */
+export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number }): PendingWrites {
+  const client = withScripts<Commands>(options.redis, SCRIPTS);
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+  const call = <T>(what: string, op: (r: typeof client) => Promise<T>) => guarded(`pending writes ${what}`, timeoutMs, () => op(client));
   const tag = `{${options.keyPrefix}:reconcile}`;
   const due = `${tag}:due`;
   const unknown = `${tag}:unknown`;
   const ms = (t: number) => String(Math.round(t));
   return {
     async track(member, dueAtMs) {
-      await redis.zadd(due, 'LT', ms(dueAtMs), member);
+      await call('track', (r) => r.zadd(due, 'LT', ms(dueAtMs), member));
     },
     async untrack(member) {
-      await Promise.all([redis.zrem(due, member), redis.zrem(unknown, member)]);
+      await call('untrack', (r) => Promise.all([r.zrem(due, member), r.zrem(unknown, member)]));
     },
     async markUnknown(member, sinceMs, lookAtMs) {
-      const [added] = await Promise.all([redis.zadd(unknown, 'NX', ms(sinceMs), member), redis.zadd(due, ms(lookAtMs), member)]);
+      const [added] = await call('markUnknown', (r) => Promise.all([r.zadd(unknown, 'NX', ms(sinceMs), member), r.zadd(due, ms(lookAtMs), member)]));
       return Number(added) === 1;
     },
     async reschedule(member, atMs) {
-      await redis.zadd(due, 'XX', ms(atMs), member);
+      await call('reschedule', (r) => r.zadd(due, 'XX', ms(atMs), member));
     },
     async claimDue(limit, claimMs) {
-      const reply = (await redis.tgReconcileClaimDue(due, limit, Math.round(claimMs))) as string[];
+      const reply = (await call('claimDue', (r) => r.tgReconcileClaimDue(due, limit, Math.round(claimMs)))) as string[];
       const { entries, invalid } = decodeAll(reply.filter((_, i) => i % 2 === 0));
-      if (invalid.length > 0) await redis.zrem(due, ...invalid);
+      if (invalid.length > 0) await call('drop', (r) => r.zrem(due, ...invalid));
       return entries;
     },
     async stats() {
-      const [open, oldest] = await Promise.all([redis.zcard(unknown), redis.zrange(unknown, '0', '0', 'WITHSCORES')]);
+      const [open, oldest] = await call('stats', (r) => Promise.all([r.zcard(unknown), r.zrange(unknown, '0', '0', 'WITHSCORES')]));
       return { open, oldestSinceMs: oldest.length === 2 ? Number(oldest[1]) : undefined };
     },
   };
