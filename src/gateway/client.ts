@@ -151,8 +151,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const text = await res.body.text();
       const header = res.headers['x-rate-limit'];
       const rateLimit = parseRateLimitHeader(Array.isArray(header) ? header[0] : header);
-      emit(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
-      return { status: res.statusCode, text, rateLimit, host };
+      // Emitted once the answer is read for what it says (a follow-up's result E is 'refused'), by `call`.
+      const done = (refused: boolean) => emit(refused ? 'refused' : res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
+      return { status: res.statusCode, text, rateLimit, host, done };
     } catch (err) {
       const error = classifyTransportError(err, host, { timedOut: deadline.signal.aborted, abandoned: signal?.aborted === true });
       emit(error.code);
@@ -173,7 +174,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     for (let i = 0; ; i++) {
       try {
         const answer = await once(a, bases[i % bases.length] as string, i + 1, signal);
-        return interpret(answer, parse);
+        try {
+          const result = interpret(answer, parse);
+          answer.done(false);
+          return result;
+        } catch (err) {
+          answer.done(err instanceof GatewayRefusedError);
+          throw err;
+        }
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
         log.debug('gateway call failed', { op: a.op, host: err.host, code: err.code, status: err.status, attempt: i + 1 });
