@@ -9,6 +9,7 @@ import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type Idempot
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { registerRedisUp } from './observability/redis-up';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createSaleService, type SaleService } from './sales/sale-service';
@@ -117,17 +118,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics,
     readiness: {
       draining: () => draining,
-      async check() {
-        if (!redis) return [];
-        try {
-          await withTimeout(redis.ping(), 1000);
-          return [];
-        } catch {
-          return ['redis'];
-        }
-      },
+      degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
     },
   });
+  if (redis) registerRedisUp(metrics.registry, redis);
 
   let queueStopped = false;
   return {
@@ -150,20 +144,4 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       if (sandbox) await sandbox.close();
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timeout')), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }
