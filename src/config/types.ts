@@ -91,6 +91,10 @@ export interface SandboxConfig {
   latencyMs: number;
   jitterMs: number;
   duplicateFolding: boolean;
+  /** `spec` or `wire`: see src/sandbox/README.md, Wire format. */
+  wireFormat: 'spec' | 'wire';
+  /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
+  batchCloseIntervalMs: number;
 }
 
 export interface Config {

@@ -2,17 +2,20 @@ import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
-import {
-  GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
-  GatewayNotFoundError, GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
-  GatewayUnreadableError,
-} from './errors';
-import { ShapeError, parseCardRefToken, parseCustomer, parseErrorBody, parseList, parsePaymentMethod, parseTransaction } from './parse';
+import { GatewayError, GatewayRefusedError, GatewayServerError, GatewayUnavailableError, type FollowUpOperation } from './errors';
+import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parseTransaction, parseTransactionDetail } from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
-import type { CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RateLimitInfo, SaleRequest, Transaction } from './types';
+import { classifyTransportError, interpret } from './transport';
+import type {
+  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest, SaleRequest,
+  Transaction, TransactionDetail, VoidRequest,
+} from './types';
 
-export type Operation = 'sale' | 'cardref' | 'customers' | 'payment_methods';
+/** Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund; the rest are reads. */
+export type Operation =
+  | 'sale' | 'authorize' | 'capture' | 'void' | 'refund'
+  | 'cardref' | 'customers' | 'payment_methods' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions';
 
 export interface CallEvent {
   op: Operation;
@@ -53,15 +56,30 @@ export interface CallOptions {
 export interface GatewayClient {
   /** `v2` or the endpoint key in the base URL's path: the unit the gateway's limits are counted by. */
   readonly endpointKey: string;
+  /** A decline (D) or a gateway error (E) is a Transaction, not an exception (the sale path branches on it). */
   sale(request: SaleRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /** `authonly`: answers like a sale (D and E included); capture, void or let it lapse afterwards. */
+  authorize(request: AuthorizeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /**
+   * Follow-ups: an answer with result_code E throws GatewayRefusedError (see its `reason`). Never re-sent once
+   * they may have reached the gateway, like a sale. The answer is the gateway's: `auth_amount` after a capture
+   * or adjust; for creditvoid, `key` equal to the original's when it voided, a new key when it refunded.
+   */
+  capture(request: CaptureRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  void(request: VoidRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  refund(request: RefundRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /** Reads: an unknown key throws GatewayNotFoundError. */
+  getTransaction(trankey: string, options?: CallOptions): Promise<GatewayResult<TransactionDetail>>;
+  /** Newest first. */
+  listCustomerTransactions(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<TransactionDetail>>>;
+  listBatches(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Batch>>>;
+  getBatch(batchKey: string | 'current', options?: CallOptions): Promise<GatewayResult<Batch>>;
+  listBatchTransactions(batchKey: string | 'current', params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<TransactionDetail>>>;
   getCardRef(custkey: string, pmkey: string, options?: CallOptions): Promise<GatewayResult<CardRefToken>>;
   listCustomers(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Customer>>>;
   listPaymentMethods(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<PaymentMethod>>>;
   close(): void;
 }
-
-/** Errors of a connection that never carried the request: any call may go to the next host. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function endpointKeyOf(baseUrl: string): string {
   const m = /\/api\/([^/]+)\/?$/.exec(new URL(baseUrl).pathname);
@@ -133,8 +151,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const text = await res.body.text();
       const header = res.headers['x-rate-limit'];
       const rateLimit = parseRateLimitHeader(Array.isArray(header) ? header[0] : header);
-      emit(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
-      return { status: res.statusCode, text, rateLimit, host };
+      // Emitted once the answer is read for what it says (a follow-up's result E is 'refused'), by `call`.
+      const done = (refused: boolean) => emit(refused ? 'refused' : res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
+      return { status: res.statusCode, text, rateLimit, host, done };
     } catch (err) {
       const error = classifyTransportError(err, host, { timedOut: deadline.signal.aborted, abandoned: signal?.aborted === true });
       emit(error.code);
@@ -155,7 +174,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     for (let i = 0; ; i++) {
       try {
         const answer = await once(a, bases[i % bases.length] as string, i + 1, signal);
-        return interpret(answer, parse);
+        try {
+          const result = interpret(answer, parse);
+          answer.done(false);
+          return result;
+        } catch (err) {
+          answer.done(err instanceof GatewayRefusedError);
+          throw err;
+        }
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
         log.debug('gateway call failed', { op: a.op, host: err.host, code: err.code, status: err.status, attempt: i + 1 });
@@ -177,16 +203,61 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
   }
 
+  function charge(op: 'sale' | 'authorize', command: string, request: SaleRequest, signal?: AbortSignal) {
+    const body: Record<string, unknown> = { command, amount: request.amount };
+    if (request.amount_detail) body.amount_detail = request.amount_detail;
+    if (request.invoice !== undefined) body.invoice = request.invoice;
+    if (request.custkey !== undefined) body.custkey = request.custkey;
+    // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
+    if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
+    else body.creditcard = { number: request.cardref, expiration: '0000' };
+    return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
+  }
+
+  /** A follow-up is a POST like a sale (so never re-sent after it may have been sent); E becomes a refusal. */
+  function followUp(op: FollowUpOperation, body: Record<string, unknown>, signal?: AbortSignal) {
+    return call({ op, method: 'POST', path: 'transactions', body }, (b) => refusedOrTransaction(op, parseTransaction(b)), signal);
+  }
+
+  function list<T>(op: Operation, path: string, params: ListParams, item: (value: unknown) => T, signal?: AbortSignal) {
+    return call({ op, method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, item), signal);
+  }
+
   return {
     endpointKey,
     sale(request, callOptions) {
-      const body: Record<string, unknown> = { command: 'cc:sale', amount: request.amount };
-      if (request.amount_detail) body.amount_detail = request.amount_detail;
-      if (request.invoice !== undefined) body.invoice = request.invoice;
-      // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
-      if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
-      else body.creditcard = { number: request.cardref, expiration: '0000' };
-      return call({ op: 'sale', method: 'POST', path: 'transactions', body }, parseTransaction, callOptions?.signal);
+      return charge('sale', 'cc:sale', request, callOptions?.signal);
+    },
+    authorize(request, callOptions) {
+      return charge('authorize', 'authonly', request, callOptions?.signal);
+    },
+    capture(request, callOptions) {
+      const body = followUpBody('cc:capture', request);
+      if (request.amount !== undefined) body.amount = request.amount;
+      return followUp('capture', body, callOptions?.signal);
+    },
+    void(request, callOptions) {
+      return followUp('void', followUpBody(request.release ? 'cc:void:release' : 'void', request), callOptions?.signal);
+    },
+    refund(request, callOptions) {
+      const body = followUpBody(request.command ?? 'refund', request);
+      if (request.amount !== undefined) body.amount = request.amount;
+      return followUp('refund', body, callOptions?.signal);
+    },
+    getTransaction(trankey, callOptions) {
+      return call({ op: 'transaction', method: 'GET', path: `transactions/${encodeURIComponent(trankey)}` }, parseTransactionDetail, callOptions?.signal);
+    },
+    listCustomerTransactions(custkey, params, callOptions) {
+      return list('customer_transactions', `customers/${encodeURIComponent(custkey)}/transactions`, params, parseTransactionDetail, callOptions?.signal);
+    },
+    listBatches(params, callOptions) {
+      return list('batches', 'batches', params, parseBatch, callOptions?.signal);
+    },
+    getBatch(batchKey, callOptions) {
+      return call({ op: 'batches', method: 'GET', path: `batches/${encodeURIComponent(batchKey)}` }, parseBatch, callOptions?.signal);
+    },
+    listBatchTransactions(batchKey, params, callOptions) {
+      return list('batch_transactions', `batches/${encodeURIComponent(batchKey)}/transactions`, params, parseTransactionDetail, callOptions?.signal);
     },
     getCardRef(custkey, pmkey, callOptions) {
       const path = `customers/${encodeURIComponent(custkey)}/payment_methods/${encodeURIComponent(pmkey)}/cardref`;
@@ -205,64 +276,24 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
 }
 
+function followUpBody(command: string, request: { trankey: string; ignore_duplicate?: boolean }): Record<string, unknown> {
+  const body: Record<string, unknown> = { command, trankey: request.trankey };
+  if (request.ignore_duplicate) body.ignore_duplicate = true;
+  return body;
+}
+
+/** Thrown from inside the parser so it leaves `call` as is (a GatewayError is never re-sent for a POST). */
+function refusedOrTransaction(op: FollowUpOperation, tx: Transaction): Transaction {
+  if (tx.result_code !== 'E') return tx;
+  const raw = tx.error_code;
+  const errorcode = raw !== undefined && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+  throw new GatewayRefusedError(op, 'gateway refused the follow-up', { status: 200, errorcode });
+}
+
 function listQuery(p: ListParams): Record<string, string> {
   return { limit: String(p.limit), offset: String(p.offset) };
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** The error code of a transport failure: undici's own, or the socket's (possibly inside an AggregateError). */
-function transportCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown }; errors?: { code?: unknown }[] };
-  for (const c of [e?.code, e?.cause?.code, e?.errors?.[0]?.code]) if (typeof c === 'string') return c;
-  return undefined;
-}
-
-function classifyTransportError(err: unknown, host: string, how: { timedOut: boolean; abandoned: boolean }): GatewayError {
-  const code = transportCode(err);
-  if (code && NOT_SENT.has(code)) return new GatewayUnavailableError('gateway unreachable', { host, cause: code });
-  if (how.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new GatewayTimeoutError(how.abandoned ? 'call abandoned by the caller' : 'no answer from the gateway in time', { host, cause: code ?? 'deadline' });
-  }
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' || code?.startsWith('HPE_')) {
-    return new GatewayUnreadableError('gateway answer too large or malformed', { host, cause: code });
-  }
-  // UND_ERR_SOCKET (other side closed), ECONNRESET, EPIPE: the request may have been read and acted on.
-  return new GatewayConnectionResetError('connection to the gateway broke', { host, cause: code ?? 'unknown' });
-}
-
-function interpret<T>(answer: { status: number; text: string; rateLimit: RateLimitInfo | undefined; host: string }, parse: (body: unknown) => T): GatewayResult<T> {
-  const { status, text, rateLimit, host } = answer;
-  let body: unknown;
-  let readable = true;
-  try {
-    body = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    readable = false;
-  }
-  const init = { status, rateLimit, host, ...parseErrorBody(body) };
-  if (status >= 200 && status < 300) {
-    if (!readable) throw new GatewayUnreadableError('gateway answer is not JSON', init);
-    try {
-      return { value: parse(body), rateLimit, host, status };
-    } catch (err) {
-      if (err instanceof ShapeError) throw new GatewayUnreadableError(`gateway answer has an unexpected shape: ${err.message}`, init);
-      throw err;
-    }
-  }
-  if (status === 429) {
-    // Only errorcode 155 proves the call was not processed (gateway-facts.md, Rate limits).
-    if (init.errorcode === 155) throw new GatewayRateLimitedError('gateway rate limit exceeded', init);
-    throw new GatewayServerError('gateway answered 429 without errorcode 155', init);
-  }
-  if (status === 401 || status === 403) {
-    if (init.errorcode === 156) throw new GatewayAccessDeniedError('gateway refused our IP address', init);
-    throw new GatewayAuthFailedError('gateway refused our credentials', init);
-  }
-  if (status === 404 || init.errorcode === 99999) throw new GatewayNotFoundError('gateway object not found', init);
-  if (status >= 400 && status < 500) throw new GatewayBadRequestError('gateway refused the request', init);
-  if (status >= 300 && status < 400) throw new GatewayServerError('gateway answered a redirect', init);
-  throw new GatewayServerError(`gateway answered ${status}`, init);
 }

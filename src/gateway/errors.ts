@@ -22,7 +22,8 @@ export type GatewayErrorCode =
   | 'gateway_unreadable'
   | 'gateway_timeout'
   | 'gateway_connection_reset'
-  | 'gateway_unavailable';
+  | 'gateway_unavailable'
+  | 'gateway_refused';
 
 export interface GatewayErrorInit {
   status?: number;
@@ -109,6 +110,53 @@ export class GatewayConnectionResetError extends GatewayError {
 export class GatewayUnavailableError extends GatewayError {
   readonly code = 'gateway_unavailable';
   readonly outcome = 'not_processed';
+}
+
+/**
+ * Why the gateway refused a follow-up (capture, void, refund), op-aware so the BFF branches on one value:
+ *   - not_found: no such original (35, 113, 10105, 20001);
+ *   - not_capturable: capture of anything but an open authorization (voided, declined, captured, settled);
+ *   - capture_exceeds: capture amount above what is authorized;
+ *   - not_voidable: void of a voided or unapproved transaction (24, 83, 10125);
+ *   - already_settled: void of a settled transaction (26, 103, 10126): a refund is the way back;
+ *   - not_refundable: refund of an unsettled (115), voided or unapproved original;
+ *   - refund_exceeds: more than what was captured and not yet refunded (114, 10133);
+ *   - rejected: the gateway did not accept the call at all (20019 unknown command, 20020 unknown field, …).
+ */
+export type RefusalReason =
+  | 'not_found' | 'not_capturable' | 'capture_exceeds' | 'not_voidable' | 'already_settled' | 'not_refundable' | 'refund_exceeds' | 'rejected';
+
+export type FollowUpOperation = 'capture' | 'void' | 'refund';
+
+const NOT_FOUND_CODES = new Set([35, 113, 10105, 20001]);
+const SETTLED_CODES = new Set([26, 103, 10126]);
+const EXCEEDS_CODES = new Set([114, 10133]);
+const REJECTED_CODES = new Set([20019, 20020]);
+
+export function refusalReason(op: FollowUpOperation, errorcode: number | undefined): RefusalReason {
+  if (errorcode === undefined || REJECTED_CODES.has(errorcode)) return 'rejected';
+  if (NOT_FOUND_CODES.has(errorcode)) return 'not_found';
+  if (op === 'capture') return EXCEEDS_CODES.has(errorcode) ? 'capture_exceeds' : 'not_capturable';
+  if (op === 'void') return SETTLED_CODES.has(errorcode) ? 'already_settled' : 'not_voidable';
+  return EXCEEDS_CODES.has(errorcode) ? 'refund_exceeds' : 'not_refundable';
+}
+
+/**
+ * A follow-up answered `result_code` "E": the gateway looked at the original and refused; nothing moved, so
+ * the outcome is 'not_processed' (sending it again would be refused again). `errorcode` keeps the gateway's
+ * code, `reason` says what it means for the caller.
+ */
+export class GatewayRefusedError extends GatewayError {
+  readonly code = 'gateway_refused';
+  readonly outcome = 'not_processed';
+  readonly reason: RefusalReason;
+  readonly operation: FollowUpOperation;
+
+  constructor(operation: FollowUpOperation, message: string, init: GatewayErrorInit = {}) {
+    super(message, init);
+    this.operation = operation;
+    this.reason = refusalReason(operation, init.errorcode);
+  }
 }
 
 export function isGatewayError(err: unknown): err is GatewayError {

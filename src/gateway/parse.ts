@@ -1,4 +1,7 @@
-import type { CardRefToken, Customer, ListEnvelope, PaymentMethod, ResultCode, Transaction } from './types';
+import { containsPan } from '../card/pan';
+import type {
+  Batch, BatchStatus, CardRefToken, Customer, ListEnvelope, PaymentMethod, RefundSummary, ResultCode, StatusCode, Transaction, TransactionDetail,
+} from './types';
 
 /** Thrown by the parsers when an answer does not have the documented shape; the client turns it into GatewayUnreadableError. */
 export class ShapeError extends Error {}
@@ -57,22 +60,128 @@ export function parseTransaction(body: unknown): Transaction {
     const v = str(o, f, false);
     if (v !== undefined) tx[f] = v;
   }
-  if (o.creditcard !== undefined && o.creditcard !== null) {
-    const cc = obj(o.creditcard, 'creditcard');
-    const number = str(cc, 'number', false) ?? '';
-    // A masked number keeps only 8 digits; anything with more digits is not trusted to leave this process.
-    if ((number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
-    tx.creditcard = { number, category_code: str(cc, 'category_code', false) ?? '' };
-  }
+  const card = creditcard(o.creditcard);
+  if (card) tx.creditcard = card;
   const avs = pair(o.avs);
   if (avs) tx.avs = avs;
   const cvc = pair(o.cvc);
   if (cvc) tx.cvc = cvc;
-  if (o.batch !== undefined && o.batch !== null) {
-    const b = obj(o.batch, 'batch');
-    tx.batch = { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '' };
+  const batch = batchRef(o.batch);
+  if (batch) tx.batch = batch;
+  return tx;
+}
+
+function creditcard(value: unknown): Transaction['creditcard'] {
+  if (value === undefined || value === null) return undefined;
+  const cc = obj(value, 'creditcard');
+  const number = str(cc, 'number', false) ?? '';
+  // A masked number keeps only 8 digits; anything with more digits (a card number or not) is not trusted to
+  // leave this process.
+  if (containsPan(number) || (number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
+  return { number, category_code: str(cc, 'category_code', false) ?? '' };
+}
+
+function batchRef(value: unknown): Transaction['batch'] {
+  if (value === undefined || value === null) return undefined;
+  const b = obj(value, 'batch');
+  // A number in sale answers, a string in lookups on the wire (UsaEPay.NET captures); kept as a string.
+  const batchrefnum = str(b, 'batchrefnum', false);
+  return { type: 'batch', key: str(b, 'key', false) ?? '', sequence: str(b, 'sequence', false) ?? '', ...(batchrefnum !== undefined ? { batchrefnum } : {}) };
+}
+
+const STATUS_CODES: readonly string[] = ['N', 'P', 'B', 'F', 'S', 'E', 'V', 'R', 'T'];
+
+function statusCode(o: Obj): StatusCode {
+  const v = str(o, 'status_code') as string;
+  if (!STATUS_CODES.includes(v)) throw new ShapeError('status_code is unknown');
+  return v as StatusCode;
+}
+
+/** Money as the gateway writes it: "12.34" (numbers are accepted and written back with two decimals). */
+function money(o: Obj, field: string, required = true): string | undefined {
+  const v = o[field];
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v.toFixed(2);
+  const s = str(o, field, required);
+  if (s === undefined) return undefined;
+  if (!/^\d{1,12}(\.\d{1,2})?$/.test(s)) throw new ShapeError(`field ${field} is not an amount`);
+  return s;
+}
+
+function refundSummary(value: unknown): RefundSummary {
+  const o = obj(value, 'refund');
+  return { key: str(o, 'key') as string, refnum: str(o, 'refnum') as string, amount: money(o, 'amount') as string, created: str(o, 'created', false) ?? '', status_code: statusCode(o) };
+}
+
+/** `GET /transactions/{key}` and the items of the transaction lists. */
+export function parseTransactionDetail(body: unknown): TransactionDetail {
+  const o = obj(body, 'transaction');
+  const tx: TransactionDetail = {
+    type: 'transaction',
+    key: str(o, 'key') as string,
+    refnum: str(o, 'refnum') as string,
+    created: str(o, 'created') as string,
+    trantype_code: str(o, 'trantype_code') as string,
+    trantype: str(o, 'trantype', false) ?? '',
+    status_code: statusCode(o),
+    status: str(o, 'status', false) ?? '',
+    amount: money(o, 'amount') as string,
+    refunds: o.refunds === undefined || o.refunds === null ? [] : Array.isArray(o.refunds) ? o.refunds.map(refundSummary) : [],
+  };
+  if (o.refunds !== undefined && o.refunds !== null && !Array.isArray(o.refunds)) throw new ShapeError('refunds is not an array');
+  const resultCode = str(o, 'result_code', false);
+  if (resultCode !== undefined) {
+    if (!RESULT_CODES.includes(resultCode)) throw new ShapeError('result_code is unknown');
+    tx.result_code = resultCode as ResultCode;
+  }
+  for (const f of ['result', 'authcode', 'invoice', 'custkey', 'error', 'error_code'] as const) {
+    const v = str(o, f, false);
+    if (v !== undefined) tx[f] = v;
+  }
+  const authAmount = money(o, 'auth_amount', false);
+  if (authAmount !== undefined) tx.auth_amount = authAmount;
+  if (o.amount_detail !== undefined && o.amount_detail !== null) {
+    const d = obj(o.amount_detail, 'amount_detail');
+    tx.amount_detail = {};
+    for (const k of Object.keys(d)) {
+      const v = str(d, k, false);
+      if (v !== undefined) tx.amount_detail[k] = v;
+    }
+  }
+  const card = creditcard(o.creditcard);
+  if (card) tx.creditcard = card;
+  const batch = batchRef(o.batch);
+  if (batch) tx.batch = batch;
+  if (o.original !== undefined && o.original !== null) {
+    const orig = obj(o.original, 'original');
+    tx.original = { key: str(orig, 'key') as string, refnum: str(orig, 'refnum', false) ?? '' };
   }
   return tx;
+}
+
+const BATCH_STATUSES: readonly string[] = ['open', 'closing', 'closed'];
+
+export function parseBatch(body: unknown): Batch {
+  const o = obj(body, 'batch');
+  if (o.type !== 'batch') throw new ShapeError('type is not batch');
+  const status = str(o, 'status') as string;
+  if (!BATCH_STATUSES.includes(status)) throw new ShapeError('batch status is unknown');
+  const batch: Batch = {
+    type: 'batch',
+    key: str(o, 'key') as string,
+    batchrefnum: str(o, 'batchrefnum', false) ?? '',
+    sequence: str(o, 'sequence', false) ?? '',
+    status: status as BatchStatus,
+    opened: str(o, 'opened', false) ?? '',
+    sales_count: int(o, 'sales_count'),
+    sales_amount: money(o, 'sales_amount') as string,
+    voids_count: int(o, 'voids_count'),
+    voids_amount: money(o, 'voids_amount') as string,
+    refunds_count: int(o, 'refunds_count'),
+    refunds_amount: money(o, 'refunds_amount') as string,
+  };
+  const closed = str(o, 'closed', false);
+  if (closed) batch.closed = closed;
+  return batch;
 }
 
 export function parseCardRefToken(body: unknown): CardRefToken {

@@ -15,8 +15,9 @@ export interface Transaction {
   creditcard?: { number: string; category_code?: string };
   avs?: { result_code: string; result: string };
   cvc?: { result_code: string; result: string };
-  batch?: { type: 'batch'; key: string; sequence: string };
-  /** Declines and transaction errors: text and code (a string such as "10127"). */
+  /** `batchrefnum` is a number in sale answers and a string in lookups on the wire; kept as a string. */
+  batch?: { type: 'batch'; key: string; sequence: string; batchrefnum?: string };
+  /** Declines and transaction errors: text and code, kept as a string ("10127"; the wire sends 20019 as a number). */
   error?: string;
   error_code?: string;
 }
@@ -58,6 +59,108 @@ export interface SaleRequest {
   amount: string;
   amount_detail?: { tax?: string; tip?: string };
   invoice?: string;
+  /** Attaches the transaction to this gateway customer (listed by `GET /customers/{custkey}/transactions`). */
+  custkey?: string;
+}
+
+/** `authonly`: the same inputs as a sale; the funds are held until captured or voided. */
+export type AuthorizeRequest = SaleRequest;
+
+/**
+ * Follow-ups name the original by its `key` (gateway-facts.md prefers it to `refnum`). `ignore_duplicate`
+ * asks the gateway not to fold this call into an identical one made shortly before (two equal partial refunds
+ * are two refunds); tokengate's own idempotency already keeps a retry from reaching the gateway twice.
+ */
+interface FollowUp {
+  trankey: string;
+  ignore_duplicate?: boolean;
+}
+
+/** `cc:capture`: moves an open authorization into the current batch; `amount` may be lower than authorized. */
+export interface CaptureRequest extends FollowUp {
+  amount?: string;
+}
+
+/** `void`, or `cc:void:release` when `release` is true (the held funds are released at once). */
+export interface VoidRequest extends FollowUp {
+  release?: boolean;
+}
+
+/**
+ * Money back, by the gateway's three commands (gateway-facts.md, The payment lifecycle):
+ *   - 'refund' (default): a settled sale only, full without `amount`, partial with it; a new transaction;
+ *   - 'creditvoid': voids when unsettled (answer carries the original `key`), otherwise refunds (a new `key`);
+ *   - 'refund:adjust': unsettled, lowers the authorization by `amount`; settled, issues a credit. Needs `amount`.
+ */
+export type RefundRequest =
+  | (FollowUp & { command?: 'refund' | 'creditvoid'; amount?: string })
+  | (FollowUp & { command: 'refund:adjust'; amount: string });
+
+export type RefundCommand = NonNullable<RefundRequest['command']>;
+
+/** Transaction status (gateway-facts.md, Looking transactions up). */
+export type StatusCode = 'N' | 'P' | 'B' | 'F' | 'S' | 'E' | 'V' | 'R' | 'T';
+
+/** A refund issued against a transaction, as listed in its `refunds`. */
+export interface RefundSummary {
+  key: string;
+  refnum: string;
+  /** Money returned, "12.34". */
+  amount: string;
+  created: string;
+  status_code: StatusCode;
+}
+
+/**
+ * A transaction as `GET /transactions/{key}` and the transaction lists describe it. `amount` is what was asked
+ * for; `auth_amount` what is held or captured now (lower after a partial approval, a partial capture or an
+ * adjust). `refunds` lists the refunds issued against it (empty when none, and on refunds themselves).
+ */
+export interface TransactionDetail {
+  type: 'transaction';
+  key: string;
+  refnum: string;
+  /** "YYYY-MM-DD hh:mm:ss". */
+  created: string;
+  /** S sale, A auth only, C credit/refund, … */
+  trantype_code: string;
+  trantype: string;
+  status_code: StatusCode;
+  status: string;
+  result_code?: ResultCode;
+  result?: string;
+  authcode?: string;
+  amount: string;
+  auth_amount?: string;
+  amount_detail?: Record<string, string>;
+  invoice?: string;
+  custkey?: string;
+  creditcard?: { number: string; category_code?: string };
+  batch?: { type: 'batch'; key: string; sequence: string };
+  refunds: RefundSummary[];
+  /** On a refund: the transaction it returned money for. */
+  original?: { key: string; refnum: string };
+  error?: string;
+  error_code?: string;
+}
+
+export type BatchStatus = 'open' | 'closing' | 'closed';
+
+/** A settlement batch (`GET /batches…`): amounts as "12.34", counts as integers. */
+export interface Batch {
+  type: 'batch';
+  key: string;
+  batchrefnum: string;
+  sequence: string;
+  status: BatchStatus;
+  opened: string;
+  closed?: string;
+  sales_count: number;
+  sales_amount: string;
+  voids_count: number;
+  voids_amount: string;
+  refunds_count: number;
+  refunds_amount: string;
 }
 
 /** Parsed `X-Rate-Limit: <used> of <per_minute>/min; <used> of <per_day>/day` (spec §8 rule 2). */

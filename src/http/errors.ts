@@ -214,6 +214,7 @@ export function fromGatewayError(err: GatewayError, options: FromGatewayOptions 
     case 'gateway_bad_request':
     case 'gateway_server_error':
     case 'gateway_unreadable':
+    case 'gateway_refused': // the lifecycle routes map a refusal's `reason` (sale_not_capturable, …) first
       return new GatewayErrorApi('gateway_error', err);
     case 'gateway_timeout':
     case 'gateway_connection_reset':

@@ -3,6 +3,7 @@ import { brandOf } from './cards';
 import { isLoopback, normaliseIp, type SandboxCore } from './core';
 import { FaultError, parseFaultRequest } from './faults';
 import { SettingsError } from './settings';
+import { ledgerView } from './ledger-view';
 
 /**
  * Admin routes for tests and benchmarks in other processes. Loopback clients only (others get the same 404 as
@@ -37,6 +38,15 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
 
   router.get('/stats', (_req, res) => void res.json(core.stats.snapshot(core.ledger, core.faults.injected)));
   router.get('/transactions', (_req, res) => void res.json(core.ledger.transactions()));
+  const ledger = ledgerView(core);
+  router.get('/ledger', (_req, res) => void res.json(ledger.entries()));
+  router.get('/ledger/:key', (req, res) => {
+    const entry = ledger.get(String(req.params.key));
+    if (entry) res.json(entry);
+    else notFound(req, res);
+  });
+  router.get('/operations', (_req, res) => void res.json(ledger.operations()));
+  router.post('/batches/close', (_req, res) => void res.json({ key: ledger.closeBatch() }));
   router.get('/settings', (_req, res) => void res.json(publicSettings(core)));
   router.get('/fixtures', (_req, res) => void res.json(fixturesView(core)));
   router.get('/faults', (_req, res) => void res.json({ pending: core.faults.pending(), rates: core.faults.rates() }));

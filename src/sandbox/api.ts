@@ -1,11 +1,14 @@
 import type { Request, Response } from 'express';
 import { checkAuthorization } from './auth';
 import { normaliseIp, type SandboxCore } from './core';
+import { unknownCommandAnswer } from './commands';
 import { ERRORS } from './errors';
-import { cardrefFor, listCustomers, listPaymentMethods } from './reads';
-import { deliver, rateLimitHeader, sendError, type Processed } from './respond';
+import { cardrefFor, getCustomer, getPaymentMethod, listCustomers, listPaymentMethods } from './reads';
+import { adoptSale, faultMatchOfBody, handleLifecycleRoute, isLifecycleRoute, transactionHook } from './lifecycle-api';
+import { deliver, failBeforeProcessing, rateLimitHeader, sendError, type Processed } from './respond';
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
+import { saveCard } from './save-card';
 
 /**
  * The gateway API. Order of checks (README): path → IP allow-list → rate limit → authentication → faults →
@@ -42,8 +45,7 @@ function readBody(req: Request, limit: number): Promise<Body> {
   });
 }
 
-async function handleSale(core: SandboxCore, req: Request, res: Response, endpointKey: string, clientIp: string): Promise<Processed | undefined> {
-  const body = await readBody(req, BODY_LIMIT_BYTES);
+function handleSale(core: SandboxCore, res: Response, endpointKey: string, clientIp: string, body: Body): Processed | undefined {
   if (!body.ok) {
     res.setHeader('Connection', 'close'); // the rest of an oversized body is not read
     sendError(res, ERRORS.bodyTooLarge, `at most ${BODY_LIMIT_BYTES} bytes`);
@@ -57,22 +59,38 @@ async function handleSale(core: SandboxCore, req: Request, res: Response, endpoi
     return undefined;
   }
   const now = Date.now();
-  const parsed = parseSale(json, new Date(now));
+  // The payment lifecycle (lifecycle-api.ts): follow-ups answer here; authonly and custkey ride on the sale path.
+  const hook = transactionHook(core, json, now);
+  if (hook.answer) return hook.answer;
+  const parsed = parseSale(hook.json, new Date(now));
   if (!parsed.ok && 'reject' in parsed) {
     sendError(res, parsed.reject, parsed.detail);
     return undefined;
   }
+  if (!parsed.ok && 'unknownCommand' in parsed) {
+    core.stats.saleErrors++;
+    return { status: 200, body: unknownCommandAnswer() };
+  }
+  if (!parsed.ok && 'saveCard' in parsed) return saveCard(core.fixtures, hook.json as Record<string, unknown>, new Date(now));
+  const duplicateFolding = core.settings.duplicateFolding && !hook.ignoreDuplicate;
+  const foldScope = hook.authOnly ? 'authonly' : '';
   const outcome = parsed.ok
-    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding: core.settings.duplicateFolding, slowCardScale: core.settings.slowCardScale })
+    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding, foldScope, slowCardScale: core.settings.slowCardScale })
     : core.ledger.error(parsed.saleError, parsed.invoice, now);
+  adoptSale(core, outcome, hook, now);
   if (outcome.response.result_code === 'E') core.stats.saleErrors++;
   return { status: 200, body: outcome.response, record: outcome.record, delayMs: outcome.delayMs };
 }
 
 function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
+  if (isLifecycleRoute(route)) return handleLifecycleRoute(core, req, route);
+  // A GET body (the .NET client sends `{}`) is never read, so any body is accepted, as at the gateway.
   const query = req.query as Record<string, unknown>;
-  if (route.kind === 'customers') return listCustomers(core.fixtures, query);
-  if (route.kind === 'payment_methods') return listPaymentMethods(core.fixtures, route.customer, query);
+  const format = core.settings.wireFormat;
+  if (route.kind === 'customers') return listCustomers(core.fixtures, query, format);
+  if (route.kind === 'customer') return getCustomer(core.fixtures, route.customer, format);
+  if (route.kind === 'payment_methods') return listPaymentMethods(core.fixtures, route.customer, query, format);
+  if (route.kind === 'payment_method') return getPaymentMethod(core.fixtures, route.customer, route.method, format);
   return cardrefFor(core.fixtures, route.customer, route.method);
 }
 
@@ -83,6 +101,9 @@ export function createApiHandler(core: SandboxCore) {
     const ip = normaliseIp(req.socket.remoteAddress);
     const now = Date.now();
     const { endpointKey, route } = parseApiPath(req.method, req.path);
+    // A POST transactions body is read first, so faults can match on its command (capture, refund, …).
+    const posted = route?.kind === 'sale' ? await readBody(req, BODY_LIMIT_BYTES) : undefined;
+    if (core.closed || res.destroyed) return;
     const known = endpointKey === undefined ? undefined : core.policy(endpointKey);
     // Unknown endpoint keys and paths outside /api still carry the header, counted as on v2.
     const policy = known ?? (core.policy('v2') as NonNullable<typeof known>);
@@ -102,7 +123,7 @@ export function createApiHandler(core: SandboxCore) {
       return;
     }
 
-    const kind = faultKindOf(route);
+    const kind = posted ? faultMatchOfBody(posted.ok ? posted.text : undefined) : faultKindOf(route);
     if (kind && core.faults.take(kind, 'rate')) {
       core.stats.rateLimited(policy.key, true);
       sendError(res, ERRORS.rateLimited);
@@ -130,11 +151,11 @@ export function createApiHandler(core: SandboxCore) {
     }
 
     const fault = kind ? core.faults.take(kind, 'handler') : undefined;
-    if (fault?.kind === '5xx') {
-      sendError(res, fault.status === 500 ? ERRORS.internal : fault.status === 502 ? ERRORS.badGateway : ERRORS.unavailable);
+    if (fault?.when === 'before') {
+      failBeforeProcessing(req, res, fault);
       return;
     }
-    const answer = route.kind === 'sale' ? await handleSale(core, req, res, policy.key, ip) : handleRead(core, req, route);
+    const answer = posted ? handleSale(core, res, policy.key, ip, posted) : route.kind === 'sale' ? undefined : handleRead(core, req, route);
     if (!answer) return;
     await deliver(req, res, answer, fault, (ms) => core.sleep(ms));
   };

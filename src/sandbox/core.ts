@@ -1,7 +1,9 @@
 import type { Logger } from '../observability/logger';
 import { Faults } from './faults';
 import { FixtureStore, type FixtureCustomer } from './fixtures';
+import { FollowUpDuplicates } from './follow-ups';
 import { Ledger } from './ledger';
+import { Lifecycle } from './lifecycle';
 import { RateCounter, type WindowSpec } from './rate-counter';
 import { validateSettings, type SandboxSettings } from './settings';
 import { StatsRecorder } from './stats';
@@ -32,6 +34,9 @@ export class SandboxCore {
   readonly faults: Faults;
   readonly ledger: Ledger;
   readonly fixtures: FixtureStore;
+  /** Captures, voids, refunds and batches of processed transactions (lifecycle.ts). */
+  readonly lifecycle = new Lifecycle();
+  readonly followUpDuplicates = new FollowUpDuplicates();
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   closed = false;
 
@@ -54,6 +59,8 @@ export class SandboxCore {
     this.counter.reset();
     this.stats.reset();
     this.ledger.reset();
+    this.lifecycle.reset();
+    this.followUpDuplicates.clear();
     this.faults.clear();
     this.faults.resetCounts();
     this.fixtures.resetTokens();

@@ -27,8 +27,11 @@ export const ERRORS = {
   rateLimited: spec(429, 155, 'API Rate Limit Exceed', 'API Rate Limit Exceed'),
   accessDenied: spec(401, 156, 'Access Denied', 'Access Denied'),
   customerNotFound: spec(404, 99999, 'Customer Not Found'),
+  transactionNotFound: spec(404, 20001, 'Transaction not found'),
   // emulator choices
   paymentMethodNotFound: spec(404, 99998, 'Payment Method Not Found'),
+  batchNotFound: spec(404, 99997, 'Batch Not Found'),
+  followUpTarget: spec(400, 40011, 'Give exactly one of trankey or refnum'),
   invalidJson: spec(400, 40000, 'Request body is not valid JSON'),
   bodyNotObject: spec(400, 40001, 'Request body must be a JSON object'),
   missingCommand: spec(400, 40002, 'Missing command'),

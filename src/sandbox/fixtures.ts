@@ -17,9 +17,17 @@ export interface FixturePaymentMethod {
   expiration: string;
   /** The card reference token as first issued (see FixtureStore.cardrefFor for the live one). */
   cardref: string;
+  avs_street: string;
+  avs_postalcode: string;
+  /** Display order among the customer's methods; a string on GET at the real gateway. */
+  sortord: string;
   added: string;
   updated: string;
 }
+
+/** Address and contact fields a real customer object carries (UsaEPay.NET WireFormatDeserializationTests, CustomerGet). */
+export const CUSTOMER_TEXT_FIELDS = ['street', 'street2', 'city', 'state', 'postalcode', 'country', 'phone', 'fax', 'url', 'notes', 'description'] as const;
+export type CustomerTextField = (typeof CUSTOMER_TEXT_FIELDS)[number];
 
 export interface FixtureCustomer {
   key: string;
@@ -30,6 +38,9 @@ export interface FixtureCustomer {
   lastname: string;
   company: string;
   email: string;
+  text: Record<CustomerTextField, string>;
+  /** Custom fields "1".."20" that have a value; the others are null on the wire. */
+  custom_fields: Record<string, string>;
   payment_methods: FixturePaymentMethod[];
 }
 
@@ -46,6 +57,25 @@ function str(obj: Record<string, unknown>, name: string, where: string, pattern?
   const v = obj[name];
   if (typeof v !== 'string' || v.length === 0 || (pattern && !pattern.test(v))) fail(where, `.${name} is missing or malformed`);
   return v;
+}
+
+/** Optional text: absent means empty, as the real gateway sends "" for unset fields. */
+function text(obj: Record<string, unknown>, name: string, where: string): string {
+  const v = obj[name];
+  if (v === undefined) return '';
+  if (typeof v !== 'string') fail(where, `.${name} must be a string`);
+  return v;
+}
+
+function customFields(raw: unknown, where: string): Record<string, string> {
+  if (raw === undefined) return {};
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(where, '.custom_fields must be an object');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (!/^([1-9]|1\d|20)$/.test(k) || typeof v !== 'string') fail(where, '.custom_fields must map "1".."20" to strings');
+    out[k] = v;
+  }
+  return out;
 }
 
 /** Parses and checks the fixture file once at start, so a bad edit fails loudly instead of answering oddly. */
@@ -69,6 +99,8 @@ export function parseFixtures(raw: unknown): FixtureCustomer[] {
       lastname: str(c, 'lastname', w),
       company: str(c, 'company', w),
       email: str(c, 'email', w),
+      text: Object.fromEntries(CUSTOMER_TEXT_FIELDS.map((f) => [f, text(c, f, w)])) as Record<CustomerTextField, string>,
+      custom_fields: customFields(c.custom_fields, w),
       payment_methods: pms.map((p: Record<string, unknown>, j) => {
         const pw = `${w}.payment_methods[${j}]`;
         const number = str(p, 'number', pw);
@@ -81,6 +113,9 @@ export function parseFixtures(raw: unknown): FixtureCustomer[] {
           number,
           expiration: str(p, 'expiration', pw, /^(0[1-9]|1[0-2])\d\d$/),
           cardref: str(p, 'cardref', pw, CARDREF_SHAPE),
+          avs_street: text(p, 'avs_street', pw),
+          avs_postalcode: text(p, 'avs_postalcode', pw),
+          sortord: str(p, 'sortord', pw, NUMERIC),
           added: str(p, 'added', pw),
           updated: str(p, 'updated', pw),
         };
@@ -121,6 +156,16 @@ export interface TokenState {
   expires: string;
 }
 
+/** What a token charges, and the last day (YYYY-MM-DD) it works. */
+export interface TokenTarget {
+  number: string;
+  /** The card's MMYY. */
+  expiration: string;
+  expires: string;
+  custkey?: string;
+  pmkey?: string;
+}
+
 export interface ResolvedMethod {
   customer: FixtureCustomer;
   method: FixturePaymentMethod;
@@ -131,6 +176,9 @@ export class FixtureStore {
   private readonly byCustomer = new Map<string, FixtureCustomer>();
   private readonly tokens = new Map<FixturePaymentMethod, TokenState>();
   private readonly byCardref = new Map<string, ResolvedMethod>();
+  /** Cards tokenised by a sale's `save_card`: not attached to a customer. One token per card and expiration. */
+  private readonly saved = new Map<string, { number: string; expiration: string }>();
+  private readonly savedByCard = new Map<string, string>();
 
   constructor(readonly customers: readonly FixtureCustomer[]) {
     for (const c of customers) {
@@ -144,6 +192,8 @@ export class FixtureStore {
   resetTokens(): void {
     this.tokens.clear();
     this.byCardref.clear();
+    this.saved.clear();
+    this.savedByCard.clear();
     for (const customer of this.customers) {
       for (const method of customer.payment_methods) {
         this.tokens.set(method, { cardref: method.cardref, expires: lastDayOfExpiry(method.expiration) });
@@ -175,12 +225,32 @@ export class FixtureStore {
     return this.byCardref.get(cardref);
   }
 
+  /** A fixture payment method's token or a saved card's, whichever `cardref` is. */
+  lookupToken(cardref: string): TokenTarget | undefined {
+    const found = this.byCardref.get(cardref);
+    if (found) return { number: found.method.number, expiration: found.method.expiration, expires: this.token(found.method).expires, custkey: found.customer.key, pmkey: found.method.key };
+    const card = this.saved.get(cardref);
+    return card && { number: card.number, expiration: card.expiration, expires: lastDayOfExpiry(card.expiration) };
+  }
+
+  /** `save_card` on a sale: the card's token (the same one again for the same card and expiration). */
+  saveCard(number: string, expiration: string): string {
+    const id = `${number}|${expiration}`;
+    const known = this.savedByCard.get(id);
+    if (known) return known;
+    let ref = newCardref();
+    while (this.byCardref.has(ref) || this.saved.has(ref)) ref = newCardref();
+    this.saved.set(ref, { number, expiration });
+    this.savedByCard.set(id, ref);
+    return ref;
+  }
+
   rotate(custkey: string, pmkey: string): string {
     const { customer, method } = this.resolve(custkey, pmkey);
     const state = this.token(method);
     this.byCardref.delete(state.cardref);
     let next = newCardref();
-    while (this.byCardref.has(next)) next = newCardref();
+    while (this.byCardref.has(next) || this.saved.has(next)) next = newCardref();
     state.cardref = next;
     this.byCardref.set(next, { customer, method });
     return next;

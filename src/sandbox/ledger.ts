@@ -1,8 +1,14 @@
 import { createHash, randomInt } from 'node:crypto';
-import { AVS_TEXT, CVC_TEXT, maskCardNumber, outcomeFor } from './cards';
+import { AVS_TEXT, CARD_TYPE_LETTER, CVC_TEXT, brandOf, maskCardNumber, outcomeFor } from './cards';
 import { SALE_ERRORS, type SaleErrorName } from './errors';
 import { randomAlnum, type FixtureStore } from './fixtures';
-import { formatCents, type SaleInput } from './sale-request';
+import { formatCents, toCents, type SaleInput } from './sale-request';
+
+/** Fixed texts of a card-not-present sale answer (UsaEPay.NET WireFormatDeserializationTests, CcSale). */
+export const SALE_TRANTYPE = 'Credit Card Sale';
+export const ENTRY_MODE_KEYED = 'Card Not Present, Manually Keyed';
+/** What a sale with `send_receipt` and `email` answers in `receipts.customer` (same capture). */
+export const RECEIPT_SENT = 'Mail Sent Successfully';
 
 const REFNUM_EPOCH_MS = Date.UTC(2024, 0, 1);
 
@@ -30,6 +36,8 @@ export interface RecordedTransaction {
   custkey?: string;
   pmkey?: string;
   cardSource: 'UMCardRef' | 'creditcard.number' | 'card';
+  /** True for an `authonly` (held, not charged until captured: see ledger.get(key) in lifecycle.ts). */
+  authOnly?: boolean;
   /** Later identical sales folded into this one (is_duplicate "Y"), when duplicate folding is on. */
   foldedDuplicates: number;
   /** What became of the answer: delivered, garbled (fault), lost (hang, reset, client gone) or still pending. */
@@ -57,6 +65,8 @@ export interface SaleContext {
   clientIp: string;
   now: number;
   duplicateFolding: boolean;
+  /** Folding compares within one scope only (authonly never folds into a sale); '' for sales. */
+  foldScope?: string;
   slowCardScale: number;
 }
 
@@ -65,7 +75,7 @@ export class Ledger {
   private duplicates = new Map<string, { record: RecordedTransaction; response: TransactionResponse }>();
   private lastRefnum = 0;
 
-  private batches = new Map<string, { key: string; sequence: string }>();
+  private batches = new Map<string, { key: string; batchrefnum: number; sequence: string }>();
   foldedTotal = 0;
 
   constructor(private readonly fixtures: FixtureStore) {}
@@ -89,18 +99,21 @@ export class Ledger {
 
   sale(input: SaleInput, ctx: SaleContext): SaleOutcome {
     let number: string;
-    let token: { cardref: string; custkey: string; pmkey: string } | undefined;
+    let expiration: string;
+    let token: { cardref: string; custkey?: string; pmkey?: string } | undefined;
     if (input.card.kind === 'token') {
-      const found = this.fixtures.byToken(input.card.cardref);
+      const found = this.fixtures.lookupToken(input.card.cardref);
       // A rotated, unknown or expired token is an error answer the client recognises by its code (10142).
-      if (!found || this.fixtures.token(found.method).expires < new Date(ctx.now).toISOString().slice(0, 10)) return this.error('cardrefInvalid', input.invoice, ctx.now);
-      number = found.method.number;
-      token = { cardref: input.card.cardref, custkey: found.customer.key, pmkey: found.method.key };
+      if (!found || found.expires < new Date(ctx.now).toISOString().slice(0, 10)) return this.error('cardrefInvalid', input.invoice, ctx.now);
+      number = found.number;
+      expiration = found.expiration;
+      token = { cardref: input.card.cardref, ...(found.custkey ? { custkey: found.custkey, pmkey: found.pmkey } : {}) };
     } else {
       number = input.card.number;
+      expiration = input.card.expiration;
     }
 
-    const dupKey = `${createHash('sha256').update(number).digest('hex')}|${input.amountCents}|${input.invoice}`;
+    const dupKey = `${ctx.foldScope ?? ''}|${createHash('sha256').update(number).digest('hex')}|${input.amountCents}|${input.invoice}`;
     if (ctx.duplicateFolding) {
       const prior = this.duplicates.get(dupKey);
       if (prior && ctx.now - prior.record.time <= DUPLICATE_WINDOW_MS) {
@@ -118,6 +131,8 @@ export class Ledger {
     const resultCode = outcome.kind === 'approved' ? 'A' : outcome.kind === 'partial' ? 'P' : 'D';
     const result = { A: 'Approved', P: 'Partially Approved', D: 'Declined' }[resultCode];
     const masked = maskCardNumber(number);
+    const brand = brandOf(number);
+    // Field order and sets as captured from the real sandbox (UsaEPay.NET WireFormatDeserializationTests, CcSale).
     const response: TransactionResponse = {
       type: 'transaction',
       key,
@@ -126,12 +141,18 @@ export class Ledger {
       result_code: resultCode,
       result,
       authcode: resultCode === 'D' ? '' : String(randomInt(100000, 1000000)),
-      creditcard: { number: masked, category_code: 'A' },
+      creditcard: { type: CARD_TYPE_LETTER[brand], number: masked, category_code: 'A', entry_mode: ENTRY_MODE_KEYED },
       invoice: input.invoice,
       avs: { result_code: outcome.avs, result: AVS_TEXT[outcome.avs] ?? '' },
       cvc: { result_code: outcome.cvc, result: CVC_TEXT[outcome.cvc] ?? '' },
       ...(resultCode === 'D' ? { error: outcome.decline?.error, error_code: outcome.decline?.error_code } : { batch: this.batchFor(ctx.now) }),
       auth_amount: formatCents(authCents),
+      ...(input.amountDetail ? { amount_detail: amountDetailEcho(input.amountDetail, input.amountCents) } : {}),
+      ...(input.saveCard && resultCode !== 'D'
+        ? { savedcard: { type: brand, key: token ? token.cardref : this.fixtures.saveCard(number, expiration), cardnumber: masked, expiration } }
+        : {}),
+      trantype: SALE_TRANTYPE,
+      ...(input.receiptTo ? { receipts: { customer: RECEIPT_SENT } } : {}),
     };
     const record: RecordedTransaction = {
       refnum,
@@ -187,19 +208,33 @@ export class Ledger {
    * (gateway-api-v2.md examples), and a 13-19 digit one could pass Luhn and be taken for a card number
    * by every PAN scrubber downstream. Centiseconds since 2024-01-01 stay at 11 digits until the 2050s.
    */
-  private nextRefnum(now: number): string {
+  nextRefnum(now: number): string {
     this.lastRefnum = Math.max(this.lastRefnum + 1, Math.floor((now - REFNUM_EPOCH_MS) / 10));
     return String(this.lastRefnum);
   }
 
-  /** One batch per UTC day (an emulator simplification). */
-  private batchFor(now: number): { type: 'batch'; key: string; sequence: string } {
+  /**
+   * One batch per UTC day (an emulator simplification). `batchrefnum` is a NUMBER in a sale's answer (captured
+   * and in the reference's examples; a string in transaction lookups): 400000 + days since 2024-01-01, so it
+   * stays the same for the day across restarts.
+   */
+  private batchFor(now: number): { type: 'batch'; key: string; batchrefnum: number; sequence: string } {
     const day = new Date(now).toISOString().slice(0, 10);
     let b = this.batches.get(day);
     if (!b) {
-      b = { key: `ft${randomAlnum(13)}`, sequence: String(this.batches.size + 1) };
+      b = { key: `ft${randomAlnum(13)}`, batchrefnum: 400_000 + Math.floor((now - REFNUM_EPOCH_MS) / 86_400_000), sequence: String(this.batches.size + 1) };
       this.batches.set(day, b);
     }
-    return { type: 'batch', ...b };
+    return { type: 'batch', key: b.key, batchrefnum: b.batchrefnum, sequence: b.sequence };
   }
+}
+
+/**
+ * The amount_detail echo: tip, tax, shipping and subtotal always (zeros when not sent), discount when sent.
+ * An unsent subtotal is what remains of the amount (as the captured transaction list shows for a plain sale).
+ */
+function amountDetailEcho(d: Partial<Record<'tax' | 'tip' | 'subtotal' | 'shipping' | 'discount', string>>, amountCents: number): Record<string, string> {
+  const c = (v: string | undefined) => (v ? toCents(v) : 0);
+  const rest = Math.max(0, amountCents - c(d.tax) - c(d.tip) - c(d.shipping) + c(d.discount));
+  return { tip: d.tip ?? '0.00', tax: d.tax ?? '0.00', shipping: d.shipping ?? '0.00', subtotal: d.subtotal ?? formatCents(rest), ...(d.discount ? { discount: d.discount } : {}) };
 }

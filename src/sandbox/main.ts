@@ -23,6 +23,8 @@ async function main(): Promise<void> {
       latencyMs: s.latencyMs,
       jitterMs: s.jitterMs,
       duplicateFolding: s.duplicateFolding,
+      wireFormat: s.wireFormat,
+      batchCloseIntervalMs: s.batchCloseIntervalMs,
     },
   });
   // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.

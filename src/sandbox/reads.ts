@@ -1,6 +1,7 @@
 import { CARD_TYPE_CODE, brandOf } from './cards';
 import { ERRORS, errorBody, type GatewayErrorBody } from './errors';
-import type { FixtureCustomer, FixturePaymentMethod, FixtureStore } from './fixtures';
+import { CUSTOMER_TEXT_FIELDS, type FixtureCustomer, type FixturePaymentMethod, type FixtureStore } from './fixtures';
+import type { SandboxWireFormat } from './settings';
 
 /** The read endpoints: customers list, payment-methods list, card reference token (spec §2.2, §2.5, §4). */
 
@@ -9,13 +10,13 @@ export interface Answer {
   body: unknown;
 }
 
-const fail = (e: (typeof ERRORS)[keyof typeof ERRORS], detail?: string): Answer => ({ status: e.status, body: errorBody(e, detail) satisfies GatewayErrorBody });
+export const fail = (e: (typeof ERRORS)[keyof typeof ERRORS], detail?: string): Answer => ({ status: e.status, body: errorBody(e, detail) satisfies GatewayErrorBody });
 
 /** Default 20 (gateway-facts.md, Pagination); the maximum 1000 is the emulator's (docs' examples use 1000). */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
 
-type Query = Record<string, unknown>;
+export type Query = Record<string, unknown>;
 
 function parsePaging(query: Query): { limit: number; offset: number } | undefined {
   const read = (name: string, fallback: number, max: number): number | undefined => {
@@ -30,54 +31,87 @@ function parsePaging(query: Query): { limit: number; offset: number } | undefine
   return limit === undefined || offset === undefined ? undefined : { limit, offset };
 }
 
-function list<T>(items: readonly T[], query: Query, view: (item: T) => unknown): Answer {
+/** `total` is an integer in the spec and a string on the wire (UsaEPay.NET WireFormatDeserializationTests, CustomerList). */
+export function list<T>(items: readonly T[], query: Query, view: (item: T) => unknown, format: SandboxWireFormat): Answer {
   const paging = parsePaging(query);
   if (!paging) return fail(ERRORS.invalidListParam, `limit must be 0..${MAX_LIMIT}, offset a non-negative integer`);
   const data = items.slice(paging.offset, paging.offset + paging.limit).map(view);
-  return { status: 200, body: { type: 'list', limit: paging.limit, offset: paging.offset, data, total: items.length } };
+  return { status: 200, body: { type: 'list', limit: paging.limit, offset: paging.offset, data, total: format === 'wire' ? String(items.length) : items.length } };
 }
 
-/** Spec names (firstname/lastname) plus the wire names seen at the real gateway (gateway-facts.md). */
-export function customerView(c: FixtureCustomer): Record<string, unknown> {
+const CUSTOM_FIELD_NAMES = Array.from({ length: 20 }, (_, i) => String(i + 1));
+
+/**
+ * Field set and order of the captured customer (UsaEPay.NET WireFormatDeserializationTests, CustomerGet /
+ * CustomerList): `custom_fields` "1".."20", null when unset. The spec's `firstname`/`lastname` ride beside the
+ * wire's names unless the wire format is asked for.
+ */
+export function customerView(c: FixtureCustomer, format: SandboxWireFormat = 'spec'): Record<string, unknown> {
+  const t = c.text;
   return {
-    type: 'customer',
     key: c.key,
-    custid: c.custid,
+    type: 'customer',
     customerid: c.customerid,
-    firstname: c.firstname,
-    lastname: c.lastname,
+    custid: c.custid,
+    company: c.company,
+    ...(format === 'spec' ? { firstname: c.firstname, lastname: c.lastname } : {}),
     first_name: c.firstname,
     last_name: c.lastname,
-    company: c.company,
+    ...Object.fromEntries(CUSTOMER_TEXT_FIELDS.slice(0, 8).map((f) => [f, t[f]])), // street … fax
     email: c.email,
+    url: t.url,
+    notes: t.notes,
+    description: t.description,
+    custom_fields: Object.fromEntries(CUSTOM_FIELD_NAMES.map((n) => [n, c.custom_fields[n] ?? null])),
   };
 }
 
-/** Masked: never the full number (gateway-facts.md, Customers and payment methods). */
-export function paymentMethodView(m: FixturePaymentMethod, expires: string): Record<string, unknown> {
+/**
+ * Masked: never the full number. Field set and order of the captured card method (UsaEPay.NET
+ * WireFormatDeserializationTests, PaymentMethodList): `expires` is the card's MMYY, `sortord` a string.
+ */
+export function paymentMethodView(m: FixturePaymentMethod, format: SandboxWireFormat = 'spec'): Record<string, unknown> {
   return {
-    type: 'customerpaymentmethod',
     key: m.key,
-    pmid: m.pmid,
+    type: 'customerpaymentmethod',
+    ...(format === 'spec' ? { pmid: m.pmid } : {}),
     method_name: m.method_name,
+    expires: m.expiration,
     cardholder: m.cardholder,
-    expires,
     card_type: brandOf(m.number),
     ccnum4last: m.number.slice(-4),
-    pay_type: 'cc',
+    avs_street: m.avs_street,
+    avs_postalcode: m.avs_postalcode,
+    sortord: m.sortord,
     added: m.added,
     updated: m.updated,
+    pay_type: 'cc',
   };
 }
 
-export function listCustomers(store: FixtureStore, query: Query): Answer {
-  return list(store.customers, query, customerView);
+export function listCustomers(store: FixtureStore, query: Query, format: SandboxWireFormat = 'spec'): Answer {
+  return list(store.customers, query, (c) => customerView(c, format), format);
 }
 
-export function listPaymentMethods(store: FixtureStore, customerId: string, query: Query): Answer {
+/** One customer with its payment methods and (none emulated) billing schedules, as the captured GET. */
+export function getCustomer(store: FixtureStore, customerId: string, format: SandboxWireFormat = 'spec'): Answer {
   const customer = store.customer(customerId);
   if (!customer) return fail(ERRORS.customerNotFound);
-  return list(customer.payment_methods, query, (m) => paymentMethodView(m, store.token(m).expires));
+  return { status: 200, body: { ...customerView(customer, format), billing_schedules: [], payment_methods: customer.payment_methods.map((m) => paymentMethodView(m, format)) } };
+}
+
+export function listPaymentMethods(store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat = 'spec'): Answer {
+  const customer = store.customer(customerId);
+  if (!customer) return fail(ERRORS.customerNotFound);
+  return list(customer.payment_methods, query, (m) => paymentMethodView(m, format), format);
+}
+
+export function getPaymentMethod(store: FixtureStore, customerId: string, methodId: string, format: SandboxWireFormat = 'spec'): Answer {
+  const customer = store.customer(customerId);
+  if (!customer) return fail(ERRORS.customerNotFound);
+  const method = store.method(customer, methodId);
+  if (!method) return fail(ERRORS.paymentMethodNotFound);
+  return { status: 200, body: paymentMethodView(method, format) };
 }
 
 export function cardrefFor(store: FixtureStore, customerId: string, methodId: string): Answer {

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { formatRateLimitHeader } from '../gateway/rate-limit-header';
-import { errorBody, type ErrorSpec } from './errors';
+import { ERRORS, errorBody, type ErrorSpec } from './errors';
 import type { InjectedFault } from './faults';
-import type { RecordedTransaction } from './ledger';
+import type { Delivery } from './ledger';
 import type { RateVerdict } from './rate-counter';
 import type { EndpointPolicy } from './core';
 
@@ -24,15 +24,28 @@ export const GARBAGE_BODY = '<html><body>502 Bad Gateway</body></html>\n{"type":
 export interface Processed {
   status: number;
   body: unknown;
-  /** Set for a processed sale: its delivery is tracked. */
-  record?: RecordedTransaction | undefined;
+  /** Set for a processed sale or follow-up: its delivery is tracked. */
+  record?: { delivery: Delivery; delivered: boolean } | undefined;
   /** Extra wait before answering (slow test cards). */
   delayMs?: number;
 }
 
+function send5xx(res: Response, status: 500 | 502 | 503 | undefined): void {
+  sendError(res, status === 500 ? ERRORS.internal : status === 502 ? ERRORS.badGateway : ERRORS.unavailable);
+}
+
+/** A fault that strikes BEFORE processing: nothing is recorded, the client sees the same failure as after. */
+export function failBeforeProcessing(req: Request, res: Response, fault: InjectedFault): void {
+  if (fault.kind === 'hang') return; // open until the client gives up or close()
+  if (fault.kind === 'reset') req.socket.resetAndDestroy();
+  else if (fault.kind === 'garbage') res.status(200).type('application/json').send(GARBAGE_BODY);
+  else send5xx(res, fault.status);
+}
+
 /**
  * Sends the answer of a request that WAS processed, unless a fault says otherwise:
- * hang = never answer; reset = destroy the socket; garbage = 200 with a non-JSON body.
+ * hang = never answer; reset = destroy the socket; garbage = 200 with a non-JSON body; 5xx (when 'after') = an
+ * error status in place of the answer (the record says `lost`: the real answer never left).
  */
 export async function deliver(req: Request, res: Response, answer: Processed, fault: InjectedFault | undefined, sleep: (ms: number) => Promise<void>): Promise<void> {
   const record = answer.record;
@@ -54,6 +67,11 @@ export async function deliver(req: Request, res: Response, answer: Processed, fa
   }
   if (answer.delayMs) await sleep(answer.delayMs);
   if (res.destroyed || res.headersSent) return;
+  if (fault?.kind === '5xx') {
+    if (record) record.delivery = 'lost';
+    send5xx(res, fault.status);
+    return;
+  }
   if (fault?.kind === 'garbage') {
     if (record) record.delivery = 'garbled';
     res.status(200).type('application/json').send(GARBAGE_BODY);

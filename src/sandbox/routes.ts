@@ -5,8 +5,18 @@ import type { RouteKind } from './faults';
 export type ApiRoute =
   | { kind: 'sale' }
   | { kind: 'customers' }
+  /** One customer (the PHP SDK's Customers::get with custkey). */
+  | { kind: 'customer'; customer: string }
   | { kind: 'payment_methods'; customer: string }
+  | { kind: 'payment_method'; customer: string; method: string }
   | { kind: 'cardref'; customer: string; method: string }
+  /** The payment lifecycle's reads (lookups.ts) and the batch close. */
+  | { kind: 'transaction'; key: string }
+  | { kind: 'customer_transactions'; customer: string }
+  | { kind: 'batches' }
+  | { kind: 'batch'; batch: string }
+  | { kind: 'batch_transactions'; batch: string }
+  | { kind: 'batch_close' }
   /** `/api/RATELIMT/`, `/api/IPACCESS/` and their `_` forms: no resource behind them. */
   | { kind: 'test-root' };
 
@@ -38,14 +48,35 @@ export function parseApiPath(method: string, path: string): ParsedPath {
 
   if (TEST_KEYS.has(endpointKey) && (s.length === 0 || (s.length === 1 && s[0] === '_'))) return { endpointKey, route: { kind: 'test-root' } };
   if (method === 'POST' && s.length === 1 && s[0] === 'transactions') return { endpointKey, route: { kind: 'sale' } };
+  if (method === 'POST' && s.length === 3 && s[0] === 'batches' && s[1] === 'current' && s[2] === 'close') return { endpointKey, route: { kind: 'batch_close' } };
+  const lifecycle = method === 'GET' ? lifecycleRoute(s) : undefined;
+  if (lifecycle) return { endpointKey, route: lifecycle };
   if (method !== 'GET' || s[0] !== 'customers') return { endpointKey, route: undefined };
   if (s.length === 1) return { endpointKey, route: { kind: 'customers' } };
+  if (s.length === 2) return { endpointKey, route: { kind: 'customer', customer: s[1] as string } };
   if (s.length === 3 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_methods', customer: s[1] as string } };
+  if (s.length === 4 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_method', customer: s[1] as string, method: s[3] as string } };
   if (s.length === 5 && s[2] === 'payment_methods' && s[4] === 'cardref') return { endpointKey, route: { kind: 'cardref', customer: s[1] as string, method: s[3] as string } };
   return { endpointKey, route: undefined };
 }
 
-/** The fault-matching kind of a route (test paths take no faults). */
+function lifecycleRoute(s: string[]): ApiRoute | undefined {
+  if (s[0] === 'transactions' && s.length === 2) return { kind: 'transaction', key: s[1] as string };
+  if (s[0] === 'customers' && s.length === 3 && s[2] === 'transactions') return { kind: 'customer_transactions', customer: s[1] as string };
+  if (s[0] !== 'batches') return undefined;
+  if (s.length === 1) return { kind: 'batches' };
+  if (s.length === 2) return { kind: 'batch', batch: s[1] as string };
+  if (s.length === 3 && s[2] === 'transactions') return { kind: 'batch_transactions', batch: s[1] as string };
+  return undefined;
+}
+
+/** The fault-matching kind of a route (test paths take no faults; single objects match as their lists). */
 export function faultKindOf(route: ApiRoute): RouteKind | undefined {
-  return route.kind === 'test-root' ? undefined : route.kind;
+  if (route.kind === 'test-root') return undefined;
+  if (route.kind === 'customer') return 'customers';
+  if (route.kind === 'payment_method') return 'payment_methods';
+  if (route.kind === 'transaction' || route.kind === 'customer_transactions') return 'lookup';
+  if (route.kind === 'batches' || route.kind === 'batch' || route.kind === 'batch_transactions' || route.kind === 'batch_close') return 'batches';
+  // POST transactions: the command decides (api.ts reads the body first); 'sale' until then.
+  return route.kind;
 }

@@ -7,6 +7,7 @@ import { SandboxCore } from './core';
 import type { FaultControl } from './faults';
 import { loadFixtures, type FixtureCustomer, type FixturePaymentMethod, type ResolvedMethod, type TokenState } from './fixtures';
 import type { RecordedTransaction } from './ledger';
+import { ledgerView, type SandboxLedger } from './ledger-view';
 import { resolveSettings, type SandboxSettings } from './settings';
 import type { SandboxStats } from './stats';
 
@@ -43,6 +44,7 @@ export interface RunningSandbox {
   faults: FaultControl;
   stats(): SandboxStats;
   transactions(): RecordedTransaction[];
+  ledger: SandboxLedger;
   fixtures: SandboxFixtures;
   rotateCardRef(custkey: string, pmkey: string): string;
   setTokenExpires(custkey: string, pmkey: string, expires: string): void;
@@ -100,6 +102,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     faults: core.faults,
     stats: () => core.stats.snapshot(core.ledger, core.faults.injected),
     transactions: () => core.ledger.transactions(),
+    ledger: ledgerView(core),
     fixtures: fixturesView(core),
     rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
     setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),

@@ -2,6 +2,13 @@
 
 export type SandboxRateMode = 'fixed' | 'sliding';
 
+/**
+ * Where the spec and the real wire disagree (README, Wire format): `spec` (default) answers list `total` as an
+ * integer and customers with the spec's `firstname`/`lastname` beside the wire's names; `wire` answers exactly
+ * the captured forms (`total` a string, `first_name`/`last_name` only, no emulator-only `pmid`).
+ */
+export type SandboxWireFormat = 'spec' | 'wire';
+
 export interface EndpointKeySettings {
   key: string;
   ratePerMinute?: number;
@@ -26,6 +33,9 @@ export interface SandboxSettings {
   endpointKeys: EndpointKeySettings[];
   /** Multiplies the slow test cards' delays (1 = the real 5 s / 15 s). */
   slowCardScale: number;
+  wireFormat: SandboxWireFormat;
+  /** Close (and settle) the open batch once it has been open this long; 0 = only POST batches/current/close. */
+  batchCloseIntervalMs: number;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -42,6 +52,8 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   duplicateFolding: false,
   endpointKeys: [],
   slowCardScale: 1,
+  wireFormat: 'spec',
+  batchCloseIntervalMs: 0,
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -61,6 +73,7 @@ const INTS: Record<string, [min: number, max: number]> = {
   rateDayWindowMs: [1, 366 * 86_400_000],
   latencyMs: [0, 600_000],
   jitterMs: [0, 600_000],
+  batchCloseIntervalMs: [0, 366 * 86_400_000],
 };
 
 function isInt(v: unknown, min: number, max: number): v is number {
@@ -112,6 +125,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'rateMode') {
       if (value !== 'fixed' && value !== 'sliding') throw new SettingsError('rateMode must be fixed or sliding');
       out.rateMode = value;
+    } else if (name === 'wireFormat') {
+      if (value !== 'spec' && value !== 'wire') throw new SettingsError('wireFormat must be spec or wire');
+      out.wireFormat = value;
     } else if (name === 'duplicateFolding') {
       if (typeof value !== 'boolean') throw new SettingsError('duplicateFolding must be true or false');
       out.duplicateFolding = value;

@@ -49,9 +49,12 @@ describe('sandbox over HTTP: lists, payment methods and card reference tokens', 
       pmid: c.payment_methods[0]!.pmid,
       method_name: expect.any(String),
       cardholder: expect.any(String),
-      expires: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      expires: c.payment_methods[0]!.expiration, // the card's MMYY, as on the wire
       card_type: 'Visa',
       ccnum4last: '2224',
+      avs_street: expect.any(String),
+      avs_postalcode: expect.stringMatching(/^\d{5}$/),
+      sortord: '1',
       pay_type: 'cc',
       added: expect.any(String),
       updated: expect.any(String),
@@ -108,5 +111,15 @@ describe('sandbox over HTTP: lists, payment methods and card reference tokens', 
     expect((await callSandbox(sb.url, 'POST', '/_sandbox/token-expires', { auth: false, body: { custkey: c.key, pmkey: pm.key, expires: 'soon' } })).status).toBe(400);
     sb.reset();
     expect(sb.fixtures.cardrefFor(c.key, pm.key)).toBe(original);
+  });
+
+  it('when customers and payment_methods faults are queued, then one customer and one payment method take them', async () => {
+    const c = sb.fixtures.firstCustomer();
+    const pm = c.payment_methods[0]!;
+    sb.faults.next({ kind: '5xx', match: 'customers', status: 502 });
+    sb.faults.next({ kind: '5xx', match: 'payment_methods', status: 500 });
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}/payment_methods/${pm.key}`)).status).toBe(500);
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}`)).status).toBe(502);
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}`)).status).toBe(200);
   });
 });

@@ -1,6 +1,10 @@
 import { parseRateLimitHeader, formatRateLimitHeader } from '../../src/gateway/rate-limit-header';
 import { parseCardRefToken, parseList, parseCustomer, parseTransaction, parsePaymentMethod, ShapeError } from '../../src/gateway/parse';
 import { endpointKeyOf, hostBases } from '../../src/gateway/client';
+import ccSale from '../fixtures/wire/cc-sale.json';
+import transactionGet from '../fixtures/wire/transaction-get.json';
+import customerList from '../fixtures/wire/customer-list.json';
+import paymentMethodList from '../fixtures/wire/payment-method-list.json';
 
 describe('X-Rate-Limit header', () => {
   it('when given the documented example, then all four numbers come out', () => {
@@ -54,6 +58,36 @@ describe('gateway answer parsing', () => {
   it('when a payment method carries a full card number, then it is refused', () => {
     expect(() => parsePaymentMethod({ key: 'p', card_number: '4000100011112224' })).toThrow(ShapeError);
     expect(parsePaymentMethod({ key: 'p', ccnum4last: '2224', expires: '2030-12' })).toMatchObject({ key: 'p', ccnum4last: '2224' });
+  });
+});
+
+// The wire's forms beside the spec's: captures of the real sandbox (test/fixtures/wire, from
+// Spire-Recovery-Solutions/UsaEPay.NET UsaEPay.NET.Tests/UnitTests/WireFormatDeserializationTests.cs).
+describe('gateway answer parsing: the wire forms', () => {
+  it('when a captured sale answer is read, then batchrefnum (a number there) becomes a string and the rest is kept', () => {
+    expect(parseTransaction(ccSale.capture)).toMatchObject({ key: 'enfy1zj9dh3cdjc', result_code: 'A', auth_amount: '29.99', batch: { key: 'ct189xsq1m3kdbp', batchrefnum: '542814', sequence: '279' } });
+  });
+  it('when a captured transaction lookup sends batchrefnum as a string, then it is kept as that string', () => {
+    expect(parseTransaction(transactionGet.capture).batch).toEqual({ type: 'batch', key: 'ct189xsq1m3kdbp', batchrefnum: '542814', sequence: '279' });
+  });
+  it('when batchrefnum is neither a number nor a string, then the answer is refused', () => {
+    expect(() => parseTransaction({ ...ccSale.capture, batch: { type: 'batch', key: 'k', batchrefnum: { n: 1 }, sequence: '1' } })).toThrow(ShapeError);
+  });
+  it('when an answer has no batchrefnum (the spec form), then the batch has none', () => {
+    expect(parseTransaction({ ...ccSale.capture, batch: { type: 'batch', key: 'k', sequence: '1' } }).batch).toEqual({ type: 'batch', key: 'k', sequence: '1' });
+  });
+  it('when error_code comes as the decline string or the gateway-error number (20019), then both read as strings', () => {
+    const base = { type: 'transaction', result_code: 'E', result: 'Error', error: 'Unknown command' };
+    expect(parseTransaction({ ...base, error_code: 20019 })).toMatchObject({ result_code: 'E', error_code: '20019', key: '', refnum: '' });
+    expect(parseTransaction({ ...ccSale.capture, result_code: 'D', error: 'Card Declined (00)', error_code: '10127' })).toMatchObject({ error_code: '10127', error: 'Card Declined (00)' });
+  });
+  it('when a captured list sends total as a string, or the spec form sends an integer, then both are integers', () => {
+    expect(parseList(customerList.capture, parseCustomer)).toMatchObject({ total: 3, limit: 2, data: [{ key: 'dsddpf0skjps3rvh' }, { key: 'asddx7vwk4x0sw6s' }] });
+    expect(parseList({ ...customerList.capture, total: 3 }, parseCustomer).total).toBe(3);
+    expect(() => parseList({ ...customerList.capture, total: '3.5' }, parseCustomer)).toThrow(ShapeError);
+  });
+  it('when a captured payment-method list is read, then its masked methods pass', () => {
+    expect(parseList(paymentMethodList.capture, parsePaymentMethod)).toMatchObject({ total: 2, data: [{ key: 'an02pc6wdjfsr7mv8', expires: '0929' }, { key: 'dn02pfzv609hyy0n8' }] });
   });
 });
 

@@ -1,4 +1,4 @@
-import { TEST_CARDS, brandOf, maskCardNumber, outcomeFor } from '../../src/sandbox/cards';
+import { REFERENCE_CARDS, TEST_CARDS, brandOf, isCardNumber, maskCardNumber, outcomeFor } from '../../src/sandbox/cards';
 import { FixtureStore, lastDayOfExpiry, loadFixtures } from '../../src/sandbox/fixtures';
 import { DUPLICATE_WINDOW_MS, Ledger } from '../../src/sandbox/ledger';
 import { expirationState, formatCents, parseSale, toCents, type SaleInput } from '../../src/sandbox/sale-request';
@@ -25,9 +25,13 @@ describe('sandbox sale parsing', () => {
   it.each([
     ['a non-object body', [], 40001],
     ['no command', { amount: '1.00' }, 40002],
-    ['an unknown command', { command: 'cc:teleport', amount: '1.00' }, 40003],
+    ['a real command the sandbox does not carry out', { command: 'check:sale', amount: '1.00' }, 40003],
     ['no amount', { command: 'cc:sale' }, 40004],
-    ['a numeric amount', { command: 'cc:sale', amount: 1 }, 40005],
+    ['a boolean amount', { command: 'cc:sale', amount: true }, 40005],
+    ['a numeric amount with three decimals', { command: 'cc:sale', amount: 1.001 }, 40005],
+    ['a negative numeric amount', { command: 'cc:sale', amount: -1 }, 40005],
+    ['an amount in exponent notation', { command: 'cc:sale', amount: '1e3' }, 40005],
+    ['a numeric tax with three decimals', { command: 'cc:sale', amount: 10, amount_detail: { tax: 0.125 }, UMCardRef: 'abcd-efgh-ijkl-mnop' }, 40007],
     ['a zero amount', { command: 'cc:sale', amount: '0.00' }, 40005],
     ['three decimals', { command: 'cc:sale', amount: '1.001' }, 40005],
     ['a negative amount', { command: 'cc:sale', amount: '-1.00' }, 40005],
@@ -60,6 +64,36 @@ describe('sandbox sale parsing', () => {
   it('when the token comes as UMCardRef or as creditcard.number with expiration 0000, then both are tokens', () => {
     expect(sale({ command: 'cc:sale', amount: '1.00', UMCardRef: 'abcd-efgh-ijkl-mnop' }).card).toEqual({ kind: 'token', cardref: 'abcd-efgh-ijkl-mnop', via: 'UMCardRef' });
     expect(sale({ command: 'cc:sale', amount: '1.00', creditcard: { number: 'abcd-efgh-ijkl-mnop', expiration: '0000' } }).card).toEqual({ kind: 'token', cardref: 'abcd-efgh-ijkl-mnop', via: 'creditcard.number' });
+  });
+
+  it('when the token is in creditcard.number with only a cvc (reference "Token Sale", .NET TokenSaleRequest), then it is a token', () => {
+    expect(sale({ command: 'sale', amount: '17.99', creditcard: { number: 'abcd-efgh-ijkl-mnop', cvc: '123' } }).card).toEqual({ kind: 'token', cardref: 'abcd-efgh-ijkl-mnop', via: 'creditcard.number' });
+    expect(sale({ command: 'sale', amount: '17.99', creditcard: { number: 'dx0c3ns6xips28h3', cvc: '123' } }).card).toMatchObject({ kind: 'token', cardref: 'dx0c3ns6xips28h3' });
+  });
+
+  it.each([
+    ['10', 10, '10.00'],
+    ['10.0 (a PHP float)', 10.0, '10.00'],
+    ['29.99', 29.99, '29.99'],
+    ['0.07', 0.07, '0.07'],
+    ['the string "5.5"', '5.5', '5.5'],
+  ])('when the amount is %s, then it is accepted as that many cents', (_name, amount, kept) => {
+    const s = sale({ command: 'cc:sale', amount, UMCardRef: 'abcd-efgh-ijkl-mnop' });
+    expect(s.amount).toBe(kept);
+    expect(s.amountCents).toBe(toCents(kept));
+  });
+
+  it.each([['sale'], ['cc:sale']])('when the command is spelled %s, then it is a sale', (command) => {
+    expect(sale({ command, amount: '1.00', UMCardRef: 'abcd-efgh-ijkl-mnop' }).amountCents).toBe(100);
+  });
+
+  it('when the command is not a gateway command, then it is the transaction-shaped unknown-command answer', () => {
+    for (const command of ['cc:teleport', 'SALE', 7]) expect(parseSale({ command, amount: '1.00' }, NOW)).toEqual({ ok: false, unknownCommand: true });
+  });
+
+  it('when amount_detail carries numbers and the echoed parts, then they are kept as decimal strings', () => {
+    const s = sale({ command: 'cc:sale', amount: 29.99, amount_detail: { tip: '1.50', tax: 2.5, shipping: '1.00', subtotal: 24.99, enable_partialauth: true }, UMCardRef: 'abcd-efgh-ijkl-mnop' });
+    expect(s.amountDetail).toEqual({ tip: '1.50', tax: '2.50', shipping: '1.00', subtotal: '24.99' });
   });
 });
 
@@ -133,6 +167,19 @@ describe('sandbox test-card outcomes', () => {
   });
 });
 
+describe('sandbox reference test cards (the gateway\'s test-card page)', () => {
+  it('when a reference AVS/CVC card is looked up, then it is a valid card, approved with its listed AVS and CVC, and not a gateway-facts card', () => {
+    for (const [number, outcome] of REFERENCE_CARDS) {
+      expect(isCardNumber(number)).toBe(true);
+      expect(TEST_CARDS.has(number)).toBe(false);
+      expect(outcomeFor(number)).toBe(outcome);
+      expect(outcome.kind).toBe('approved');
+    }
+    expect(outcomeFor('4000100411112220')).toMatchObject({ avs: 'YNA', cvc: 'M' });
+    expect(outcomeFor('5555444433332275')).toMatchObject({ avs: 'YYY', cvc: 'X' });
+  });
+});
+
 describe('sandbox fixtures file', () => {
   const customers = loadFixtures();
 
@@ -150,7 +197,7 @@ describe('sandbox fixtures file', () => {
     for (const c of customers) {
       expect(c.key).toMatch(/^[a-z0-9]{16}$/);
       for (const m of c.payment_methods) {
-        expect(m.key).toMatch(/^[a-z0-9]{16}$/);
+        expect(m.key).toMatch(/^[a-z0-9]{17}$/); // 17 as captured (UsaEPay.NET WireFormatDeserializationTests, PaymentMethodList)
         expect(lastDayOfExpiry(m.expiration) > new Date().toISOString().slice(0, 10)).toBe(true);
       }
     }

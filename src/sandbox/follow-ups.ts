@@ -1,0 +1,241 @@
+import { ERRORS, type ErrorSpec } from './errors';
+import type { FollowUpRecord, Lifecycle, LifecycleTx } from './lifecycle';
+import type { TransactionResponse } from './ledger';
+import { randomAlnum } from './fixtures';
+import { DUPLICATE_WINDOW_MS } from './ledger';
+import { amountCents, formatCents, isTruthyFlag } from './sale-request';
+
+/**
+ * The follow-up commands of POST /transactions (gateway-facts.md, The payment lifecycle): cc:capture, void,
+ * cc:void:release, refund, creditvoid, refund:adjust. Each names its original by `trankey` or `refnum` (exactly
+ * one). A refusal is HTTP 200 with result_code "E", `error` and a string `error_code` (README, Payment lifecycle,
+ * lists which code answers which state).
+ */
+
+export const FOLLOW_UP_COMMANDS = new Set(['cc:capture', 'void', 'cc:void:release', 'refund', 'creditvoid', 'refund:adjust']);
+
+/** Transaction-level refusals. Codes from gateway-facts.md; where it gives none for a state, README says which we chose. */
+export const LIFECYCLE_ERRORS = {
+  alreadyVoided: { error_code: '24', error: 'Transaction already voided' },
+  batchClosed: { error_code: '26', error: 'Batch already closed, apply a credit instead' },
+  voidNotFound: { error_code: '35', error: 'Transaction to void not found' },
+  voidNotApproved: { error_code: '83', error: 'Only approved transactions may be voided' },
+  refundNotFound: { error_code: '113', error: 'Refund not permitted: original transaction not found' },
+  refundExceeds: { error_code: '114', error: 'Refund not permitted: amount exceeds the original' },
+  refundNotSettled: { error_code: '115', error: 'Refund not permitted: original not settled' },
+  originalNotFound: { error_code: '10105', error: 'Original transaction not found' },
+  notApproved: { error_code: '10125', error: 'Original transaction not approved' },
+  notOpenAuth: { error_code: '10125', error: 'Original transaction is not an open authorization' },
+  alreadySettled: { error_code: '10126', error: 'Transaction already settled' },
+  creditExceeds: { error_code: '10133', error: 'Amount exceeds the original transaction' },
+} as const;
+
+type Refusal = (typeof LIFECYCLE_ERRORS)[keyof typeof LIFECYCLE_ERRORS];
+
+export interface FollowUpInput {
+  command: string;
+  trankey?: string;
+  refnum?: string;
+  amountCents?: number;
+  ignoreDuplicate: boolean;
+}
+
+export type FollowUpParse = { ok: true; input: FollowUpInput } | { ok: false; reject: ErrorSpec; detail?: string };
+
+const REF = /^[A-Za-z0-9]{1,64}$/;
+
+export function parseFollowUp(body: Record<string, unknown>, command: string): FollowUpParse {
+  const has = (v: unknown) => v !== undefined && v !== null && v !== '';
+  const refnum = typeof body.refnum === 'number' && Number.isSafeInteger(body.refnum) ? String(body.refnum) : body.refnum;
+  if (has(body.trankey) === has(refnum)) return { ok: false, reject: ERRORS.followUpTarget };
+  if (has(body.trankey) && (typeof body.trankey !== 'string' || !REF.test(body.trankey))) return { ok: false, reject: ERRORS.invalidField, detail: 'trankey' };
+  if (has(refnum) && (typeof refnum !== 'string' || !/^\d{1,20}$/.test(refnum))) return { ok: false, reject: ERRORS.invalidField, detail: 'refnum' };
+  let cents: number | undefined;
+  if (has(body.amount)) {
+    cents = amountCents(body.amount, false);
+    if (cents === undefined) return { ok: false, reject: ERRORS.invalidAmount, detail: 'a decimal > 0 with at most 2 decimals' };
+  } else if (command === 'refund:adjust') {
+    return { ok: false, reject: ERRORS.missingAmount };
+  }
+  return {
+    ok: true,
+    input: {
+      command,
+      ...(has(body.trankey) ? { trankey: body.trankey as string } : { refnum: refnum as string }),
+      ...(cents !== undefined ? { amountCents: cents } : {}),
+      ignoreDuplicate: isTruthyFlag(body.ignore_duplicate),
+    },
+  };
+}
+
+export interface FollowUpOutcome {
+  response: TransactionResponse;
+  record: FollowUpRecord;
+}
+
+export interface FollowUpContext {
+  now: number;
+  duplicateFolding: boolean;
+  nextRefnum: (now: number) => string;
+}
+
+/** Folding memory of approved follow-ups: same command, original and amount within the window. */
+export class FollowUpDuplicates {
+  private memory = new Map<string, { time: number; response: TransactionResponse }>();
+
+  find(key: string, now: number): TransactionResponse | undefined {
+    const prior = this.memory.get(key);
+    return prior && now - prior.time <= DUPLICATE_WINDOW_MS ? prior.response : undefined;
+  }
+
+  remember(key: string, now: number, response: TransactionResponse): void {
+    this.memory.delete(key);
+    this.memory.set(key, { time: now, response });
+    for (const [k, v] of this.memory) {
+      if (now - v.time <= DUPLICATE_WINDOW_MS) break;
+      this.memory.delete(k);
+    }
+  }
+
+  clear(): void {
+    this.memory.clear();
+  }
+}
+
+export function runFollowUp(life: Lifecycle, dups: FollowUpDuplicates, input: FollowUpInput, ctx: FollowUpContext): FollowUpOutcome {
+  const tx = input.trankey !== undefined ? life.get(input.trankey) : life.byRef(input.refnum as string);
+  const named = tx?.key ?? input.trankey ?? `refnum:${input.refnum}`;
+  const base = { command: input.command, trankey: named, time: ctx.now, delivery: 'pending' as const, delivered: false, ...(input.amountCents !== undefined ? { amount: formatCents(input.amountCents) } : {}) };
+
+  const dupKey = `${input.command}|${named}|${input.amountCents ?? ''}`;
+  if (ctx.duplicateFolding && !input.ignoreDuplicate) {
+    const prior = dups.find(dupKey, ctx.now);
+    if (prior) return { response: { ...prior, is_duplicate: 'Y' }, record: life.record({ ...base, result_code: 'A', folded: true }) };
+  }
+
+  const result = apply(life, tx, input, ctx);
+  if ('refusal' in result) {
+    const r = result.refusal;
+    // Nothing was processed, so no key or refnum (as the unknown-command answer, commands.ts).
+    const response = { type: 'transaction', is_duplicate: 'N', result_code: 'E', result: 'Error', authcode: '', error: r.error, error_code: r.error_code } as unknown as TransactionResponse;
+    return { response, record: life.record({ ...base, result_code: 'E', error_code: r.error_code, folded: false }) };
+  }
+  dups.remember(dupKey, ctx.now, result.response);
+  return { response: result.response, record: life.record({ ...base, result_code: 'A', folded: false, ...(result.created ? { createdKey: result.created } : {}) }) };
+}
+
+type Applied = { refusal: Refusal } | { response: TransactionResponse; created?: string };
+
+function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInput, ctx: FollowUpContext): Applied {
+  const E = LIFECYCLE_ERRORS;
+  switch (input.command) {
+    case 'cc:capture': {
+      if (!tx) return { refusal: E.originalNotFound };
+      if (tx.state === 'voided') return { refusal: E.alreadyVoided };
+      if (tx.state === 'declined') return { refusal: E.notApproved };
+      if (tx.state === 'settled') return { refusal: E.alreadySettled };
+      if (tx.state !== 'authorized') return { refusal: E.notOpenAuth };
+      const cents = input.amountCents ?? tx.authCents;
+      if (cents > tx.authCents) return { refusal: E.creditExceeds };
+      tx.authCents = cents;
+      tx.capturedCents = cents;
+      const batch = life.joinBatch(tx, ctx.now);
+      return { response: { ...minimal(tx), auth_amount: formatCents(cents), batch } };
+    }
+    case 'void':
+    case 'cc:void:release': {
+      if (!tx) return { refusal: E.voidNotFound };
+      return voidIt(life, tx, ctx.now);
+    }
+    case 'refund': {
+      if (!tx) return { refusal: E.refundNotFound };
+      if (tx.state === 'voided') return { refusal: E.alreadyVoided };
+      if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
+      if (tx.state !== 'settled') return { refusal: E.refundNotSettled };
+      return credit(life, tx, input.amountCents, E.refundExceeds, ctx);
+    }
+    case 'creditvoid': {
+      if (!tx) return { refusal: E.originalNotFound };
+      if (tx.state !== 'settled') return voidIt(life, tx, ctx.now);
+      if (tx.kind === 'refund') return { refusal: E.notApproved };
+      return credit(life, tx, input.amountCents, E.creditExceeds, ctx);
+    }
+    case 'refund:adjust': {
+      if (!tx) return { refusal: E.originalNotFound };
+      if (tx.state === 'voided') return { refusal: E.alreadyVoided };
+      if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
+      if (tx.state === 'settled') return credit(life, tx, input.amountCents, E.creditExceeds, ctx);
+      // Unsettled: lower what is held; lowering it to nothing is a void, not an adjustment.
+      const cents = input.amountCents as number;
+      if (cents >= tx.authCents) return { refusal: E.creditExceeds };
+      tx.authCents -= cents;
+      if (tx.state === 'unsettled') {
+        tx.capturedCents = tx.authCents;
+        tx.adjustedCents += cents;
+      }
+      return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
+    }
+    default:
+      throw new Error(`not a follow-up: ${input.command}`);
+  }
+}
+
+function voidIt(life: Lifecycle, tx: LifecycleTx, now: number): Applied {
+  const E = LIFECYCLE_ERRORS;
+  if (tx.state === 'voided') return { refusal: E.alreadyVoided };
+  if (tx.state === 'declined') return { refusal: E.voidNotApproved };
+  if (tx.state === 'settled') return { refusal: E.batchClosed };
+  tx.state = 'voided';
+  tx.voidedAt = now;
+  tx.authCents = 0;
+  if (tx.original) {
+    // A voided refund gives its amount back to what the original can still refund.
+    const original = life.get(tx.original);
+    if (original) original.refundedCents -= tx.amountCents;
+  }
+  return { response: minimal(tx) };
+}
+
+/** A refund of a settled transaction: a new transaction in the open batch, never more than captured minus refunded. */
+function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined, exceeds: Refusal, ctx: FollowUpContext): Applied {
+  const left = tx.capturedCents - tx.refundedCents;
+  const cents = requested ?? left;
+  if (cents <= 0 || cents > left) return { refusal: exceeds };
+  const refund: LifecycleTx = {
+    key: `d${randomAlnum(14)}`,
+    refnum: ctx.nextRefnum(ctx.now),
+    kind: 'refund',
+    resultCode: 'A',
+    state: 'unsettled',
+    created: ctx.now,
+    amountCents: cents,
+    authCents: cents,
+    capturedCents: cents,
+    refundedCents: 0,
+    adjustedCents: 0,
+    refunds: [],
+    original: tx.key,
+    invoice: tx.invoice,
+    authcode: String(100000 + Math.floor(Math.random() * 900000)),
+    ...(tx.custkey ? { custkey: tx.custkey } : {}),
+    ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
+  };
+  life.add(refund);
+  tx.refunds.push(refund.key);
+  tx.refundedCents += cents;
+  const batch = life.joinBatch(refund, ctx.now);
+  const response: TransactionResponse = {
+    ...minimal(refund),
+    ...(refund.creditcard ? { creditcard: refund.creditcard } : {}),
+    invoice: refund.invoice,
+    auth_amount: formatCents(cents),
+    batch,
+    trantype: 'Credit Card Refund (Credit)',
+  };
+  return { response, created: refund.key };
+}
+
+/** The minimal follow-up answer (gateway-facts.md: type, key, refnum, is_duplicate, result_code, result, authcode). */
+function minimal(tx: LifecycleTx): TransactionResponse {
+  return { type: 'transaction', key: tx.key, refnum: tx.refnum, is_duplicate: 'N', result_code: 'A', result: 'Approved', authcode: tx.authcode };
+}

@@ -1,0 +1,126 @@
+import type { Request } from 'express';
+import { classifyCommand } from './commands';
+import type { SandboxCore } from './core';
+import type { RouteKind } from './faults';
+import { FOLLOW_UP_COMMANDS, parseFollowUp, runFollowUp } from './follow-ups';
+import type { SaleOutcome } from './ledger';
+import { closeCurrentBatch, getBatch, getTransaction, listBatches, listBatchTransactions, listCustomerTransactions } from './lookups';
+import { fail } from './reads';
+import { ERRORS } from './errors';
+import type { Processed } from './respond';
+import type { ApiRoute } from './routes';
+import { isTruthyFlag } from './sale-request';
+
+/**
+ * The payment lifecycle's hooks into the API handler (api.ts): the fault match of a POST by its command, the
+ * dispatch of follow-ups, authonly and a sale's `custkey`, and the lifecycle's read routes.
+ */
+
+const MATCH_OF: Readonly<Record<string, RouteKind>> = {
+  'cc:sale': 'sale',
+  authonly: 'authonly',
+  'cc:capture': 'capture',
+  void: 'void',
+  'cc:void:release': 'void',
+  refund: 'refund',
+  creditvoid: 'refund',
+  'refund:adjust': 'refund',
+};
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function commandOf(json: unknown): string | undefined {
+  if (!isRecord(json)) return undefined;
+  const c = classifyCommand(json.command);
+  return c.kind === 'known' ? c.name : undefined;
+}
+
+/** The fault `match` of a POST transactions body; anything unreadable or unknown matches as 'sale'. */
+export function faultMatchOfBody(text: string | undefined): RouteKind {
+  if (text === undefined) return 'sale';
+  try {
+    return MATCH_OF[commandOf(JSON.parse(text)) ?? ''] ?? 'sale';
+  } catch {
+    return 'sale';
+  }
+}
+
+export interface TransactionHook {
+  /** Set when the lifecycle answered (a follow-up, or a sale/authonly refused for its custkey). */
+  answer?: Processed;
+  /** What the sale parser reads: authonly arrives as cc:sale (same fields). */
+  json: unknown;
+  authOnly: boolean;
+  custkey?: string;
+  ignoreDuplicate: boolean;
+}
+
+export function transactionHook(core: SandboxCore, json: unknown, now: number): TransactionHook {
+  const command = commandOf(json);
+  const plain: TransactionHook = { json, authOnly: false, ignoreDuplicate: false };
+  if (!isRecord(json) || command === undefined) return plain;
+  core.lifecycle.tick(now, core.settings.batchCloseIntervalMs);
+  if (FOLLOW_UP_COMMANDS.has(command)) {
+    const parsed = parseFollowUp(json, command);
+    if (!parsed.ok) return { ...plain, answer: fail(parsed.reject, parsed.detail) };
+    const out = runFollowUp(core.lifecycle, core.followUpDuplicates, parsed.input, {
+      now,
+      duplicateFolding: core.settings.duplicateFolding,
+      nextRefnum: (t) => core.ledger.nextRefnum(t),
+    });
+    return { ...plain, answer: { status: 200, body: out.response, record: out.record } };
+  }
+  if (command !== 'cc:sale' && command !== 'authonly') return plain;
+  const hook: TransactionHook = {
+    json: command === 'authonly' ? { ...json, command: 'cc:sale' } : json,
+    authOnly: command === 'authonly',
+    ignoreDuplicate: isTruthyFlag(json.ignore_duplicate),
+  };
+  const raw = json.custkey;
+  if (raw === undefined || raw === null || raw === '') return hook;
+  // A sale names its customer by key (or the emulator's custid); an unknown one is a transaction error (README).
+  const customer = typeof raw === 'string' ? core.fixtures.customer(raw) : undefined;
+  if (!customer) {
+    core.stats.saleErrors++;
+    return { ...hook, answer: { status: 200, body: { type: 'transaction', is_duplicate: 'N', result_code: 'E', result: 'Error', authcode: '', error: 'Customer Not Found', error_code: '99999' } } };
+  }
+  return { ...hook, custkey: customer.key };
+}
+
+/** A processed (not folded) sale or authonly enters the lifecycle; its answer gets the lifecycle's batch. */
+export function adoptSale(core: SandboxCore, outcome: SaleOutcome, hook: TransactionHook, now: number): void {
+  if (!outcome.record || outcome.folded) return;
+  core.lifecycle.adopt(outcome.record, outcome.response, { authOnly: hook.authOnly, now, ...(hook.custkey ? { custkey: hook.custkey } : {}) });
+}
+
+export type LifecycleRoute = Extract<ApiRoute, { kind: 'transaction' | 'customer_transactions' | 'batches' | 'batch' | 'batch_transactions' | 'batch_close' }>;
+
+export function isLifecycleRoute(route: ApiRoute): route is LifecycleRoute {
+  return ['transaction', 'customer_transactions', 'batches', 'batch', 'batch_transactions', 'batch_close'].includes(route.kind);
+}
+
+export function handleLifecycleRoute(core: SandboxCore, req: Request, route: LifecycleRoute): Processed {
+  const now = Date.now();
+  const life = core.lifecycle;
+  life.tick(now, core.settings.batchCloseIntervalMs);
+  const query = req.query as Record<string, unknown>;
+  const format = core.settings.wireFormat;
+  switch (route.kind) {
+    case 'transaction':
+      return getTransaction(life, route.key);
+    case 'customer_transactions':
+      return listCustomerTransactions(life, core.fixtures, route.customer, query, format);
+    case 'batches':
+      return listBatches(life, query, format);
+    case 'batch':
+      return getBatch(life, route.batch, now);
+    case 'batch_transactions':
+      return listBatchTransactions(life, route.batch, query, format, now);
+    case 'batch_close':
+      return closeCurrentBatch(life, now);
+    default:
+      return fail(ERRORS.pathNotFound);
+  }
+}

@@ -1,0 +1,139 @@
+import type { BatchRecord } from './batches';
+import { ERRORS } from './errors';
+import type { FixtureStore } from './fixtures';
+import type { Lifecycle, LifecycleTx } from './lifecycle';
+import { fail, list, type Answer, type Query } from './reads';
+import { formatCents } from './sale-request';
+import type { SandboxWireFormat } from './settings';
+
+/**
+ * Looking transactions and batches up (gateway-facts.md, Looking transactions up): GET transactions/{key},
+ * customers/{c}/transactions, batches, batches/{key|current}, batches/{key|current}/transactions, and
+ * POST batches/current/close. Shapes and status choices in README.md, "Payment lifecycle".
+ */
+
+/** "YYYY-MM-DD hh:mm:ss" (UTC). */
+export function gatewayTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+const STATUS: Record<LifecycleTx['state'], [string, string]> = {
+  authorized: ['P', 'Authorized (Pending Settlement)'],
+  unsettled: ['P', 'Authorized (Pending Settlement)'],
+  settled: ['S', 'Settled'],
+  voided: ['V', 'Voided'],
+  declined: ['E', 'Error'],
+};
+
+/** S sale, A auth only (until captured: then it is a sale), C credit/refund. */
+function trantype(tx: LifecycleTx): [string, string] {
+  if (tx.kind === 'refund') return ['C', 'Credit Card Refund (Credit)'];
+  if (tx.kind === 'authonly' && tx.capturedAt === undefined) return ['A', 'Credit Card Auth Only'];
+  return ['S', 'Credit Card Sale'];
+}
+
+export function transactionView(life: Lifecycle, tx: LifecycleTx): Record<string, unknown> {
+  const [status_code, status] = STATUS[tx.state];
+  const [trantype_code, trantypeText] = trantype(tx);
+  const batch = life.batchRefOf(tx);
+  const original = tx.original ? life.get(tx.original) : undefined;
+  // Field order of the captured lookup (test/fixtures/wire/transaction-get.json); auth_amount, custkey, refunds
+  // and original are the emulator's additions (README, Payment lifecycle).
+  return {
+    type: 'transaction',
+    key: tx.key,
+    refnum: tx.refnum,
+    created: gatewayTime(tx.created),
+    trantype_code,
+    trantype: trantypeText,
+    result_code: tx.resultCode,
+    result: { A: 'Approved', P: 'Partially Approved', D: 'Declined' }[tx.resultCode],
+    authcode: tx.authcode,
+    status_code,
+    status,
+    ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
+    ...(tx.avs ? { avs: tx.avs } : {}),
+    ...(tx.cvc ? { cvc: tx.cvc } : {}),
+    // Lookups send batchrefnum as a string (captured; gateway-facts.md: real answers send many numbers as strings).
+    ...(batch ? { batch: { ...batch, batchrefnum: String(batch.batchrefnum) } } : {}),
+    amount: formatCents(tx.amountCents),
+    auth_amount: formatCents(tx.authCents),
+    ...(tx.amountDetail ? { amount_detail: tx.amountDetail } : {}),
+    invoice: tx.invoice,
+    ...(tx.custkey ? { custkey: tx.custkey } : {}),
+    ...(tx.kind === 'refund' ? {} : { refunds: tx.refunds.map((k) => refundView(life.get(k) as LifecycleTx)) }),
+    ...(original ? { original: { key: original.key, refnum: original.refnum } } : {}),
+  };
+}
+
+function refundView(r: LifecycleTx): Record<string, unknown> {
+  const [status_code, status] = STATUS[r.state];
+  return { type: 'transaction', key: r.key, refnum: r.refnum, amount: formatCents(r.amountCents), created: gatewayTime(r.created), status_code, status };
+}
+
+export function getTransaction(life: Lifecycle, key: string): Answer {
+  const tx = life.get(key);
+  if (!tx) return fail(ERRORS.transactionNotFound);
+  return { status: 200, body: transactionView(life, tx) };
+}
+
+export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat): Answer {
+  const customer = store.customer(customerId);
+  if (!customer) return fail(ERRORS.customerNotFound);
+  const txs = life.all().filter((t) => t.custkey === customer.key);
+  return list(txs, query, (t) => transactionView(life, t), format);
+}
+
+export function batchView(life: Lifecycle, b: BatchRecord, status?: 'closing'): Record<string, unknown> {
+  const sum = { sales: [0, 0], voids: [0, 0], refunds: [0, 0] };
+  for (const key of b.members) {
+    const tx = life.get(key);
+    if (!tx) continue;
+    const bucket = tx.state === 'voided' ? sum.voids : tx.kind === 'refund' ? sum.refunds : sum.sales;
+    bucket[0] = (bucket[0] as number) + 1;
+    bucket[1] = (bucket[1] as number) + tx.capturedCents;
+  }
+  const [sc, sa] = sum.sales as [number, number];
+  const [vc, va] = sum.voids as [number, number];
+  const [rc, ra] = sum.refunds as [number, number];
+  return {
+    type: 'batch',
+    key: b.key,
+    batchrefnum: String(b.batchrefnum),
+    sequence: String(b.sequence),
+    status: status ?? (b.closed === undefined ? 'open' : 'closed'),
+    opened: gatewayTime(b.opened),
+    ...(b.closed !== undefined ? { closed: gatewayTime(b.closed) } : {}),
+    sales_count: sc,
+    sales_amount: formatCents(sa),
+    voids_count: vc,
+    voids_amount: formatCents(va),
+    refunds_count: rc,
+    refunds_amount: formatCents(ra),
+    total_count: sc + rc,
+    total_amount: formatCents(sa - ra),
+  };
+}
+
+export function listBatches(life: Lifecycle, query: Query, format: SandboxWireFormat): Answer {
+  return list(life.batches.list(), query, (b) => batchView(life, b), format);
+}
+
+export function getBatch(life: Lifecycle, key: string, now: number): Answer {
+  const b = life.batches.get(key, now);
+  if (!b) return fail(ERRORS.batchNotFound);
+  return { status: 200, body: batchView(life, b) };
+}
+
+/** The batch's transactions in the order they joined (a voided one stays listed, as a void). */
+export function listBatchTransactions(life: Lifecycle, key: string, query: Query, format: SandboxWireFormat, now: number): Answer {
+  const b = life.batches.get(key, now);
+  if (!b) return fail(ERRORS.batchNotFound);
+  const txs = b.members.map((k) => life.get(k)).filter((t): t is LifecycleTx => t !== undefined);
+  return list(txs, query, (t) => transactionView(life, t), format);
+}
+
+/** Settles at once; answers `status: "closing"` as the gateway does (gateway-facts.md). */
+export function closeCurrentBatch(life: Lifecycle, now: number): Answer {
+  return { status: 200, body: batchView(life, life.closeBatch(now), 'closing') };
+}

@@ -1,0 +1,64 @@
+import { refusalReason } from '../../src/gateway/errors';
+import { ShapeError, parseBatch, parseTransactionDetail } from '../../src/gateway/parse';
+
+describe('lifecycle answers parsing', () => {
+  const detail = {
+    type: 'transaction', key: 'dnfwxwhz5kvnbgb', refnum: '3107222270', created: '2026-11-22 22:40:00', trantype_code: 'S', trantype: 'Credit Card Sale',
+    status_code: 'S', status: 'Settled', result_code: 'A', result: 'Approved', authcode: '314407', amount: '10.00', auth_amount: '10.00',
+    amount_detail: { tax: '1.00', tip: '0.00' }, invoice: 'inv-1', custkey: 'nsds9yd1h5kb9y5d', creditcard: { type: 'V', number: '4000xxxxxxxx2224', category_code: 'A' },
+    batch: { type: 'batch', key: 'ft1m9m5p9wgd9mb', batchrefnum: '400123', sequence: '1' },
+    refunds: [{ type: 'transaction', key: 'd0000000000001', refnum: '3107222271', amount: '2.50', created: '2026-11-22 22:41:00', status_code: 'P', status: 'x' }],
+  };
+
+  it('when a looked-up transaction has the documented fields, then they are kept, typed', () => {
+    expect(parseTransactionDetail(detail)).toMatchObject({
+      key: 'dnfwxwhz5kvnbgb', status_code: 'S', trantype_code: 'S', amount: '10.00', custkey: 'nsds9yd1h5kb9y5d', amount_detail: { tax: '1.00' },
+      batch: { key: 'ft1m9m5p9wgd9mb' }, refunds: [{ key: 'd0000000000001', amount: '2.50', status_code: 'P' }],
+    });
+  });
+
+  it('when amounts come as numbers (as some real answers send them), then they are written back with two decimals', () => {
+    expect(parseTransactionDetail({ ...detail, amount: 10, auth_amount: 7.5 })).toMatchObject({ amount: '10.00', auth_amount: '7.50' });
+  });
+
+  it('when refunds are absent, then the list is empty; when the status is unknown or the card unmasked, then the answer is refused', () => {
+    const { refunds: _r, ...plain } = detail;
+    expect(parseTransactionDetail(plain).refunds).toEqual([]);
+    expect(() => parseTransactionDetail({ ...detail, status_code: 'Q' })).toThrow(ShapeError);
+    expect(() => parseTransactionDetail({ ...detail, creditcard: { number: '4000100011112224' } })).toThrow(ShapeError);
+    expect(() => parseTransactionDetail({ ...detail, amount: '10.001' })).toThrow(ShapeError);
+    expect(() => parseTransactionDetail({ ...detail, refunds: 'none' })).toThrow(ShapeError);
+  });
+
+  it('when a batch has counts as strings and numbers, then both parse; an unknown status is refused', () => {
+    const b = { type: 'batch', key: 'ft1', batchrefnum: 400123, sequence: '2', status: 'closed', opened: '2026-11-22 00:00:00', closed: '2026-11-22 23:00:00', sales_count: '3', sales_amount: '30.00', voids_count: 0, voids_amount: '0.00', refunds_count: 1, refunds_amount: '5.00' };
+    expect(parseBatch(b)).toMatchObject({ batchrefnum: '400123', status: 'closed', sales_count: 3, refunds_count: 1, closed: '2026-11-22 23:00:00' });
+    expect(() => parseBatch({ ...b, status: 'gone' })).toThrow(ShapeError);
+  });
+});
+
+describe('refusal reasons', () => {
+  it.each([
+    ['capture', 10105, 'not_found'],
+    ['capture', 10125, 'not_capturable'],
+    ['capture', 24, 'not_capturable'],
+    ['capture', 10126, 'not_capturable'],
+    ['capture', 10133, 'capture_exceeds'],
+    ['void', 35, 'not_found'],
+    ['void', 24, 'not_voidable'],
+    ['void', 83, 'not_voidable'],
+    ['void', 26, 'already_settled'],
+    ['void', 103, 'already_settled'],
+    ['void', 10126, 'already_settled'],
+    ['refund', 113, 'not_found'],
+    ['refund', 20001, 'not_found'],
+    ['refund', 114, 'refund_exceeds'],
+    ['refund', 10133, 'refund_exceeds'],
+    ['refund', 115, 'not_refundable'],
+    ['refund', 10125, 'not_refundable'],
+    ['refund', 20019, 'rejected'],
+    ['void', undefined, 'rejected'],
+  ] as const)('when a %s is refused with %s, then the reason is %s', (op, code, reason) => {
+    expect(refusalReason(op, code)).toBe(reason);
+  });
+});
