@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -70,6 +70,12 @@ describe('k8s/components/monitoring', () => {
       if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
       expect(rule.expr).toMatch(/\btokengate_/);
     }
+  });
+
+  it('when docs/deploy.md is read, then it documents every alert and the component', () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+    expect(ALERTS.filter((alert) => !doc.includes(`\`${alert}\``))).toEqual([]);
+    expect(doc).toContain('components/monitoring');
   });
 
   it('when the dashboard ConfigMap is rendered, then the Grafana sidecar label is set and the JSON is a dashboard with unique, non-overlapping panels', () => {
