@@ -151,7 +151,7 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
 });
 
 describe('tracing off (no OTEL_* variable)', () => {
-  // prom-client requires @opentelemetry/api when it is installed (exemplars); the API alone is a no-op facade.
+  // prom-client 15 itself requires @opentelemetry/api (its dependency, for exemplars): a no-op facade alone.
   // What must not load is the SDK, the exporter or any instrumentation (no patching, no span, no export).
   const sdkModules = (json: string) => (JSON.parse(json) as string[]).filter((k) => !k.includes('/@opentelemetry/api/'));
   it('when the whole service graph loads, then no OpenTelemetry SDK, exporter or instrumentation is loaded', () => {
