@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startBff, token, type Bff } from '../support/bff';
+import { clientFor } from '../support/gateway';
 
 /**
  * The payment lifecycle of contract.md against the sandbox and real Redis: authorize, capture, void, refund
@@ -263,6 +264,50 @@ describe('sale lifecycle', () => {
       bff.sandbox.ledger.closeBatch();
       const r = await refund(k, { amount: '1.00' });
       expect((await get(r.body.key, internal())).status).toBe(404);
+    });
+  });
+
+  describe('sales tokengate has no record of', () => {
+    /** A sale made at the gateway directly (another system, or before records existed), attached to `custkey`. */
+    const direct = async (custkey: string | undefined, amount: string) => {
+      const gw = clientFor(bff.sandbox);
+      try {
+        const cardref = bff.sandbox.fixtures.cardrefFor(custA, approved);
+        return (await gw.sale({ cardref, amount, custkey })).value.key;
+      } finally {
+        gw.close();
+      }
+    };
+
+    it('when the gateway says the sale is the caller\'s customer\'s, then the caller may read and void it; another customer gets 404', async () => {
+      const k = await direct(custA, '4.40');
+      expect((await get(k, userB())).status).toBe(404);
+      const read = await get(k);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ key: k, status: 'pending_settlement', amount_captured: '4.40', customer: custA });
+      expect((await voidSale(k)).status).toBe(200);
+      expect(ledger(k)).toMatchObject({ state: 'voided' });
+    });
+
+    it('when a settled sale made elsewhere is refunded, then its bounds come from the gateway\'s record (captured, already refunded)', async () => {
+      const k = await direct(custA, '10.00');
+      bff.sandbox.ledger.closeBatch();
+      const gw = clientFor(bff.sandbox);
+      try {
+        await gw.refund({ trankey: k, command: 'refund', amount: '6.00' });
+      } finally {
+        gw.close();
+      }
+      expect(code(await refund(k, { amount: '4.01' }))).toBe('refund_exceeds_sale');
+      const rest = await refund(k);
+      expect(rest.body).toMatchObject({ amount: '4.00', method: 'refund' });
+      expect(ledger(k)).toMatchObject({ refunded: '10.00' });
+    });
+
+    it('when a sale carries no customer, then only a customers:any token can see it', async () => {
+      const k = await direct(undefined, '2.00');
+      expect((await get(k)).status).toBe(404);
+      expect((await get(k, internal())).status).toBe(200);
     });
   });
 
