@@ -8,6 +8,7 @@ import { adoptSale, faultMatchOfBody, handleLifecycleRoute, isLifecycleRoute, tr
 import { deliver, failBeforeProcessing, rateLimitHeader, sendError, type Processed } from './respond';
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
+import { saveCard } from './save-card';
 
 /**
  * The gateway API. Order of checks (README): path → IP allow-list → rate limit → authentication → faults →
@@ -70,6 +71,7 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
     core.stats.saleErrors++;
     return { status: 200, body: unknownCommandAnswer() };
   }
+  if (!parsed.ok && 'saveCard' in parsed) return saveCard(core.fixtures, hook.json as Record<string, unknown>, new Date(now));
   const duplicateFolding = core.settings.duplicateFolding && !hook.ignoreDuplicate;
   const foldScope = hook.authOnly ? 'authonly' : '';
   const outcome = parsed.ok

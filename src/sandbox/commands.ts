@@ -22,6 +22,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   'cc:creditvoid': 'creditvoid',
   'refund:adjust': 'refund:adjust',
   'cc:refund:adjust': 'refund:adjust',
+  'cc:save': 'cc:save',
 };
 
 /**
@@ -32,7 +33,7 @@ const ALIASES: Readonly<Record<string, string>> = {
 const REAL_ONLY = new Set([
   'check:sale', 'cash:sale', 'quicksale', 'cc:credit', 'credit', 'check:credit', 'cash:refund', 'quickrefund',
   'cc:capture:reauth', 'cc:capture:override', 'cc:capture:error', 'cc:adjust', 'cc:postauth', 'postauth',
-  'unvoid', 'cc:save', 'customer:sale', 'customer:refund',
+  'unvoid', 'customer:sale', 'customer:refund',
 ]);
 
 export type CommandClass =

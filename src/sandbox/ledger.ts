@@ -36,6 +36,8 @@ export interface RecordedTransaction {
   custkey?: string;
   pmkey?: string;
   cardSource: 'UMCardRef' | 'creditcard.number' | 'card';
+  /** True for an `authonly` (held, not charged until captured: see ledger.get(key) in lifecycle.ts). */
+  authOnly?: boolean;
   /** Later identical sales folded into this one (is_duplicate "Y"), when duplicate folding is on. */
   foldedDuplicates: number;
   /** What became of the answer: delivered, garbled (fault), lost (hang, reset, client gone) or still pending. */

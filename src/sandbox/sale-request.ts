@@ -38,7 +38,9 @@ export type SaleParse =
   | { ok: false; reject: ErrorSpec; detail?: string }
   | { ok: false; saleError: SaleErrorName; invoice: string }
   /** A command the gateway does not know: a transaction-shaped answer (commands.ts). */
-  | { ok: false; unknownCommand: true };
+  | { ok: false; unknownCommand: true }
+  /** `cc:save`: tokenise the card, no charge (save-card.ts). */
+  | { ok: false; saveCard: true };
 
 /** Decimal string > 0, at most 2 decimals and 10 integer digits. */
 const AMOUNT = /^\d{1,10}(\.\d{1,2})?$/;
@@ -103,6 +105,7 @@ export function parseSale(body: unknown, now: Date): SaleParse {
   const command = classifyCommand(body.command);
   if (command.kind === 'missing') return { ok: false, reject: ERRORS.missingCommand };
   if (command.kind === 'unknown') return { ok: false, unknownCommand: true };
+  if (command.kind === 'known' && command.name === 'cc:save') return { ok: false, saveCard: true };
   if (command.kind === 'not-emulated' || command.name !== 'cc:sale') return { ok: false, reject: ERRORS.unsupportedCommand, detail: 'not emulated by the sandbox' };
 
   if (body.amount === undefined || body.amount === null || body.amount === '') return { ok: false, reject: ERRORS.missingAmount };
@@ -133,7 +136,7 @@ export function parseSale(body: unknown, now: Date): SaleParse {
   if (body.invoice !== undefined && (typeof body.invoice !== 'string' || body.invoice.length > MAX_INVOICE)) return { ok: false, reject: ERRORS.invalidField, detail: `invoice must be a string of at most ${MAX_INVOICE} characters` };
   const invoice = typeof body.invoice === 'string' ? body.invoice : '';
 
-  const card = parseCard(body);
+  const card = parseCard(body, now);
   if ('reject' in card) return { ok: false, reject: card.reject, ...(card.detail ? { detail: card.detail } : {}) };
   if ('saleError' in card) return { ok: false, saleError: card.saleError, invoice };
   const receiptTo = isTruthyFlag(body.send_receipt) && typeof body.email === 'string' && body.email !== '' ? body.email : undefined;
@@ -151,33 +154,34 @@ export function parseSale(body: unknown, now: Date): SaleParse {
       ...(receiptTo ? { receiptTo } : {}),
     },
   };
+}
 
-  function parseCard(b: Record<string, unknown>): { source: CardSource } | { reject: ErrorSpec; detail?: string } | { saleError: SaleErrorName } {
-    const hasRef = b.UMCardRef !== undefined && b.UMCardRef !== null && b.UMCardRef !== '';
-    const hasCard = b.creditcard !== undefined && b.creditcard !== null;
-    if (hasRef && hasCard) return { reject: ERRORS.ambiguousCard };
-    if (hasRef) {
-      if (typeof b.UMCardRef !== 'string') return { reject: ERRORS.invalidField, detail: 'UMCardRef must be a string' };
-      return { source: { kind: 'token', cardref: b.UMCardRef, via: 'UMCardRef' } };
-    }
-    if (!hasCard) return { reject: ERRORS.missingCard };
-    const cc = b.creditcard;
-    if (!isRecord(cc)) return { reject: ERRORS.missingCard, detail: 'creditcard must be an object' };
-    for (const f of ['cardholder', 'cvc', 'avs_street', 'avs_zip', 'avs_postalcode'] as const) {
-      if (cc[f] !== undefined && (typeof cc[f] !== 'string' || cc[f].length > MAX_FIELD)) return { reject: ERRORS.invalidField, detail: `creditcard.${f} must be a string` };
-    }
-    if (cc.number === undefined || cc.number === null || cc.number === '') return { reject: ERRORS.missingCard, detail: 'creditcard.number' };
-    if (typeof cc.number !== 'string') return { reject: ERRORS.invalidField, detail: 'creditcard.number must be a string' };
-    if (cc.expiration !== undefined && typeof cc.expiration !== 'string') return { reject: ERRORS.invalidField, detail: 'creditcard.expiration must be a string' };
-    // A token in the number: the documented form (expiration "0000", gateway-facts.md) and the reference's
-    // "Token Sale" / the .NET client's TokenSaleRequest (only `cvc`, no expiration) alike.
-    if (looksLikeToken(cc.number)) return { source: { kind: 'token', cardref: cc.number, via: 'creditcard.number' } };
-    if (!isCardNumber(cc.number)) return { saleError: 'invalidCardNumber' };
-    const exp = expirationState(typeof cc.expiration === 'string' ? cc.expiration : '', now);
-    if (exp === 'invalid') return { saleError: 'invalidExpiration' };
-    if (exp === 'expired') return { saleError: 'cardExpired' };
-    return { source: { kind: 'card', number: cc.number, expiration: cc.expiration as string } };
+/** The card of a transaction body: a token (UMCardRef or creditcard.number) or card data, or why not. */
+export function parseCard(b: Record<string, unknown>, now: Date): { source: CardSource } | { reject: ErrorSpec; detail?: string } | { saleError: SaleErrorName } {
+  const hasRef = b.UMCardRef !== undefined && b.UMCardRef !== null && b.UMCardRef !== '';
+  const hasCard = b.creditcard !== undefined && b.creditcard !== null;
+  if (hasRef && hasCard) return { reject: ERRORS.ambiguousCard };
+  if (hasRef) {
+    if (typeof b.UMCardRef !== 'string') return { reject: ERRORS.invalidField, detail: 'UMCardRef must be a string' };
+    return { source: { kind: 'token', cardref: b.UMCardRef, via: 'UMCardRef' } };
   }
+  if (!hasCard) return { reject: ERRORS.missingCard };
+  const cc = b.creditcard;
+  if (!isRecord(cc)) return { reject: ERRORS.missingCard, detail: 'creditcard must be an object' };
+  for (const f of ['cardholder', 'cvc', 'avs_street', 'avs_zip', 'avs_postalcode'] as const) {
+    if (cc[f] !== undefined && (typeof cc[f] !== 'string' || cc[f].length > MAX_FIELD)) return { reject: ERRORS.invalidField, detail: `creditcard.${f} must be a string` };
+  }
+  if (cc.number === undefined || cc.number === null || cc.number === '') return { reject: ERRORS.missingCard, detail: 'creditcard.number' };
+  if (typeof cc.number !== 'string') return { reject: ERRORS.invalidField, detail: 'creditcard.number must be a string' };
+  if (cc.expiration !== undefined && typeof cc.expiration !== 'string') return { reject: ERRORS.invalidField, detail: 'creditcard.expiration must be a string' };
+  // A token in the number: the documented form (expiration "0000", gateway-facts.md) and the reference's
+  // "Token Sale" / the .NET client's TokenSaleRequest (only `cvc`, no expiration) alike.
+  if (looksLikeToken(cc.number)) return { source: { kind: 'token', cardref: cc.number, via: 'creditcard.number' } };
+  if (!isCardNumber(cc.number)) return { saleError: 'invalidCardNumber' };
+  const exp = expirationState(typeof cc.expiration === 'string' ? cc.expiration : '', now);
+  if (exp === 'invalid') return { saleError: 'invalidExpiration' };
+  if (exp === 'expired') return { saleError: 'cardExpired' };
+  return { source: { kind: 'card', number: cc.number, expiration: cc.expiration as string } };
 }
 
 export { SALE_ERRORS };

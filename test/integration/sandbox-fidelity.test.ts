@@ -96,6 +96,21 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect(wire.transactions().map((t) => t.cardSource)).toEqual(['card', 'creditcard.number', 'creditcard.number']);
   });
 
+  // REF "Create Token" (cc:save; the example's expiration 0919 moved to the future) and NET-FACTORY
+  // TokenizeCardRequest, then NET-IT TokenSale_ReturnsApproved with the savedcard key.
+  it('when the .NET client tokenises a card with cc:save, then the reference\'s answer comes back, nothing is charged, and the token sells', async () => {
+    const r = await rawCall(wire.baseUrl, 'POST', 'transactions', JSON.stringify(probes.createTokenReference.request));
+    expect(r.status).toBe(200);
+    expect(shapeDiff(r.json, probes.createTokenReference.response, AT_LEAST)).toEqual([]);
+    expect(r.json).toMatchObject({ result_code: 'A', key: '', refnum: '', savedcard: { type: 'Visa', cardnumber: '4000xxxxxxxx2224', expiration: '0930' } });
+    expect(wire.transactions()).toHaveLength(0);
+    const token = (r.json as { savedcard: { key: string } }).savedcard.key;
+    const sale = await rawCall(wire.baseUrl, 'POST', 'transactions', `{"command":"cc:sale","amount":10,"creditcard":{"number":"${token}","cvc":"123"}}`);
+    expect(sale.json).toMatchObject({ result_code: 'A', creditcard: { number: '4000xxxxxxxx2224' } });
+    const bad = await rawCall(wire.baseUrl, 'POST', 'transactions', '{"command":"cc:save","creditcard":{"number":"4000100011112225","expiration":"0930"}}');
+    expect(bad.json).toMatchObject({ result_code: 'E', error_code: '10004', key: '' });
+  });
+
   // REF "Token Sale": its example token (16 alphanumerics) is not one this sandbox issued.
   it('when a token of the reference\'s form is unknown, then the answer is the card-reference error, not a bad request', async () => {
     const r = await rawCall(wire.baseUrl, 'POST', 'transactions', JSON.stringify(probes.tokenSaleReference.request));
@@ -178,6 +193,15 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect(pm.key).toHaveLength(17);
     expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/${pm.pmid}`)).json).toMatchObject({ key: pm.key });
     expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod00000`)).json).toEqual({ error: 'Payment Method Not Found', errorcode: 99998 });
+  });
+
+  it('when the format is switched at run time through the admin route, then the next list answers in it; a bad value is refused', async () => {
+    const set = (wireFormat: unknown) => rawCall(spec.url, 'POST', '/_sandbox/settings', JSON.stringify({ wireFormat }));
+    expect((await set('wire')).status).toBeLessThan(300);
+    expect((await rawCall(spec.baseUrl, 'GET', 'customers?limit=1')).json).toMatchObject({ total: '21' });
+    expect((await set('xml')).status).toBe(400);
+    expect((await set('spec')).status).toBeLessThan(300);
+    expect((await rawCall(spec.baseUrl, 'GET', 'customers?limit=1')).json).toMatchObject({ total: 21 });
   });
 
   // The spec's forms stay the default (gateway-api-v2.md: total an integer, firstname/lastname) beside the wire's.

@@ -98,6 +98,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
 
   it('when an authorization is captured for less, then it joins the open batch at that amount and becomes a sale', async () => {
     const key = await charge('authonly');
+    expect(sb.transactions()).toMatchObject([{ key, authOnly: true, result_code: 'A' }]);
     expect((await get(`transactions/${key}`)).body).toMatchObject({ trantype_code: 'A', status_code: 'P', auth_amount: '10.00', amount: '10.00' });
     expect((await get(`transactions/${key}`)).body.batch).toBeUndefined();
     const { tx } = await follow('cc:capture', key, { amount: '7.50' });
@@ -159,7 +160,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
   it('when refund:adjust meets an unsettled sale it lowers the amount (auth_amount = what stays); it cannot lower it to nothing', async () => {
     const key = await charge('cc:sale');
     expect((await follow('refund:adjust', key, { amount: '2.00' })).tx).toMatchObject({ key, result_code: 'A', auth_amount: '8.00' });
-    expect(sb.ledger.get(key)).toMatchObject({ captured: '8.00', authorized: '8.00' });
+    expect(sb.ledger.get(key)).toMatchObject({ captured: '8.00', authorized: '8.00', adjusted: '2.00', refunded: '0.00' });
     expect((await follow('refund:adjust', key, { amount: '8.00' })).tx).toMatchObject({ result_code: 'E', error_code: '10133' });
     expect((await post({ command: 'refund:adjust', trankey: key })).status).toBe(400);
   });
@@ -307,14 +308,15 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
 
   it('when the limit is reached, then a follow-up is refused with 429/155 and not processed', async () => {
     const key = await charge('cc:sale');
-    sb.update({ ratePerMinute: 1, rateWindowMs: 60_000 });
+    // Sliding: a fixed window could roll over between the two calls.
+    sb.update({ ratePerMinute: 1, rateWindowMs: 60_000, rateMode: 'sliding' });
     try {
       const r = await callSandbox(sb.baseUrl, 'POST', 'transactions', { body: { command: 'void', trankey: key } });
       expect(r.status).toBe(429);
       expect(sb.ledger.get(key)).toMatchObject({ state: 'unsettled' });
       expect(sb.ledger.operations()).toHaveLength(0);
     } finally {
-      sb.update({ ratePerMinute: 100_000 });
+      sb.update({ ratePerMinute: 100_000, rateMode: 'fixed' });
     }
   });
 

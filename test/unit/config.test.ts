@@ -88,6 +88,12 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: {}, dir })).join('\n')).toContain('config key "gateway.timeoutMS" is unknown');
   });
 
+  it('when SANDBOX_WIRE_FORMAT is set, then spec (default) or wire is taken and anything else is named', () => {
+    expect(loadConfig({ env: {} }).sandbox.wireFormat).toBe('spec');
+    expect(loadConfig({ env: { SANDBOX_WIRE_FORMAT: 'wire' } }).sandbox.wireFormat).toBe('wire');
+    expect(problemsOf(() => loadConfig({ env: { SANDBOX_WIRE_FORMAT: 'xml' } })).join('\n')).toContain('SANDBOX_WIRE_FORMAT');
+  });
+
   it('when the shipped default.json is read, then it holds every setting', () => {
     expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
   });
