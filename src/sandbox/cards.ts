@@ -40,9 +40,44 @@ export const TEST_CARDS: ReadonlyMap<string, CardOutcome> = new Map([
   ['6011222233332224', approved()],
 ]);
 
+/**
+ * The AVS and CVC cards of the gateway's test-card page beyond gateway-facts.md (docs/developer-reference-
+ * testcards.md in UsaEPay.NET; the .NET client's AvsTests pass against the real sandbox with them). Approved,
+ * with the listed AVS / CVC result. The fixtures need not hold them (they are not in TEST_CARDS).
+ */
+export const REFERENCE_CARDS: ReadonlyMap<string, CardOutcome> = new Map([
+  ['4000100311112221', approved('NYW')],
+  ['4000100411112220', approved('YNA')],
+  ['4000100511112229', approved('NNN')],
+  ['4000100611112228', approved('XXW')],
+  ['4000100711112227', approved('XXU')],
+  ['4000100811112226', approved('XXR')],
+  ['4000100911112225', approved('XXS')],
+  ['4000101011112222', approved('XXE')],
+  ['4000101111112221', approved('XXG')],
+  ['4000101211112220', approved('YYG')],
+  ['4000101311112229', approved('GGG')],
+  ['4000101411112228', approved('YGG')],
+  ['4000200011112222', approved('YYY', 'M')],
+  ['4000200211112220', approved('YYY', 'P')],
+  ['4000200311112229', approved('YYY', 'S')],
+  ['4000200411112228', approved('YYY', 'U')],
+  ['4000200511112227', approved('YYY', 'X')],
+  ['5555444433332234', approved('YYY', 'N')],
+  ['5555444433332242', approved('YYY', 'P')],
+  ['5555444433332259', approved('YYY', 'S')],
+  ['5555444433332267', approved('YYY', 'U')],
+  ['5555444433332275', approved('YYY', 'X')],
+  ['6011222233332232', approved('YYY', 'N')],
+  ['6011222233332240', approved('YYY', 'P')],
+  ['6011222233332257', approved('YYY', 'S')],
+  ['6011222233332265', approved('YYY', 'U')],
+  ['6011222233332273', approved('YYY', 'X')],
+]);
+
 /** Any other Luhn-valid number is approved with full matches (an emulator choice; README). */
 export function outcomeFor(number: string): CardOutcome {
-  return TEST_CARDS.get(number) ?? approved();
+  return TEST_CARDS.get(number) ?? REFERENCE_CARDS.get(number) ?? approved();
 }
 
 /** Result texts for the codes of gateway-facts.md (Transactions). */

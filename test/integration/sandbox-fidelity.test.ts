@@ -138,6 +138,19 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect(r.json).toMatchObject({ result_code: 'P', result: 'Partially Approved', auth_amount: auth });
   });
 
+  // UsaEPay.NET.Tests/IntegrationTests/AvsTests.cs (passes at the real sandbox): cards of docs/developer-reference-testcards.md.
+  it.each([
+    ['4000100011112224', '123', 'YYY'],
+    ['4000100211112222', '999', 'NYZ'],
+    ['4000100411112220', '999', 'YNA'],
+    ['4000100511112229', '999', 'NNN'],
+    ['4000100811112226', '999', 'XXR'],
+    ['4000100911112225', '999', 'XXS'],
+  ])('when the .NET AVS test charges %s (cvc %s), then it is approved with AVS %s', async (number, cvc, avs) => {
+    const r = await rawCall(wire.baseUrl, 'POST', 'transactions', dotnetCardSale(number, '10', { creditcard: { cardholder: 'John Doe', number, expiration: '0929', cvc } }));
+    expect(r.json).toMatchObject({ result_code: 'A', avs: { result_code: avs, result: expect.stringMatching(/\S/) } });
+  });
+
   // PHP: runCall json_encode()s the caller's array, so a float amount goes out as 10.0; REF uses "command": "sale".
   it.each([
     ['a PHP float', '{"command":"sale","amount":10.0,"creditcard":{"number":"4000100011112224","expiration":"0930","cvc":"123"}}', '10.00'],

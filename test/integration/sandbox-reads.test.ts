@@ -112,4 +112,14 @@ describe('sandbox over HTTP: lists, payment methods and card reference tokens', 
     sb.reset();
     expect(sb.fixtures.cardrefFor(c.key, pm.key)).toBe(original);
   });
+
+  it('when customers and payment_methods faults are queued, then one customer and one payment method take them', async () => {
+    const c = sb.fixtures.firstCustomer();
+    const pm = c.payment_methods[0]!;
+    sb.faults.next({ kind: '5xx', match: 'customers', status: 502 });
+    sb.faults.next({ kind: '5xx', match: 'payment_methods', status: 500 });
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}/payment_methods/${pm.key}`)).status).toBe(500);
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}`)).status).toBe(502);
+    expect((await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}`)).status).toBe(200);
+  });
 });

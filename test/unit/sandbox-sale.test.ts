@@ -1,4 +1,4 @@
-import { TEST_CARDS, brandOf, maskCardNumber, outcomeFor } from '../../src/sandbox/cards';
+import { REFERENCE_CARDS, TEST_CARDS, brandOf, isCardNumber, maskCardNumber, outcomeFor } from '../../src/sandbox/cards';
 import { FixtureStore, lastDayOfExpiry, loadFixtures } from '../../src/sandbox/fixtures';
 import { DUPLICATE_WINDOW_MS, Ledger } from '../../src/sandbox/ledger';
 import { expirationState, formatCents, parseSale, toCents, type SaleInput } from '../../src/sandbox/sale-request';
@@ -164,6 +164,19 @@ describe('sandbox test-card outcomes', () => {
     const refnums = [1, 2, 3].map(() => Number(ledger.sale(sale(card('4000100011112224')), ctx).response.refnum));
     expect(refnums[1]).toBeGreaterThan(refnums[0] as number);
     expect(refnums[2]).toBeGreaterThan(refnums[1] as number);
+  });
+});
+
+describe('sandbox reference test cards (the gateway\'s test-card page)', () => {
+  it('when a reference AVS/CVC card is looked up, then it is a valid card, approved with its listed AVS and CVC, and not a gateway-facts card', () => {
+    for (const [number, outcome] of REFERENCE_CARDS) {
+      expect(isCardNumber(number)).toBe(true);
+      expect(TEST_CARDS.has(number)).toBe(false);
+      expect(outcomeFor(number)).toBe(outcome);
+      expect(outcome.kind).toBe('approved');
+    }
+    expect(outcomeFor('4000100411112220')).toMatchObject({ avs: 'YNA', cvc: 'M' });
+    expect(outcomeFor('5555444433332275')).toMatchObject({ avs: 'YYY', cvc: 'X' });
   });
 });
 
