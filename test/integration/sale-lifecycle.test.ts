@@ -267,6 +267,19 @@ describe('sale lifecycle', () => {
     });
   });
 
+  describe('metrics', () => {
+    it('when follow-ups run, then /metrics counts writes by operation and result', async () => {
+      const k = await charge('3.00');
+      await refund(k, { amount: '1.00' });
+      await refund(k, { amount: '5.00' });
+      const text = (await request(bff.adminUrl).get('/metrics')).text;
+      expect(text).toMatch(/tokengate_writes_total\{operation="sale",result="ok"\} [1-9]/);
+      expect(text).toMatch(/tokengate_writes_total\{operation="refund",result="ok"\} [1-9]/);
+      expect(text).toMatch(/tokengate_writes_total\{operation="refund",result="not_sent"\} [1-9]/);
+      expect(text).toMatch(/tokengate_upstream_calls_total\{operation="refund",outcome="ok"\} [1-9]/);
+    });
+  });
+
   describe('sales tokengate has no record of', () => {
     /** A sale made at the gateway directly (another system, or before records existed), attached to `custkey`. */
     const direct = async (custkey: string | undefined, amount: string) => {
