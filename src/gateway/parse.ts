@@ -1,3 +1,4 @@
+import { containsPan } from '../card/pan';
 import type {
   Batch, BatchStatus, CardRefToken, Customer, ListEnvelope, PaymentMethod, RefundSummary, ResultCode, StatusCode, Transaction, TransactionDetail,
 } from './types';
@@ -74,8 +75,9 @@ function creditcard(value: unknown): Transaction['creditcard'] {
   if (value === undefined || value === null) return undefined;
   const cc = obj(value, 'creditcard');
   const number = str(cc, 'number', false) ?? '';
-  // A masked number keeps only 8 digits; anything with more digits is not trusted to leave this process.
-  if ((number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
+  // A masked number keeps only 8 digits; anything with more digits (a card number or not) is not trusted to
+  // leave this process.
+  if (containsPan(number) || (number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
   return { number, category_code: str(cc, 'category_code', false) ?? '' };
 }
 

@@ -29,7 +29,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     upstreamCalls: new Counter({
       name: 'tokengate_upstream_calls_total',
-      help: 'Gateway calls by operation and outcome (ok, http_<status> or an error code)',
+      help: 'Gateway calls by operation and outcome (ok, refused: a follow-up answered result E, http_<status> or an error code)',
       labelNames: ['operation', 'outcome'],
       registers: [registry],
     }),
