@@ -182,6 +182,8 @@ describe('sale lifecycle', () => {
       const part = await refund(k, { amount: '2.00' });
       expect(part.status).toBe(201);
       expect(part.body).toMatchObject({ amount: '2.00', method: 'refund' });
+      // Unsettled: the authorization was lowered (refund:adjust), so the sale reads with less captured.
+      expect((await get(k, internal())).body).toMatchObject({ status: 'pending_settlement', amount_captured: '6.00' });
       const over = await refund(k, { amount: '6.01' });
       expect(code(over)).toBe('refund_exceeds_sale');
       const rest = await refund(k);
