@@ -14,9 +14,12 @@ import { registerRedisUp } from './observability/redis-up';
 import { activeTracing } from './observability/tracing';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
+import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
+import { createFollowUpService } from './sales/follow-up-service';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
+import { createWriteProtocol } from './writes';
 
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
@@ -116,7 +119,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
   let draining = false;
-  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, idempotency, draining: () => draining });
+  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding });
+  const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySaleRecords();
+  const followUps = createFollowUpService({ gateway, budget, records, logger });
+  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, draining: () => draining });
   const admin = createAdminApp({
     metrics,
     readiness: {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inProgress } from './in-progress';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, WriteContext } from './types';
 
 export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
   /** Clock in ms; injectable for tests. */
@@ -17,6 +17,8 @@ interface MemoryRecord {
   attempts: number;
   reason: string;
   since: number;
+  context: WriteContext | undefined;
+  started: number;
   /** JSON, as in Redis, so a replay can never alias an object the caller keeps mutating. */
   response: string | undefined;
   expiresAt: number;
@@ -65,6 +67,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       records.set(id(scope, key), {
         fp, state: 'in_progress', owner: attempt, leaseUntil: t + lease, invoice, attempts: 1,
         reason: '', since: 0, response: undefined, expiresAt: t + Math.max(retentionMs, lease),
+        context: opts.context ? { ...opts.context } : undefined, started: t,
       });
       return { kind: 'started', attempt, invoice, resumed: false };
     }
@@ -76,10 +79,10 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       Object.assign(rec, { state: 'unknown', reason: 'lease_expired', since: t, expiresAt: t + retentionMs });
     }
     if (resume && rec.invoice) {
-      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, expiresAt: t + Math.max(retentionMs, lease) });
+      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, started: t, expiresAt: t + Math.max(retentionMs, lease) });
       return { kind: 'started', attempt, invoice: rec.invoice, resumed: true };
     }
-    return { kind: 'outcome_unknown', record: { invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts } };
+    return { kind: 'outcome_unknown', record: { invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts, context: rec.context && { ...rec.context }, startedMs: rec.started } };
   }
 
   return {

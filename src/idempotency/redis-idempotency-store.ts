@@ -4,7 +4,7 @@ import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, WriteContext } from './types';
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
   redis: Redis | Cluster;
@@ -47,10 +47,14 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   async function claim(scope: string, key: string, fingerprint: string, opts: BeginOptions, resume: boolean): Promise<BeginResult> {
     const rk = recordKey(scope, key);
     const attempt = randomUUID();
+    const ctx = opts.context;
     let reply: unknown;
     try {
       reply = await call(resume ? 'retryUnknown' : 'begin', () =>
-        redis.tgIdemBegin(rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0'),
+        redis.tgIdemBegin(
+          rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0',
+          ctx?.op ?? '', ctx?.customer ?? '', ctx?.sale ?? '', ctx?.amount ?? '',
+        ),
       );
     } catch (err) {
       // The script may still run once Redis answers (offline queue). This attempt will never send, so free
@@ -87,9 +91,21 @@ function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): Beg
     case 'mismatch':
       return { kind: 'mismatch' };
     case 'unknown':
-      return { kind: 'outcome_unknown', record: { invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]) } };
+      return {
+        kind: 'outcome_unknown',
+        record: { invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]), context: contextOf(r.slice(5, 9)), startedMs: Number(r[9] ?? 0) },
+      };
     default:
       throw new StoreUnavailableError(`idempotency begin: unexpected reply from Redis`);
   }
 }
 
+
+/** The stored context fields (op, customer, sale, amount; '' = absent); undefined for a record without one. */
+export function contextOf([op, customer, sale, amount]: readonly (string | undefined)[]): WriteContext | undefined {
+  if (!op) return undefined;
+  const ctx: WriteContext = { op, customer: customer ?? '' };
+  if (sale) ctx.sale = sale;
+  if (amount) ctx.amount = amount;
+  return ctx;
+}

@@ -4,7 +4,10 @@ import { luaIn, withScripts } from '../redis/scripts';
 
 /** The Lua scripts of this folder as ioredis commands (EVALSHA after the first call on each connection). */
 export interface IdempotencyCommands {
-  tgIdemBegin(key: string, fp: string, attempt: string, leaseMs: number, retentionMs: number, invoice: string, resume: string): Promise<unknown>;
+  tgIdemBegin(
+    key: string, fp: string, attempt: string, leaseMs: number, retentionMs: number, invoice: string, resume: string,
+    op: string, customer: string, sale: string, amount: string,
+  ): Promise<unknown>;
   tgIdemComplete(key: string, attempt: string, response: string, retentionMs: number): Promise<unknown>;
   tgIdemMarkUnknown(key: string, attempt: string, invoice: string, reason: string, retentionMs: number): Promise<unknown>;
   tgIdemAbandon(key: string, attempt: string, retentionMs: number): Promise<unknown>;

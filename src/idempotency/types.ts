@@ -9,6 +9,11 @@
  *
  * A key whose owner vanished (SIGKILL mid-sale) is never handed out as 'started' again: once its lease
  * is over, begin reports 'outcome_unknown'.
+ *
+ * Every write uses it (sales, captures, voids, refunds, adding a card) through src/writes. The record keeps
+ * the write's context (op, customer, sale, amount, invoice, attempt start) so the reconciler (issue 12) can
+ * end an unknown outcome with two more transitions: unknown --resolve--> completed (the real answer), and
+ * unknown --release--> (absent) (proven not sent). Both act on the hash fields documented in lua/begin.lua.
  */
 
 /** What a replay sends back: the tokengate answer as first sent (masked card numbers only, never card data). */
@@ -19,9 +24,29 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
+/**
+ * What the write under a key is, kept from begin on so that an unknown outcome can be resolved later from the
+ * gateway's own records (contract guarantee 6, issue 12), even when the replica that sent it died mid-call.
+ * Never card data: keys, amounts and an invoice only.
+ */
+export interface WriteContext {
+  /** The operation: 'sale', 'authorize', 'capture', 'void', 'refund', 'payment_method'. */
+  op: string;
+  /** The customer charged or acted for (a sale is found in its transaction list). */
+  customer: string;
+  /** Follow-ups: the original sale's gateway key (captures, voids and refunds are checked on it). */
+  sale?: string;
+  /** The amount sent (absent for a full refund or a full capture). */
+  amount?: string;
+}
+
 export interface UnknownRecord {
   /** The invoice the sale was (or may have been) sent with; needed for a duplicate-folding retry. */
   invoice: string | undefined;
+  /** What was (maybe) sent; undefined for records written before contexts existed. */
+  context: WriteContext | undefined;
+  /** When the latest attempt under this key started (ms since the epoch, Redis clock): search back to here. */
+  startedMs: number;
   /** Why the outcome is unknown: the caller's reason (e.g. 'gateway_timeout') or 'lease_expired'. */
   reason: string;
   /** When the key became unknown (ms since the epoch, Redis clock). */
@@ -47,6 +72,8 @@ export interface BeginOptions {
   leaseMs: number;
   /** The invoice the sale will carry (the caller's, or one derived from the key); kept for folding retries. */
   invoice?: string;
+  /** What the write is: kept with the record so an unknown outcome can be reconciled. */
+  context?: WriteContext;
 }
 
 /** Result of the owner's closing transition: 'not_owner' when the key was taken over or already closed. */

@@ -136,7 +136,7 @@ suite('sales through process and Redis faults, 3 replicas', () => {
     expect(sandbox.stats().endpoints.v2?.rateLimited ?? 0).toBe(0);
     // The in-flight sales really straddled the outage: charged, answered, but their record could not be stored.
     expect(early.filter((c) => c.answers[0]?.status === 201 && charges(c).length === 1).length).toBeGreaterThan(0);
-    expect(replicas.logs()).toContain('could not store the sale answer for replay');
+    expect(replicas.logs()).toContain('could not store the write answer for replay');
     process.stdout.write(`faults-process redis restart: recovered per replica in ${recoveredMs.join('/')} ms; in flight ${JSON.stringify(tally(early))}\n`);
   });
 

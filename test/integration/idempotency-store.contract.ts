@@ -113,6 +113,16 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       }
     });
 
+    test('when a follow-up dies mid-call, then its unknown record keeps what a reconciler needs: op, customer, sale, amount, start', async () => {
+      const before = Date.now();
+      const context = { op: 'refund', customer: 'cust-9', sale: 'tx-original', amount: '2.50' };
+      started(await store.begin('u1', key, fp, { leaseMs: 60, invoice: 'inv-7', context }));
+      await sleep(100);
+      const again = await store.begin('u1', key, fp, lease);
+      expect(again).toMatchObject({ kind: 'outcome_unknown', record: { invoice: 'inv-7', reason: 'lease_expired', context } });
+      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(5_000);
+    });
+
     test('when the lease expired but nobody took over, then the late complete still stores the real answer', async () => {
       const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 60 }));
       await sleep(100);
