@@ -7,8 +7,11 @@ import { createAuthenticator } from './http';
 import { createAdminApp } from './http/routes/admin';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from './idempotency';
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
+import { traceBudget } from './limiter/traced';
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { registerRedisUp } from './observability/redis-up';
+import { activeTracing } from './observability/tracing';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
@@ -92,9 +95,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const endpointKey = endpointKeyOf(baseUrl);
   const { limits, classes, expectedReplicas } = limiterSettings(config);
   const schedulerOptions = { endpointKey, limits, classes, logger, registry: metrics.registry };
-  const budget = redis
+  // With tracing on, each wait for a slot is a span (limiter/traced.ts); off, the scheduler is used as it is.
+  const budget = traceBudget(redis
     ? createRedisScheduler({ ...schedulerOptions, redis, keyPrefix: config.redis.keyPrefix, expectedReplicas })
-    : createMemoryScheduler(schedulerOptions);
+    : createMemoryScheduler(schedulerOptions), activeTracing());
 
   const gateway = createGatewayClient({
     ...config.gateway,
@@ -140,17 +144,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics,
     readiness: {
       draining: () => draining,
-      async check() {
-        if (!redis) return [];
-        try {
-          await withTimeout(redis.ping(), 1000);
-          return [];
-        } catch {
-          return ['redis'];
-        }
-      },
+      degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
     },
   });
+  if (redis) registerRedisUp(metrics.registry, redis);
 
   let queueStopped = false;
   return {
@@ -174,20 +171,4 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       if (sandbox) await sandbox.close();
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timeout')), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }

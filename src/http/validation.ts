@@ -14,6 +14,7 @@ import addFormats from 'ajv-formats';
 import openapi from './openapi.json';
 import { InvalidRequest, type ErrorDetail } from './errors';
 import { hasForbiddenKey } from './json-body';
+import { toCents } from '../sales/money';
 
 export interface SaleInput {
   customer: string;
@@ -93,11 +94,8 @@ function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undef
   return out;
 }
 
-/** "12.3" → 1230. Only called on strings that passed the schema's money pattern. */
-export function toCents(amount: string): number {
-  const [whole = '0', frac = ''] = amount.split('.');
-  return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
-}
+/** "12.3" → 1230: one money conversion for the API and the sale records (only on strings of the money pattern). */
+export { toCents };
 
 function isPlainObject(value: unknown): value is Schema {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,6 +1,7 @@
 import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
+import { StoreUnavailableError } from '../idempotency/errors';
 import type { Logger } from '../observability/logger';
 import type { SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
@@ -76,8 +77,15 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
 
   return {
     async find(saleKey) {
-      const record = await records.get(saleKey);
-      if (record) return { record };
+      let reachable = true;
+      try {
+        const record = await records.get(saleKey);
+        if (record) return { record };
+      } catch (err) {
+        // Redis down: a read still works from the gateway's own record (guarantee 5); writes fail at reserve.
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        reachable = false;
+      }
       let detail: TransactionDetail;
       try {
         detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
@@ -86,6 +94,7 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
         throw err;
       }
       if (!isSale(detail)) return undefined;
+      if (!reachable) return { record: recordFromDetail(detail), detail };
       // Created only if still absent: a concurrent seed or sale record (with reservations) wins.
       await records.create(saleKey, recordFromDetail(detail));
       return { record: (await records.get(saleKey)) ?? recordFromDetail(detail), detail };

@@ -38,7 +38,7 @@ describe('concurrent refunds and captures across three replicas', () => {
   const cents = (s: string) => Math.round(Number(s) * 100);
 
   async function settledSale(amount: string): Promise<string> {
-    const sold = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shop()}`, 'idempotency-key': `sale-${amount}-${Date.now()}` }, body: { customer: cust(), payment_method: pm(), amount } });
+    const sold = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shop()}`, 'idempotency-key': `sale-${Date.now().toString(36)}-${amount.replace('.', 'p')}` }, body: { customer: cust(), payment_method: pm(), amount } });
     expect(sold.status).toBe(201);
     sandbox.ledger.closeBatch();
     return (sold.body as { key: string }).key;
@@ -90,7 +90,7 @@ describe('concurrent refunds and captures across three replicas', () => {
 
   it('when 6 captures of one authorization arrive at once on three replicas, then one captures and the others are 409 sale_not_capturable, never reaching the gateway', async () => {
     const shopCapture = token({ sub: 'shop-capture', custkey: cust(), scope: 'sales:create sales:capture' });
-    const auth = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shopCapture}`, 'idempotency-key': `auth-${Date.now()}` }, body: { customer: cust(), payment_method: pm(), amount: '30.00', capture: false } });
+    const auth = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shopCapture}`, 'idempotency-key': `auth-${Date.now().toString(36)}` }, body: { customer: cust(), payment_method: pm(), amount: '30.00', capture: false } });
     expect(auth.status).toBe(201);
     const authKey = (auth.body as { key: string }).key;
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => replicas.call({

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startBff, token, type Bff } from '../support/bff';
+import { clientFor } from '../support/gateway';
 
 /**
  * The payment lifecycle of contract.md against the sandbox and real Redis: authorize, capture, void, refund
@@ -181,6 +182,8 @@ describe('sale lifecycle', () => {
       const part = await refund(k, { amount: '2.00' });
       expect(part.status).toBe(201);
       expect(part.body).toMatchObject({ amount: '2.00', method: 'refund' });
+      // Unsettled: the authorization was lowered (refund:adjust), so the sale reads with less captured.
+      expect((await get(k, internal())).body).toMatchObject({ status: 'pending_settlement', amount_captured: '6.00' });
       const over = await refund(k, { amount: '6.01' });
       expect(code(over)).toBe('refund_exceeds_sale');
       const rest = await refund(k);
@@ -263,6 +266,63 @@ describe('sale lifecycle', () => {
       bff.sandbox.ledger.closeBatch();
       const r = await refund(k, { amount: '1.00' });
       expect((await get(r.body.key, internal())).status).toBe(404);
+    });
+  });
+
+  describe('metrics', () => {
+    it('when follow-ups run, then /metrics counts writes by operation and result', async () => {
+      const k = await charge('3.00');
+      await refund(k, { amount: '1.00' });
+      await refund(k, { amount: '5.00' });
+      const text = (await request(bff.adminUrl).get('/metrics')).text;
+      expect(text).toMatch(/tokengate_writes_total\{operation="sale",result="ok"\} [1-9]/);
+      expect(text).toMatch(/tokengate_writes_total\{operation="refund",result="ok"\} [1-9]/);
+      expect(text).toMatch(/tokengate_writes_total\{operation="refund",result="not_sent"\} [1-9]/);
+      expect(text).toMatch(/tokengate_upstream_calls_total\{operation="refund",outcome="ok"\} [1-9]/);
+    });
+  });
+
+  describe('sales tokengate has no record of', () => {
+    /** A sale made at the gateway directly (another system, or before records existed), attached to `custkey`. */
+    const direct = async (custkey: string | undefined, amount: string) => {
+      const gw = clientFor(bff.sandbox);
+      try {
+        const cardref = bff.sandbox.fixtures.cardrefFor(custA, approved);
+        return (await gw.sale({ cardref, amount, custkey })).value.key;
+      } finally {
+        gw.close();
+      }
+    };
+
+    it('when the gateway says the sale is the caller\'s customer\'s, then the caller may read and void it; another customer gets 404', async () => {
+      const k = await direct(custA, '4.40');
+      expect((await get(k, userB())).status).toBe(404);
+      const read = await get(k);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ key: k, status: 'pending_settlement', amount_captured: '4.40', customer: custA });
+      expect((await voidSale(k)).status).toBe(200);
+      expect(ledger(k)).toMatchObject({ state: 'voided' });
+    });
+
+    it('when a settled sale made elsewhere is refunded, then its bounds come from the gateway\'s record (captured, already refunded)', async () => {
+      const k = await direct(custA, '10.00');
+      bff.sandbox.ledger.closeBatch();
+      const gw = clientFor(bff.sandbox);
+      try {
+        await gw.refund({ trankey: k, command: 'refund', amount: '6.00' });
+      } finally {
+        gw.close();
+      }
+      expect(code(await refund(k, { amount: '4.01' }))).toBe('refund_exceeds_sale');
+      const rest = await refund(k);
+      expect(rest.body).toMatchObject({ amount: '4.00', method: 'refund' });
+      expect(ledger(k)).toMatchObject({ refunded: '10.00' });
+    });
+
+    it('when a sale carries no customer, then only a customers:any token can see it', async () => {
+      const k = await direct(undefined, '2.00');
+      expect((await get(k)).status).toBe(404);
+      expect((await get(k, internal())).status).toBe(200);
     });
   });
 
