@@ -42,7 +42,7 @@ describe('sale lookups while Redis is unreachable', () => {
       const found = await followUps.find(sale.key);
       expect(found?.record).toMatchObject({ customer: cust, state: 'captured', capturedCents: 500 });
       expect(found?.detail?.key).toBe(sale.key);
-      await expect(followUps.refund(sale.key, 100)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(followUps.refund(sale.key, 100, 'redis-down-refund')).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(sandbox.ledger.operations().filter((o) => o.trankey === sale.key)).toHaveLength(0);
     } finally {
       await budget.close();

@@ -31,12 +31,16 @@ describe('write failures', () => {
     [new GatewayRefusedError('refund', 'E', { errorcode: 20020 }), 502, 'gateway_error'],
     [new WriteInProgressError(3), 409, 'idempotency_in_progress'],
     [new WriteKeyReusedError(), 422, 'idempotency_key_reused'],
-    [new WriteOutcomeUnknownError(), 409, 'outcome_unknown'],
+    [new WriteOutcomeUnknownError(4), 409, 'outcome_unknown'],
     [new GatewayTimeoutError('t'), 504, 'gateway_timeout'],
     [new StoreUnavailableError('down'), 503, 'unavailable'],
     [new RateLimitExceededError(2500), 429, 'rate_limited'],
   ] as const)('when a write fails with %p, then the answer is %i %s', (err, status, code) => {
     const api = toApiError(err);
     expect([api.status, api.code]).toEqual([status, code]);
+  });
+
+  test('when an outcome is unknown, then the 409 carries the reconciler\'s next look as Retry-After', () => {
+    expect(toApiError(new WriteOutcomeUnknownError(4)).headers).toEqual({ 'Retry-After': '4' });
   });
 });
