@@ -4,12 +4,15 @@ import type { Config } from './config/types';
 import type { GatewayClient } from './gateway/client';
 import { cardGuard, cors, docsRouter, errorHandler, helmetOptions, jsonBody, notFoundHandler, requestId } from './http';
 import { customersRouter } from './http/routes/customers';
+import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
-import type { IdempotencyStore } from './idempotency';
+import type { SaleRecords } from './sale-records';
+import type { FollowUpService } from './sales/follow-up-service';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import type { SaleService } from './sales/sale-service';
 import type { Budget, TokenService } from './tokens/token-service';
+import type { WriteProtocol } from './writes';
 
 export interface AppDeps {
   config: Config;
@@ -20,7 +23,9 @@ export interface AppDeps {
   budget: Budget;
   tokens: TokenService;
   sales: SaleService;
-  idempotency: IdempotencyStore;
+  writes: WriteProtocol;
+  records: SaleRecords;
+  followUps: FollowUpService;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
   draining(): boolean;
 }
@@ -52,7 +57,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter());
   app.use(jsonBody(config));
   app.use(cardGuard());
-  app.use(salesRouter({ config, sales: deps.sales, idempotency: deps.idempotency, authenticate: deps.authenticate, metrics }));
+  app.use(salesRouter({ config, sales: deps.sales, writes: deps.writes, records: deps.records, authenticate: deps.authenticate }));
+  app.use(saleLifecycleRouter({ config, followUps: deps.followUps, writes: deps.writes, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

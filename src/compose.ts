@@ -7,13 +7,22 @@ import { createAuthenticator } from './http';
 import { createAdminApp } from './http/routes/admin';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from './idempotency';
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
+import { traceBudget } from './limiter/traced';
 import type { Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { registerRedisUp } from './observability/redis-up';
+import { activeTracing } from './observability/tracing';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
+import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
+import { createFollowUpService } from './sales/follow-up-service';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
+import { createWriteProtocol } from './writes';
+import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
+import { createWriteFinder } from './reconcile/find';
+import { reconciledAnswer } from './http/reconciled-answers';
 
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
@@ -31,6 +40,8 @@ export interface Service {
   sales: SaleService;
   idempotency: IdempotencyStore;
   redis: RedisClient | undefined;
+  /** Resolves unknown outcomes from the gateway's records (started with the service, stopped by close()). */
+  reconciler: Reconciler;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   draining(): boolean;
@@ -84,9 +95,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const endpointKey = endpointKeyOf(baseUrl);
   const { limits, classes, expectedReplicas } = limiterSettings(config);
   const schedulerOptions = { endpointKey, limits, classes, logger, registry: metrics.registry };
-  const budget = redis
+  // With tracing on, each wait for a slot is a span (limiter/traced.ts); off, the scheduler is used as it is.
+  const budget = traceBudget(redis
     ? createRedisScheduler({ ...schedulerOptions, redis, keyPrefix: config.redis.keyPrefix, expectedReplicas })
-    : createMemoryScheduler(schedulerOptions);
+    : createMemoryScheduler(schedulerOptions), activeTracing());
 
   const gateway = createGatewayClient({
     ...config.gateway,
@@ -112,26 +124,34 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
   let draining = false;
-  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, idempotency, draining: () => draining });
+  const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySaleRecords();
+  // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
+  const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
+  const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
+  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec });
+  const reconciler = createReconciler({
+    pending,
+    store: idempotency,
+    find: createWriteFinder({ gateway, budget, records, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs }),
+    settings: config.reconcile,
+    logger,
+    metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+  });
+  reconciler.start();
+  const followUps = createFollowUpService({ gateway, budget, records, logger });
+  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, draining: () => draining });
   const admin = createAdminApp({
     metrics,
     readiness: {
       draining: () => draining,
-      async check() {
-        if (!redis) return [];
-        try {
-          await withTimeout(redis.ping(), 1000);
-          return [];
-        } catch {
-          return ['redis'];
-        }
-      },
+      degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
     },
   });
+  if (redis) registerRedisUp(metrics.registry, redis);
 
   let queueStopped = false;
   return {
-    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox,
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler,
     draining: () => draining,
     startDraining: () => {
       draining = true;
@@ -143,6 +163,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
+      await reconciler.stop();
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();
@@ -150,20 +171,4 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       if (sandbox) await sandbox.close();
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timeout')), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }

@@ -1,3 +1,7 @@
+// First, before express, ioredis or undici load: the instrumentations patch them as they are required.
+// With no OTEL_* variable set this loads nothing from OpenTelemetry (src/observability/tracing.ts).
+import { startTracingFromEnv } from './observability/tracing';
+const tracing = startTracingFromEnv();
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devBanner } from './cli/dev-banner';
@@ -68,7 +72,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin], defaultMeta: { service: 'tokengate' } });
+  const secrets = [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin];
+  const logger = createLogger({ level: config.logLevel, secrets, defaultMeta: { service: 'tokengate' } });
+  tracing?.redactLiterals(secrets.flatMap((s) => (s ? [s.reveal()] : [])));
   process.on('uncaughtException', (err) => {
     logger.error('uncaught exception', { err });
     process.exit(1);
@@ -92,13 +98,16 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
-      shutdown(service, { api, admin }, config, logger, signal).then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error('shutdown failed', { err });
-          process.exit(1);
-        },
-      );
+      shutdown(service, { api, admin }, config, logger, signal)
+        // Spans still batched go out before exit (bounded by the exporter's own timeout).
+        .then(() => tracing?.shutdown().catch(() => undefined))
+        .then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error('shutdown failed', { err });
+            process.exit(1);
+          },
+        );
     });
   }
 }

@@ -69,6 +69,12 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'idempotency.retentionMs', env: 'IDEMPOTENCY_RETENTION_MS', parse: ms },
   { path: 'idempotency.inProgressRetryAfterSec', env: 'IDEMPOTENCY_RETRY_AFTER_SEC', parse: int(1, 3600) },
 
+  { path: 'reconcile.deadlineMs', env: 'RECONCILE_DEADLINE_MS', parse: int(1000, 7 * 24 * 3600 * 1000) },
+  { path: 'reconcile.maxProcessingMs', env: 'RECONCILE_MAX_PROCESSING_MS', parse: int(0, 3_600_000) },
+  { path: 'reconcile.intervalMs', env: 'RECONCILE_INTERVAL_MS', parse: int(50, 600_000) },
+  { path: 'reconcile.retryMs', env: 'RECONCILE_RETRY_MS', parse: int(50, 600_000) },
+  { path: 'reconcile.lookbackMarginMs', env: 'RECONCILE_LOOKBACK_MARGIN_MS', parse: int(0, 7 * 24 * 3600 * 1000) },
+
   { path: 'http.bodyLimitBytes', env: 'HTTP_BODY_LIMIT_BYTES', parse: int(1024, 1024 * 1024) },
   { path: 'http.corsOrigins', env: 'CORS_ORIGINS', parse: list(url('https:', 'http:')) },
   { path: 'http.shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', parse: int(0, 600_000) },

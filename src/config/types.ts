@@ -71,6 +71,20 @@ export interface IdempotencyConfig {
   inProgressRetryAfterSec: number;
 }
 
+/** The reconciler of unknown outcomes (issue 12, contract guarantee 6). */
+export interface ReconcileConfig {
+  /** RECONCILE_DEADLINE_MS: the longest an unknown outcome may stay unknown (alerting past it). */
+  deadlineMs: number;
+  /** The gateway's longest processing time (slow processors: 120 s): a write absent after it was never made. */
+  maxProcessingMs: number;
+  /** How often each replica looks for due work. */
+  intervalMs: number;
+  /** How soon a look that failed (budget, gateway error) is tried again. */
+  retryMs: number;
+  /** How far before an attempt's start a customer's list is paged: the gateway's `created` has no zone. */
+  lookbackMarginMs: number;
+}
+
 export interface HttpConfig {
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
@@ -110,6 +124,7 @@ export interface Config {
   limiter: LimiterConfig;
   cache: CacheConfig;
   idempotency: IdempotencyConfig;
+  reconcile: ReconcileConfig;
   http: HttpConfig;
   sandbox: SandboxConfig;
 }

@@ -2,19 +2,14 @@ import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
-import {
-  GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError,
-  GatewayNotFoundError, GatewayRateLimitedError, GatewayRefusedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError,
-  GatewayUnreadableError, type FollowUpOperation,
-} from './errors';
-import {
-  ShapeError, parseBatch, parseCardRefToken, parseCustomer, parseErrorBody, parseList, parsePaymentMethod, parseTransaction, parseTransactionDetail,
-} from './parse';
+import { GatewayError, GatewayRefusedError, GatewayServerError, GatewayUnavailableError, type FollowUpOperation } from './errors';
+import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parseTransaction, parseTransactionDetail } from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
+import { classifyTransportError, interpret } from './transport';
 import type {
-  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RateLimitInfo, RefundRequest,
-  SaleRequest, Transaction, TransactionDetail, VoidRequest,
+  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest, SaleRequest,
+  Transaction, TransactionDetail, VoidRequest,
 } from './types';
 
 /** Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund; the rest are reads. */
@@ -86,9 +81,6 @@ export interface GatewayClient {
   close(): void;
 }
 
-/** Errors of a connection that never carried the request: any call may go to the next host. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
-
 export function endpointKeyOf(baseUrl: string): string {
   const m = /\/api\/([^/]+)\/?$/.exec(new URL(baseUrl).pathname);
   if (!m?.[1]) throw new Error('gateway base URL must end in /api/<v2 or endpoint key>/');
@@ -159,8 +151,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const text = await res.body.text();
       const header = res.headers['x-rate-limit'];
       const rateLimit = parseRateLimitHeader(Array.isArray(header) ? header[0] : header);
-      emit(res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
-      return { status: res.statusCode, text, rateLimit, host };
+      // Emitted once the answer is read for what it says (a follow-up's result E is 'refused'), by `call`.
+      const done = (refused: boolean) => emit(refused ? 'refused' : res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
+      return { status: res.statusCode, text, rateLimit, host, done };
     } catch (err) {
       const error = classifyTransportError(err, host, { timedOut: deadline.signal.aborted, abandoned: signal?.aborted === true });
       emit(error.code);
@@ -181,7 +174,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     for (let i = 0; ; i++) {
       try {
         const answer = await once(a, bases[i % bases.length] as string, i + 1, signal);
-        return interpret(answer, parse);
+        try {
+          const result = interpret(answer, parse);
+          answer.done(false);
+          return result;
+        } catch (err) {
+          answer.done(err instanceof GatewayRefusedError);
+          throw err;
+        }
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
         log.debug('gateway call failed', { op: a.op, host: err.host, code: err.code, status: err.status, attempt: i + 1 });
@@ -296,60 +296,4 @@ function listQuery(p: ListParams): Record<string, string> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** The error code of a transport failure: undici's own, or the socket's (possibly inside an AggregateError). */
-function transportCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown }; errors?: { code?: unknown }[] };
-  for (const c of [e?.code, e?.cause?.code, e?.errors?.[0]?.code]) if (typeof c === 'string') return c;
-  return undefined;
-}
-
-function classifyTransportError(err: unknown, host: string, how: { timedOut: boolean; abandoned: boolean }): GatewayError {
-  const code = transportCode(err);
-  if (code && NOT_SENT.has(code)) return new GatewayUnavailableError('gateway unreachable', { host, cause: code });
-  if (how.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new GatewayTimeoutError(how.abandoned ? 'call abandoned by the caller' : 'no answer from the gateway in time', { host, cause: code ?? 'deadline' });
-  }
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' || code?.startsWith('HPE_')) {
-    return new GatewayUnreadableError('gateway answer too large or malformed', { host, cause: code });
-  }
-  // UND_ERR_SOCKET (other side closed), ECONNRESET, EPIPE: the request may have been read and acted on.
-  return new GatewayConnectionResetError('connection to the gateway broke', { host, cause: code ?? 'unknown' });
-}
-
-function interpret<T>(answer: { status: number; text: string; rateLimit: RateLimitInfo | undefined; host: string }, parse: (body: unknown) => T): GatewayResult<T> {
-  const { status, text, rateLimit, host } = answer;
-  let body: unknown;
-  let readable = true;
-  try {
-    body = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    readable = false;
-  }
-  const init = { status, rateLimit, host, ...parseErrorBody(body) };
-  if (status >= 200 && status < 300) {
-    if (!readable) throw new GatewayUnreadableError('gateway answer is not JSON', init);
-    try {
-      return { value: parse(body), rateLimit, host, status };
-    } catch (err) {
-      if (err instanceof ShapeError) throw new GatewayUnreadableError(`gateway answer has an unexpected shape: ${err.message}`, init);
-      // A follow-up's result_code E: carry the host and budget of this answer.
-      if (err instanceof GatewayRefusedError) throw new GatewayRefusedError(err.operation, err.message, { ...init, errorcode: err.errorcode });
-      throw err;
-    }
-  }
-  if (status === 429) {
-    // Only errorcode 155 proves the call was not processed (gateway-facts.md, Rate limits).
-    if (init.errorcode === 155) throw new GatewayRateLimitedError('gateway rate limit exceeded', init);
-    throw new GatewayServerError('gateway answered 429 without errorcode 155', init);
-  }
-  if (status === 401 || status === 403) {
-    if (init.errorcode === 156) throw new GatewayAccessDeniedError('gateway refused our IP address', init);
-    throw new GatewayAuthFailedError('gateway refused our credentials', init);
-  }
-  if (status === 404 || init.errorcode === 99999) throw new GatewayNotFoundError('gateway object not found', init);
-  if (status >= 400 && status < 500) throw new GatewayBadRequestError('gateway refused the request', init);
-  if (status >= 300 && status < 400) throw new GatewayServerError('gateway answered a redirect', init);
-  throw new GatewayServerError(`gateway answered ${status}`, init);
 }

@@ -7,7 +7,7 @@
  *
  * Verification: `Authorization: Bearer <JWT>` only, at most 8 KiB; the algorithm list comes from config,
  * never from the token (alg none and HS/RS confusion fail there); `iss`, `aud`, `exp` (required), `nbf`,
- * clock tolerance ≤ 30 s. Keys: the HS secret, a PEM public key, or JWKS (jwks.ts). Every failure is the
+ * clock tolerance ≤ 30 s. Keys: the HS secret, a PEM public key, or JWKS (jwks.ts, jose's remote key set). Every failure is the
  * same 401 with a fixed message; the reason code goes to the debug log, the token never does.
  * A token that passed is remembered by its SHA-256 until its exp (+ tolerance), at most 60 s, and is not
  * verified again meanwhile (verified-tokens.ts: 5-8 % of a sale's CPU); failures are never remembered.
@@ -18,7 +18,7 @@ import jwt, { type Algorithm, type JwtPayload } from 'jsonwebtoken';
 import type { JwtConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import { Forbidden, NotFound, Unauthenticated } from './errors';
-import { createJwksKeySource, KeyUnavailable, type JwksKeySourceOptions } from './jwks';
+import { createJwksKeySource, KeyUnavailable } from './jwks';
 import type { AuthContext } from './types';
 import { createVerifiedTokens } from './verified-tokens';
 
@@ -35,8 +35,6 @@ const ALGORITHMS: readonly Algorithm[] = ['HS256', 'HS384', 'HS512', 'RS256', 'R
 export interface AuthenticatorOptions {
   jwt: JwtConfig;
   logger: Logger;
-  /** Replaces the JWKS HTTP fetch (tests). */
-  fetchJwks?: JwksKeySourceOptions['fetcher'];
   /** How long a verified token is trusted without verifying it again (ms, default 60 s; 0 turns it off). */
   verifiedTokenMaxAgeMs?: number;
 }
@@ -70,14 +68,12 @@ function keyResolver(options: AuthenticatorOptions, algorithms: readonly Algorit
     return async () => key;
   }
   if (config.jwksUrl) {
-    const source = createJwksKeySource({ uri: config.jwksUrl, cooldownMs: config.jwksCooldownMs, fetcher: options.fetchJwks });
-    return async (alg, kid) => {
-      const key = await source(kid).catch((err: unknown) => {
+    // jose picks the key by kid and type and refuses a JWK whose own `alg` differs from the token's.
+    const source = createJwksKeySource({ uri: config.jwksUrl, cooldownMs: config.jwksCooldownMs });
+    return (alg, kid) =>
+      source(alg, kid).catch((err: unknown) => {
         throw new Rejected(err instanceof KeyUnavailable ? err.reason : 'jwks_error');
       });
-      if (key.alg !== undefined && key.alg !== alg) throw new Rejected('alg_mismatch_jwk');
-      return key.publicKey;
-    };
   }
   if (config.publicKey) {
     const key = createPublicKey(config.publicKey);

@@ -29,6 +29,9 @@ export type ApiErrorCode =
   | 'gateway_auth_failed'
   | 'unavailable'
   | 'gateway_timeout'
+  | 'sale_not_capturable'
+  | 'sale_not_voidable'
+  | 'refund_exceeds_sale'
   | 'internal_error';
 
 /** One validation problem: where (`body.amount`, `query.limit`, `header.idempotency-key`) and which rule. */
@@ -114,8 +117,9 @@ export class IdempotencyInProgress extends ApiError {
 }
 
 export class OutcomeUnknown extends ApiError {
-  constructor() {
-    super(409, 'outcome_unknown', 'The first attempt with this Idempotency-Key has an unknown outcome and will not be re-sent.');
+  /** Retry-After: when the reconciler looks at the gateway's records next (contract, guarantee 6). */
+  constructor(retryAfterSec = 1) {
+    super(409, 'outcome_unknown', 'The first attempt with this Idempotency-Key has an unknown outcome and is being reconciled with the gateway.', { retryAfterSec });
   }
 }
 
@@ -133,6 +137,27 @@ export class CardDeclined extends ApiError {
     const body = super.toBody(requestId);
     body.error.transaction = redactPansDeep(this.transaction, '[redacted]') as object;
     return body;
+  }
+}
+
+/** Capture of something that is not an open authorization, or over the authorized amount. */
+export class SaleNotCapturable extends ApiError {
+  constructor() {
+    super(409, 'sale_not_capturable', 'The sale is not an open authorization, or the amount exceeds what is authorized.');
+  }
+}
+
+/** Void of a settled, voided or declined sale: a refund is the way back. */
+export class SaleNotVoidable extends ApiError {
+  constructor() {
+    super(409, 'sale_not_voidable', 'The sale cannot be voided; refund it instead.');
+  }
+}
+
+/** A refund that would take the refunded total over the captured amount (checked atomically across replicas). */
+export class RefundExceedsSale extends ApiError {
+  constructor() {
+    super(422, 'refund_exceeds_sale', 'The refund would exceed the captured amount of the sale.');
   }
 }
 

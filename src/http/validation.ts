@@ -6,6 +6,7 @@
  *   parseListQuery(query): ListQuery           ?limit (1..100, default 20) &offset (≥ 0, default 0)
  *   parsePathKey(value, name?): string         custkey / pmkey path parameters
  *   parseIdempotencyKey(header): string        Idempotency-Key (required, 1–255 printable ASCII)
+ *   parseAmountBody(body, kind): AmountInput    body of a capture or a refund ({} or {amount})
  * Rules JSON Schema cannot say (amount > 0, tax + tip ≤ amount in integer cents) are checked here.
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
@@ -13,6 +14,7 @@ import addFormats from 'ajv-formats';
 import openapi from './openapi.json';
 import { InvalidRequest, type ErrorDetail } from './errors';
 import { hasForbiddenKey } from './json-body';
+import { toCents } from '../sales/money';
 
 export interface SaleInput {
   customer: string;
@@ -22,6 +24,14 @@ export interface SaleInput {
   amountCents: number;
   amountDetail?: { tax?: string; tip?: string };
   invoice?: string;
+  /** false: authorize only (`authonly`). */
+  capture: boolean;
+}
+
+/** The body of a capture or a refund: all (absent) or part of the sale. */
+export interface AmountInput {
+  amount?: string;
+  amountCents?: number;
 }
 
 export interface ListQuery {
@@ -52,6 +62,8 @@ function compile(schema: unknown): ValidateFunction {
 
 const params = openapi.components.parameters;
 const validateSale = compile({ $ref: '#/$defs/SaleRequest' });
+const validateCapture = compile({ $ref: '#/$defs/CaptureRequest' });
+const validateRefund = compile({ $ref: '#/$defs/RefundRequest' });
 const validateListQuery = compile({
   type: 'object',
   additionalProperties: false,
@@ -82,11 +94,8 @@ function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undef
   return out;
 }
 
-/** "12.3" → 1230. Only called on strings that passed the schema's money pattern. */
-export function toCents(amount: string): number {
-  const [whole = '0', frac = ''] = amount.split('.');
-  return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
-}
+/** "12.3" → 1230: one money conversion for the API and the sale records (only on strings of the money pattern). */
+export { toCents };
 
 function isPlainObject(value: unknown): value is Schema {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -97,7 +106,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
   if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
   if (!validateSale(body)) throw new InvalidRequest(toDetails('body', validateSale.errors));
   // Safe after validation: the schema fixes every field's type and forbids others.
-  const raw = body as { customer: string; payment_method: string; amount: string; amount_detail?: { tax?: string; tip?: string }; invoice?: string };
+  const raw = body as { customer: string; payment_method: string; amount: string; amount_detail?: { tax?: string; tip?: string }; invoice?: string; capture?: boolean };
   const amountCents = toCents(raw.amount);
   const details: ErrorDetail[] = [];
   if (amountCents <= 0) details.push({ path: 'body.amount', rule: 'positive' });
@@ -105,7 +114,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
   if (detail && toCents(detail.tax ?? '0') + toCents(detail.tip ?? '0') > amountCents) details.push({ path: 'body.amount_detail', rule: 'exceeds_amount' });
   if (details.length > 0) throw new InvalidRequest(details);
 
-  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: raw.amount, amountCents };
+  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: raw.amount, amountCents, capture: raw.capture !== false };
   if (detail) {
     input.amountDetail = {};
     if (detail.tax !== undefined) input.amountDetail.tax = detail.tax;
@@ -113,6 +122,30 @@ export function parseSaleRequest(body: unknown): SaleInput {
   }
   if (raw.invoice !== undefined) input.invoice = raw.invoice;
   return input;
+}
+
+/**
+ * The body of `POST /v1/sales/{key}/capture` or `/refunds`: none (all) or `{amount}` (part). An empty body is
+ * the same request as `{}`.
+ */
+export function parseAmountBody(body: unknown, kind: 'capture' | 'refund'): AmountInput {
+  const value = body === undefined ? {} : body;
+  if (!isPlainObject(value)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
+  if (hasForbiddenKey(value)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
+  const validate = kind === 'capture' ? validateCapture : validateRefund;
+  if (!validate(value)) throw new InvalidRequest(toDetails('body', validate.errors));
+  const amount = (value as { amount?: string }).amount;
+  if (amount === undefined) return {};
+  const amountCents = toCents(amount);
+  if (amountCents <= 0) throw new InvalidRequest([{ path: 'body.amount', rule: 'positive' }]);
+  return { amount, amountCents };
+}
+
+/** A body where none is taken (void): absent, or an empty object. */
+export function parseEmptyBody(body: unknown): void {
+  if (body === undefined) return;
+  if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
+  if (Object.keys(body).length > 0) throw new InvalidRequest([{ path: 'body', rule: 'unknown_field' }]);
 }
 
 const WHOLE = /^(0|[1-9][0-9]{0,9})$/;

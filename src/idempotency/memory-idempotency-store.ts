@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inProgress } from './in-progress';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
 
 export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
   /** Clock in ms; injectable for tests. */
@@ -17,6 +17,9 @@ interface MemoryRecord {
   attempts: number;
   reason: string;
   since: number;
+  nextLook: number | undefined;
+  context: WriteContext | undefined;
+  started: number;
   /** JSON, as in Redis, so a replay can never alias an object the caller keeps mutating. */
   response: string | undefined;
   expiresAt: number;
@@ -64,7 +67,8 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       const invoice = opts.invoice || undefined;
       records.set(id(scope, key), {
         fp, state: 'in_progress', owner: attempt, leaseUntil: t + lease, invoice, attempts: 1,
-        reason: '', since: 0, response: undefined, expiresAt: t + Math.max(retentionMs, lease),
+        reason: '', since: 0, nextLook: undefined, response: undefined, expiresAt: t + Math.max(retentionMs, lease),
+        context: opts.context ? { ...opts.context } : undefined, started: t,
       });
       return { kind: 'started', attempt, invoice, resumed: false };
     }
@@ -72,14 +76,31 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     if (rec.state === 'completed') return { kind: 'completed', response: JSON.parse(rec.response ?? 'null') as StoredResponse };
     if (rec.state === 'in_progress') {
       if (rec.leaseUntil - t > 0) return inProgress(rec.leaseUntil - t, inProgressRetryAfterSec);
-      // Lease over: the owner may have sent the sale before dying; keep it as owner for a late complete().
-      Object.assign(rec, { state: 'unknown', reason: 'lease_expired', since: t, expiresAt: t + retentionMs });
+      expireLease(rec, t);
     }
     if (resume && rec.invoice) {
-      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, expiresAt: t + Math.max(retentionMs, lease) });
+      Object.assign(rec, { state: 'in_progress', owner: attempt, leaseUntil: t + lease, attempts: rec.attempts + 1, started: t, expiresAt: t + Math.max(retentionMs, lease) });
       return { kind: 'started', attempt, invoice: rec.invoice, resumed: true };
     }
-    return { kind: 'outcome_unknown', record: { invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts } };
+    return { kind: 'outcome_unknown', record: unknownRecord(rec, t) };
+  }
+
+  function unknownRecord(rec: MemoryRecord, t: number): UnknownRecord {
+    return {
+      invoice: rec.invoice, reason: rec.reason, sinceMs: rec.since, attempts: rec.attempts, context: rec.context && { ...rec.context }, startedMs: rec.started,
+      nowMs: t, ...(rec.nextLook !== undefined ? { nextLookMs: rec.nextLook } : {}),
+    };
+  }
+
+  /** Lease over: the owner may have sent the write before dying; it stays owner for a late complete(). */
+  function expireLease(rec: MemoryRecord, t: number): void {
+    Object.assign(rec, { state: 'unknown', reason: 'lease_expired', since: t, expiresAt: t + retentionMs });
+  }
+
+  /** The record the reconciler may still resolve or release: unknown, and not taken over since inspect. */
+  function unknownAt(scope: string, key: string, attempts: number): MemoryRecord | undefined {
+    const rec = get(scope, key);
+    return rec && rec.state === 'unknown' && rec.attempts === attempts ? rec : undefined;
   }
 
   return {
@@ -110,6 +131,32 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       if (rec.attempts > 1) Object.assign(rec, { state: 'unknown', owner: undefined, expiresAt: now() + retentionMs });
       else records.delete(id(scope, key));
       return 'done';
+    },
+    async inspect(scope, key) {
+      const rec = get(scope, key);
+      if (!rec) return { state: 'absent' };
+      if (rec.state === 'completed') return { state: 'completed' };
+      const t = now();
+      if (rec.state === 'in_progress') {
+        if (rec.leaseUntil - t > 0) return { state: 'in_progress', leaseRemainingMs: rec.leaseUntil - t };
+        expireLease(rec, t);
+      }
+      return { state: 'unknown', record: unknownRecord(rec, t) };
+    },
+    async resolve(scope, key, attempts, response): Promise<TransitionResult> {
+      const rec = unknownAt(scope, key, attempts);
+      if (!rec) return 'not_owner';
+      Object.assign(rec, { state: 'completed', response: JSON.stringify(scrubResponse(response)), owner: undefined, nextLook: undefined, expiresAt: now() + retentionMs });
+      return 'done';
+    },
+    async release(scope, key, attempts): Promise<TransitionResult> {
+      if (!unknownAt(scope, key, attempts)) return 'not_owner';
+      records.delete(id(scope, key));
+      return 'done';
+    },
+    async setNextLook(scope, key, atMs) {
+      const rec = get(scope, key);
+      if (rec?.state === 'unknown') rec.nextLook = atMs;
     },
   };
 }

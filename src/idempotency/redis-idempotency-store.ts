@@ -4,7 +4,7 @@ import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
 import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult } from './types';
+import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
   redis: Redis | Cluster;
@@ -47,10 +47,14 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   async function claim(scope: string, key: string, fingerprint: string, opts: BeginOptions, resume: boolean): Promise<BeginResult> {
     const rk = recordKey(scope, key);
     const attempt = randomUUID();
+    const ctx = opts.context;
     let reply: unknown;
     try {
       reply = await call(resume ? 'retryUnknown' : 'begin', () =>
-        redis.tgIdemBegin(rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0'),
+        redis.tgIdemBegin(
+          rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0',
+          ctx?.op ?? '', ctx?.customer ?? '', ctx?.sale ?? '', ctx?.amount ?? '',
+        ),
       );
     } catch (err) {
       // The script may still run once Redis answers (offline queue). This attempt will never send, so free
@@ -72,6 +76,13 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     markOutcomeUnknown: (scope, key, attempt, record) =>
       transition('markOutcomeUnknown', () => redis.tgIdemMarkUnknown(recordKey(scope, key), attempt, record.invoice ?? '', record.reason, retentionMs)),
     abandon: (scope, key, attempt) => transition('abandon', () => redis.tgIdemAbandon(recordKey(scope, key), attempt, retentionMs)),
+    inspect: async (scope, key) => parseInspect(await call('inspect', () => redis.tgIdemInspect(recordKey(scope, key), retentionMs))),
+    resolve: (scope, key, attempts, response) =>
+      transition('resolve', () => redis.tgIdemResolve(recordKey(scope, key), attempts, JSON.stringify(scrubResponse(response)), retentionMs)),
+    release: (scope, key, attempts) => transition('release', () => redis.tgIdemRelease(recordKey(scope, key), attempts)),
+    async setNextLook(scope, key, atMs) {
+      await call('setNextLook', () => redis.tgIdemNextLook(recordKey(scope, key), Math.round(atMs)));
+    },
   };
 }
 
@@ -87,9 +98,45 @@ function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): Beg
     case 'mismatch':
       return { kind: 'mismatch' };
     case 'unknown':
-      return { kind: 'outcome_unknown', record: { invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]) } };
+      return {
+        kind: 'outcome_unknown',
+        record: unknownRecord(r),
+      };
     default:
       throw new StoreUnavailableError(`idempotency begin: unexpected reply from Redis`);
   }
 }
 
+
+/** The stored context fields (op, customer, sale, amount; '' = absent); undefined for a record without one. */
+export function contextOf([op, customer, sale, amount]: readonly (string | undefined)[]): WriteContext | undefined {
+  if (!op) return undefined;
+  const ctx: WriteContext = { op, customer: customer ?? '' };
+  if (sale) ctx.sale = sale;
+  if (amount) ctx.amount = amount;
+  return ctx;
+}
+
+/** The 'unknown' reply of begin and inspect (lua/begin.lua): invoice, reason, since, attempts, context, started, next look, now. */
+function unknownRecord(r: readonly string[]): UnknownRecord {
+  return {
+    invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]), context: contextOf(r.slice(5, 9)), startedMs: Number(r[9] ?? 0),
+    ...(r[10] ? { nextLookMs: Number(r[10]) } : {}), ...(r[11] ? { nowMs: Number(r[11]) } : {}),
+  };
+}
+
+function parseInspect(reply: unknown): InspectResult {
+  const r = Array.isArray(reply) ? (reply as unknown[]).map((v) => (v === null ? '' : String(v))) : [];
+  switch (r[0]) {
+    case 'absent':
+      return { state: 'absent' };
+    case 'completed':
+      return { state: 'completed' };
+    case 'in_progress':
+      return { state: 'in_progress', leaseRemainingMs: Number(r[1]) };
+    case 'unknown':
+      return { state: 'unknown', record: unknownRecord(r) };
+    default:
+      throw new StoreUnavailableError('idempotency inspect: unexpected reply from Redis');
+  }
+}

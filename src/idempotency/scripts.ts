@@ -4,10 +4,17 @@ import { luaIn, withScripts } from '../redis/scripts';
 
 /** The Lua scripts of this folder as ioredis commands (EVALSHA after the first call on each connection). */
 export interface IdempotencyCommands {
-  tgIdemBegin(key: string, fp: string, attempt: string, leaseMs: number, retentionMs: number, invoice: string, resume: string): Promise<unknown>;
+  tgIdemBegin(
+    key: string, fp: string, attempt: string, leaseMs: number, retentionMs: number, invoice: string, resume: string,
+    op: string, customer: string, sale: string, amount: string,
+  ): Promise<unknown>;
   tgIdemComplete(key: string, attempt: string, response: string, retentionMs: number): Promise<unknown>;
   tgIdemMarkUnknown(key: string, attempt: string, invoice: string, reason: string, retentionMs: number): Promise<unknown>;
   tgIdemAbandon(key: string, attempt: string, retentionMs: number): Promise<unknown>;
+  tgIdemInspect(key: string, retentionMs: number): Promise<unknown>;
+  tgIdemResolve(key: string, attempts: number, response: string, retentionMs: number): Promise<unknown>;
+  tgIdemRelease(key: string, attempts: number): Promise<unknown>;
+  tgIdemNextLook(key: string, atMs: number): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & IdempotencyCommands;
@@ -18,6 +25,10 @@ const SCRIPTS = [
   lua('tgIdemComplete', 'complete.lua', 1),
   lua('tgIdemMarkUnknown', 'mark-unknown.lua', 1),
   lua('tgIdemAbandon', 'abandon.lua', 1),
+  lua('tgIdemInspect', 'inspect.lua', 1),
+  lua('tgIdemResolve', 'resolve.lua', 1),
+  lua('tgIdemRelease', 'release.lua', 1),
+  lua('tgIdemNextLook', 'next-look.lua', 1),
 ];
 
 export function withIdempotencyScripts(redis: Redis | Cluster): ScriptedClient {

@@ -9,6 +9,11 @@
  *
  * A key whose owner vanished (SIGKILL mid-sale) is never handed out as 'started' again: once its lease
  * is over, begin reports 'outcome_unknown'.
+ *
+ * Every write uses it (sales, captures, voids, refunds, adding a card) through src/writes. The record keeps
+ * the write's context (op, customer, sale, amount, invoice, attempt start) so the reconciler (issue 12) can
+ * end an unknown outcome with two more transitions: unknown --resolve--> completed (the real answer), and
+ * unknown --release--> (absent) (proven not sent). Both act on the hash fields documented in lua/begin.lua.
  */
 
 /** What a replay sends back: the tokengate answer as first sent (masked card numbers only, never card data). */
@@ -19,16 +24,47 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
+/**
+ * What the write under a key is, kept from begin on so that an unknown outcome can be resolved later from the
+ * gateway's own records (contract guarantee 6, issue 12), even when the replica that sent it died mid-call.
+ * Never card data: keys, amounts and an invoice only.
+ */
+export interface WriteContext {
+  /** The operation: 'sale', 'authorize', 'capture', 'void', 'refund', 'payment_method'. */
+  op: string;
+  /** The customer charged or acted for (a sale is found in its transaction list). */
+  customer: string;
+  /** Follow-ups: the original sale's gateway key (captures, voids and refunds are checked on it). */
+  sale?: string;
+  /** The amount sent (absent for a full refund or a full capture). */
+  amount?: string;
+}
+
 export interface UnknownRecord {
   /** The invoice the sale was (or may have been) sent with; needed for a duplicate-folding retry. */
   invoice: string | undefined;
+  /** What was (maybe) sent; undefined for records written before contexts existed. */
+  context: WriteContext | undefined;
+  /** When the latest attempt under this key started (ms since the epoch, Redis clock): search back to here. */
+  startedMs: number;
   /** Why the outcome is unknown: the caller's reason (e.g. 'gateway_timeout') or 'lease_expired'. */
   reason: string;
   /** When the key became unknown (ms since the epoch, Redis clock). */
   sinceMs: number;
   /** How many attempts were started under this key (1 + folding retries). */
   attempts: number;
+  /** When the reconciler looks next (ms since the epoch), if it said so; with `nowMs`, the Retry-After. */
+  nextLookMs?: number;
+  /** The store's clock when this was read (ms since the epoch, Redis TIME on Redis). */
+  nowMs?: number;
 }
+
+/** What the reconciler sees of a record (issue 12); `attempts` guards its resolve/release against races. */
+export type InspectResult =
+  | { state: 'absent' }
+  | { state: 'completed' }
+  | { state: 'in_progress'; leaseRemainingMs: number }
+  | { state: 'unknown'; record: UnknownRecord };
 
 export type BeginResult =
   /** The caller owns the key and may send the sale; it must end with complete, markOutcomeUnknown or abandon. */
@@ -47,6 +83,8 @@ export interface BeginOptions {
   leaseMs: number;
   /** The invoice the sale will carry (the caller's, or one derived from the key); kept for folding retries. */
   invoice?: string;
+  /** What the write is: kept with the record so an unknown outcome can be reconciled. */
+  context?: WriteContext;
 }
 
 /** Result of the owner's closing transition: 'not_owner' when the key was taken over or already closed. */
@@ -69,6 +107,17 @@ export interface IdempotencyStore {
    * so a retry runs fresh; for a folding retry it goes back to 'outcome_unknown' instead.
    */
   abandon(scope: string, key: string, attempt: string): Promise<TransitionResult>;
+
+  // The reconciler's transitions (issue 12, contract guarantee 6). `attempts` is what inspect() returned:
+  // if a duplicate-folding retry took the key over since, the transition is refused ('not_owner').
+  /** Reads a record; an in_progress one whose lease is over turns 'unknown' (as begin does). */
+  inspect(scope: string, key: string): Promise<InspectResult>;
+  /** Found in the gateway's records: 'unknown' → 'completed' with the real answer, replayed from now on. */
+  resolve(scope: string, key: string, attempts: number, response: StoredResponse): Promise<TransitionResult>;
+  /** Proven absent after the gateway's longest processing time: the key is freed, a retry runs once. */
+  release(scope: string, key: string, attempts: number): Promise<TransitionResult>;
+  /** Records when the reconciler looks next, for the Retry-After of a 409 outcome_unknown. */
+  setNextLook(scope: string, key: string, atMs: number): Promise<void>;
 }
 
 export interface IdempotencyStoreSettings {

@@ -1,4 +1,4 @@
-import type { CallClass, Clock, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
+import { CLASS_RANK, reservedSlots, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
 import { countIn, earliestSlot, insertSorted, pruneUpTo } from './window-math';
 
 export interface MemoryBackend extends ReservationBackend {
@@ -16,7 +16,15 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
   const minute: number[] = [];
   const day: number[] = [];
   let lastAny = Number.NEGATIVE_INFINITY;
-  let lastSale = Number.NEGATIVE_INFINITY;
+  /** The latest slot of each class but reads (whose queue is behind everything: lastAny). */
+  const last: Record<Exclude<CallClass, 'read'>, number> = { sale: -Infinity, capture: -Infinity, refund: -Infinity };
+  /** A class queues behind its own and the higher classes' latest slots. */
+  const queueEnd = (cls: CallClass): number => {
+    if (cls === 'read') return lastAny;
+    let end = Number.NEGATIVE_INFINITY;
+    for (const [c, t] of Object.entries(last)) if (CLASS_RANK[c as CallClass] <= CLASS_RANK[cls]) end = Math.max(end, t);
+    return end;
+  };
   let blockedUntil = Number.NEGATIVE_INFINITY;
 
   function prune(now: number): void {
@@ -33,9 +41,9 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
       const now = clock();
       prune(now);
-      const reserved = cls === 'read' ? classes.saleReservedSlots : 0;
-      // First-come within a class; reads also queue behind sales, sales may use the slots reads must leave.
-      let start = Math.max(now, blockedUntil, cls === 'read' ? lastAny : lastSale);
+      const reserved = reservedSlots(classes, cls);
+      // First-come within a class and behind the classes above it; a class may use the slots lower ones must leave.
+      let start = Math.max(now, blockedUntil, queueEnd(cls));
       const dayCap = limits.perDay - reserved;
       if (day.length >= dayCap) {
         // Near the day limit: place at the tail, where only the span ending here matters (cheap at 5000/day).
@@ -46,7 +54,7 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
       if (delayMs > maxWaitMs) return { ok: false, delayMs };
       add(slot);
       lastAny = Math.max(lastAny, slot);
-      if (cls === 'sale') lastSale = Math.max(lastSale, slot);
+      if (cls !== 'read') last[cls] = Math.max(last[cls], slot);
       return {
         ok: true,
         delayMs,

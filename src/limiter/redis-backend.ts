@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
 import { luaIn, withScripts } from '../redis/scripts';
-import type { CallClass, Grant, LimiterClasses, LimiterLimits, ReservationBackend } from './types';
+import { reservedSlots, type CallClass, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
 
 type LimiterCommand = (meta: string, minute: string, day: string, ...args: string[]) => Promise<unknown>;
 const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 3);
@@ -64,7 +64,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
   return {
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
       const reply = (await exec(
-        'reserve', cls, limits.perWindow, limits.perDay, classes.saleReservedSlots, span, daySpan,
+        'reserve', cls, limits.perWindow, limits.perDay, reservedSlots(classes, cls), span, daySpan,
         Math.max(0, maxWaitMs), knownEpoch, randomUUID(),
       )) as [number, string, string, number, string];
       const [granted, delayUs, epoch, emptied, slotUs] = reply;

@@ -94,7 +94,8 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
         failed = true;
       }
       const local = enterFallback(cause, failed);
-      if (cls === 'sale') throw new LimiterUnavailableError(undefined, { cause });
+      // Writes need the shared budget (guarantee 5): only reads go through this replica's share.
+      if (cls !== 'read') throw new LimiterUnavailableError(undefined, { cause });
       const grant = await local.reserve(cls, maxWaitMs);
       if (grant.ok) record(clock() + grant.delayMs, true);
       return grant;

@@ -3,7 +3,7 @@ import type { GatewayResult, RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import { LimiterUnavailableError, RateLimitExceededError } from './errors';
 import type { LimiterMetrics } from './metrics';
-import type { CallClass, Clock, LimiterClasses, LimiterLimits, ReservationBackend, RunOptions, UpstreamScheduler } from './types';
+import { maxWaitOf, type CallClass, type Clock, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
 
 export interface RunLoopOptions {
   backend: ReservationBackend;
@@ -105,7 +105,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   }
 
   const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
-    started + (runOpts.maxWaitMs ?? (cls === 'sale' ? classes.saleMaxWaitMs : classes.readMaxWaitMs));
+    started + (runOpts.maxWaitMs ?? maxWaitOf(classes, cls));
 
   return {
     async acquire(cls: CallClass, runOpts: RunOptions = {}): Promise<void> {

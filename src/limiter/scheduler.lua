@@ -1,5 +1,5 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
---   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, seq)
+--   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, seq)
 --   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ).
 -- Times are integer microseconds from Redis TIME, never a pod's clock. Every cap+1 starts are at least
 -- span = window + margin apart, i.e. at most cap starts in ANY span (gateway-facts.md, Rate limits).
@@ -54,7 +54,7 @@ if op == 'reserve' then
   local perWindow, perDay, reserved = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
   local known = ARGV[9]
-  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale')
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund')
   local epoch, block = m[1], num(m[3], 0)
   local emptied = 0
   if not epoch then
@@ -75,11 +75,14 @@ if op == 'reserve' then
   end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
   redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
-  if cls ~= 'read' then reserved = 0 end
-  -- First-come within a class; reads queue behind everything, sales may take the slots reads must leave.
-  local lastIdx = 5
-  if cls == 'read' then lastIdx = 4 end
-  local start = math.max(now, block, num(m[lastIdx], 0))
+  -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read. `reserved` is the
+  -- class's own (slots it must leave to the classes above). First-come within a class and behind the classes
+  -- above it; reads queue behind everything (lastAny). A class may take the slots lower classes must leave.
+  local queue = {sale = {5}, capture = {5, 6}, refund = {5, 6, 7}, read = {4}}
+  local own = {sale = 'lastSale', capture = 'lastCapture', refund = 'lastRefund'}
+  if not queue[cls] then return redis.error_reply('tokengate limiter: unknown class ' .. tostring(cls)) end
+  local start = math.max(now, block)
+  for _, i in ipairs(queue[cls]) do start = math.max(start, num(m[i], 0)) end
   local dayCap = perDay - reserved
   if redis.call('ZCARD', dayKey) >= dayCap then
     -- Near the day limit: place at the tail, where only the span ending here matters (cheap at 5000/day).
@@ -94,7 +97,10 @@ if op == 'reserve' then
   addEntry(minKey, r, member, delay + span)
   addEntry(dayKey, r, member, delay + daySpan)
   redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
-  if cls ~= 'read' then redis.call('HSET', meta, 'lastSale', s(math.max(num(m[5], 0), r))) end
+  if own[cls] then
+    local i = queue[cls][#queue[cls]]
+    redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
+  end
   return {1, s(delay), epoch, emptied, s(r)}
 
 elseif op == 'confirm' then

@@ -2,7 +2,15 @@ import type { Registry } from 'prom-client';
 import type { GatewayResult } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 
-export type CallClass = 'sale' | 'read';
+/**
+ * Budget classes, highest priority first (src/limiter/README.md, "Classes"): checkout sales (and
+ * authorizations), then captures and voids, then refunds, then reads. A class queues behind its own and the
+ * higher classes only, and may never take the last `reservedSlots(cls)` slots of a window.
+ */
+export type CallClass = 'sale' | 'capture' | 'refund' | 'read';
+
+/** Priority rank: 0 is served first. */
+export const CLASS_RANK: Readonly<Record<CallClass, number>> = { sale: 0, capture: 1, refund: 2, read: 3 };
 
 /** The one entry point the use cases see (issue 4). */
 export interface UpstreamScheduler {
@@ -36,8 +44,34 @@ export interface LimiterLimits {
 export interface LimiterClasses {
   saleMaxWaitMs: number;
   readMaxWaitMs: number;
-  /** Slots of every window reads may never take (default 5 of 45), so a read flood cannot starve sales. */
+  /** Captures and voids; default: the sales' wait. */
+  captureMaxWaitMs?: number;
+  /** Refunds; default: the sales' wait. */
+  refundMaxWaitMs?: number;
+  /**
+   * Slots of every window reads may never take (default 5 of 45), so a read flood cannot starve sales.
+   * Captures and voids leave round(R/3) of them, refunds round(2R/3): see reservedSlots().
+   */
   saleReservedSlots: number;
+}
+
+/** The slots of every window `cls` may never take: kept for the classes above it. */
+export function reservedSlots(classes: LimiterClasses, cls: CallClass): number {
+  return Math.round((classes.saleReservedSlots * CLASS_RANK[cls]) / CLASS_RANK.read);
+}
+
+/** The longest `cls` waits for a slot by default. */
+export function maxWaitOf(classes: LimiterClasses, cls: CallClass): number {
+  switch (cls) {
+    case 'sale':
+      return classes.saleMaxWaitMs;
+    case 'capture':
+      return classes.captureMaxWaitMs ?? classes.saleMaxWaitMs;
+    case 'refund':
+      return classes.refundMaxWaitMs ?? classes.saleMaxWaitMs;
+    case 'read':
+      return classes.readMaxWaitMs;
+  }
 }
 
 /** Monotonic milliseconds (performance.now by default); tests may inject their own. */

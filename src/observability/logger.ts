@@ -2,6 +2,7 @@ import winston from 'winston';
 import { Writable } from 'node:stream';
 import type { Secret } from '../config/secret';
 import { redactString, redactValue } from './redact';
+import { activeTracing } from './tracing';
 
 export type Logger = winston.Logger;
 
@@ -31,10 +32,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return winston.createLogger({
     level: options.level ?? 'info',
     defaultMeta: options.defaultMeta,
-    format: winston.format.combine(winston.format.timestamp(), redact(), winston.format.json()),
+    format: winston.format.combine(winston.format.timestamp(), traceIds(), redact(), winston.format.json()),
     transports: [new winston.transports.Stream({ stream: options.stream ?? process.stdout })],
   });
 }
+
+/**
+ * `trace_id` and `span_id` of the active span on every line written inside one, so a log line leads to its
+ * trace. Read when the line is written: with tracing off, one call that returns undefined.
+ */
+const traceIds = winston.format((info) => {
+  const ids = activeTracing()?.currentIds();
+  if (ids) Object.assign(info, ids);
+  return info;
+});
 
 /** A stream that keeps every line written to it: for tests that scan what the logger produced. */
 export class CapturingStream extends Writable {

@@ -12,6 +12,7 @@ export interface Metrics {
   cacheLookups: Counter<'result'>;
   idempotency: Counter<'event'>;
   sales: Counter<'result'>;
+  writes: Counter<'operation' | 'result'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -28,7 +29,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     upstreamCalls: new Counter({
       name: 'tokengate_upstream_calls_total',
-      help: 'Gateway calls by operation and outcome (ok, http_<status> or an error code)',
+      help: 'Gateway calls by operation and outcome (ok, refused: a follow-up answered result E, http_<status> or an error code)',
       labelNames: ['operation', 'outcome'],
       registers: [registry],
     }),
@@ -47,5 +48,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers: [registry],
     }),
     sales: new Counter({ name: 'tokengate_sales_total', help: 'Sales by result (approved, partial, declined, error, unknown)', labelNames: ['result'], registers: [registry] }),
+    writes: new Counter({
+      name: 'tokengate_writes_total',
+      help: 'Writes by operation (sale, authorize, capture, void, refund, payment_method) and result (ok, declined, refused, error, not_sent, outcome_unknown, replay)',
+      labelNames: ['operation', 'result'],
+      registers: [registry],
+    }),
   };
 }

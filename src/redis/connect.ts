@@ -121,7 +121,7 @@ export async function closeRedis(client: RedisClient): Promise<void> {
 
 /**
  * Resolves once the connection is ready, or after `timeoutMs` (the service then starts degraded: /readyz
- * reports Redis, sales answer 503, reads use the fallback budget). Without this wait the first commands would
+ * stays 200 and lists `redis` under `degraded`, tokengate_redis_up reads 0, sales answer 503, reads use the fallback budget). Without this wait the first commands would
  * fail at once, because the offline queue is off on purpose.
  */
 export function waitForRedis(client: RedisClient, timeoutMs: number): Promise<boolean> {

@@ -3,6 +3,9 @@ import type { CardRefToken, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Budget, TokenService } from '../tokens/token-service';
+import { WriteNotSentError } from '../writes/not-sent';
+import type { SaleRecord } from '../sale-records';
+import { toCents } from './money';
 
 /** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
 export const CARDREF_INVALID_ERROR_CODES: ReadonlySet<string> = new Set(['10142']);
@@ -13,6 +16,8 @@ export interface SaleInput {
   amount: string;
   amount_detail?: { tax?: string; tip?: string };
   invoice: string;
+  /** false: authorize only (`authonly`), capture or void it later. Default true (`cc:sale`). */
+  capture?: boolean;
 }
 
 export type SaleOutcome =
@@ -24,12 +29,7 @@ export type SaleOutcome =
  * The sale was certainly not sent: the failure came before the gateway call (token lookup, or the card
  * reference refresh after a result E, which charges nothing). The idempotency key can be freed.
  */
-export class SaleNotSentError extends Error {
-  constructor(override readonly cause: unknown) {
-    super('sale not sent', { cause });
-    this.name = 'SaleNotSentError';
-  }
-}
+export class SaleNotSentError extends WriteNotSentError {}
 
 export interface SaleService {
   /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */
@@ -42,6 +42,25 @@ export interface ChargeOptions {
   signal?: AbortSignal;
   /** What peekToken() found: saves the first attempt its own cache read. */
   peeked?: CardRefToken;
+}
+
+/**
+ * The record that makes `saleKey` this customer's, written with the idempotency completion (one pipeline):
+ * ownership and the money bounds of later captures and refunds (src/sale-records). Declines are recorded too,
+ * so their owner can read them and nobody else can.
+ */
+export function saleRecordOf(outcome: SaleOutcome, input: Pick<SaleInput, 'customer' | 'amount' | 'capture'>): SaleRecord {
+  const tx = outcome.transaction;
+  const authorizedCents = outcome.kind === 'approved' ? toCents(tx.auth_amount ?? input.amount) : 0;
+  const captured = input.capture !== false;
+  return {
+    customer: input.customer,
+    state: outcome.kind !== 'approved' ? 'declined' : captured ? 'captured' : 'authorized',
+    authorizedCents,
+    capturedCents: captured ? authorizedCents : 0,
+    refundedCents: 0,
+    pendingRefundCents: 0,
+  };
 }
 
 export function isCardRefInvalid(tx: Transaction): boolean {
@@ -58,8 +77,11 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     } catch (err) {
       throw new SaleNotSentError(err);
     }
-    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice };
-    const result = await budget.run('sale', () => gateway.sale(request, { signal }), { signal });
+    // custkey attaches the transaction to the customer: its transaction list finds it (reconciliation), and
+    // the gateway's record names its owner.
+    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer };
+    const call = () => (input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal }));
+    const result = await budget.run('sale', call, { signal });
     return result.value;
   }
 

@@ -169,7 +169,10 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
       const cents = input.amountCents as number;
       if (cents >= tx.authCents) return { refusal: E.creditExceeds };
       tx.authCents -= cents;
-      if (tx.state === 'unsettled') tx.capturedCents = tx.authCents;
+      if (tx.state === 'unsettled') {
+        tx.capturedCents = tx.authCents;
+        tx.adjustedCents += cents;
+      }
       return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
     }
     default:
@@ -209,6 +212,7 @@ function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined,
     authCents: cents,
     capturedCents: cents,
     refundedCents: 0,
+    adjustedCents: 0,
     refunds: [],
     original: tx.key,
     invoice: tx.invoice,

@@ -13,7 +13,7 @@ export interface TokenStore {
 
 /** What every use case needs from the upstream budget (src/limiter). */
 export interface Budget {
-  run<T>(cls: 'sale' | 'read', call: () => Promise<GatewayResult<T>>, opts?: { signal?: AbortSignal }): Promise<GatewayResult<T>>;
+  run<T>(cls: 'sale' | 'capture' | 'refund' | 'read', call: () => Promise<GatewayResult<T>>, opts?: { signal?: AbortSignal }): Promise<GatewayResult<T>>;
 }
 
 export interface TokenLookup {

@@ -346,6 +346,7 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
       for (const name of ['tokengate_http_request_duration_seconds', 'tokengate_upstream_calls_total', 'tokengate_token_cache_lookups_total', 'tokengate_idempotency_events_total']) {
         expect(metrics.text).toContain(name);
       }
+      expect(metrics.text).toMatch(/^tokengate_redis_up 1$/m);
     });
 
     it('when the docs are asked for, then /openapi.json describes POST /v1/sales and /docs is HTML', async () => {

@@ -72,7 +72,12 @@ describe.each(MODES)('tokengate under special configurations (%s)', (m) => {
       const bearer = token({ sub: 'reader', custkey: cust, scope: 'payment_methods:read' });
       const list = await request(bff.url).get(`/v1/customers/${cust}/payment_methods`).set('Authorization', `Bearer ${bearer}`);
       expect(list.status).toBe(200);
-      expect((await request(bff.adminUrl).get('/readyz')).status).toBe(503);
+      // Redis is shared by every replica: it degrades the service but does not take this replica out of the Service.
+      const ready = await request(bff.adminUrl).get('/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', problems: [], degraded: ['redis'] });
+      expect((await request(bff.adminUrl).get('/metrics')).text).toMatch(/^tokengate_redis_up 0$/m);
+      expect(bff.logs()).toContain('redis connection error'); // the transition, logged once
     });
   });
 

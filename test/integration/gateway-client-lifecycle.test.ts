@@ -96,6 +96,25 @@ describe('gateway client: the payment lifecycle against the sandbox', () => {
     expect(sandbox.ledger.get(key)).toMatchObject({ state: label.includes('unsettled') || label === 'capture of a sale' ? 'unsettled' : 'settled', refunded: '0.00' });
   });
 
+  it('when a follow-up is refused, then the call event says refused for its operation (the metric label)', async () => {
+    const events: CallEvent[] = [];
+    const c = clientFor(sandbox, { onCall: (e) => events.push(e) });
+    try {
+      const key = (await c.authorize({ cardref: approvedRef, amount: '1.00', invoice: invoice() })).value.key;
+      await c.void({ trankey: key });
+      await c.capture({ trankey: key }).catch(() => undefined);
+      await c.getTransaction(key);
+      expect(events.map((e) => [e.op, e.outcome, e.status])).toEqual([
+        ['authorize', 'ok', 200],
+        ['void', 'ok', 200],
+        ['capture', 'refused', 200],
+        ['transaction', 'ok', 200],
+      ]);
+    } finally {
+      c.close();
+    }
+  });
+
   it('when a capture asks for more than authorized or names an unknown key, then the reasons are capture_exceeds and not_found', async () => {
     const key = await authorized('5.00');
     await expect(client.capture({ trankey: key, amount: '5.01' })).rejects.toMatchObject({ reason: 'capture_exceeds', errorcode: 10133 });

@@ -165,7 +165,7 @@ describe('JWT attacks on the service, RS256 keys from a JWKS endpoint on loopbac
       unknownKid: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k2' }),
       unknownKidAgain: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k3' }),
       knownKidOtherKey: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256', keyid: 'k1' }),
-      // Without a kid the single published key is used (src/http/jwks.ts): only its signature passes.
+      // Without a kid the single published key is used (jose's key selection): only its signature passes.
       noKidOtherKey: jwt.sign(claims(), keyB.privateKey, { algorithm: 'RS256' }),
       traversalKid: craft({ alg: 'RS256', kid: '../../k1' }, claims(), rs256(keyA.privateKey)),
       urlKid: craft({ alg: 'RS256', kid: 'http://127.0.0.1:1/evil' }, claims(), rs256(keyA.privateKey)),

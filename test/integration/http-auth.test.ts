@@ -18,10 +18,10 @@ const hsConfig: JwtConfig = {
 };
 const now = () => Math.floor(Date.now() / 1000);
 
-function appFor(config: JwtConfig, fetchJwks?: Parameters<typeof createAuthenticator>[0]['fetchJwks']) {
+function appFor(config: JwtConfig) {
   const stream = new CapturingStream();
   const logger = createLogger({ level: 'debug', stream });
-  const { authenticate } = createAuthenticator({ jwt: config, logger, fetchJwks });
+  const { authenticate } = createAuthenticator({ jwt: config, logger });
   const app = express();
   app.use(requestId(logger));
   app.get('/me', authenticate, (req, res) => {
@@ -200,12 +200,17 @@ describe('JWT verification (JWKS)', () => {
   const jwk = (pub: KeyObject, kid: string) => ({ ...pub.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' });
   let keys: object[] = [];
   let fetches = 0;
+  let failing = false;
   let server: http.Server;
   let url = '';
 
   beforeAll(async () => {
     server = http.createServer((_req, res) => {
       fetches++;
+      if (failing) {
+        res.statusCode = 503;
+        return res.end();
+      }
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ keys }));
     });
@@ -218,6 +223,7 @@ describe('JWT verification (JWKS)', () => {
   beforeEach(() => {
     keys = [jwk(a.publicKey, 'key-a')];
     fetches = 0;
+    failing = false;
   });
 
   const jwksConfig = (cooldownMs: number): JwtConfig => ({ ...hsConfig, algorithms: ['RS256'], secret: undefined, jwksUrl: url, jwksCooldownMs: cooldownMs });
@@ -276,15 +282,18 @@ describe('JWT verification (JWKS)', () => {
     await expect401(app, `Bearer ${signed('key-a')}`, stream, 'jwks_fetch_failed');
   });
 
-  it('when a fetcher is injected, then it replaces the HTTP call', async () => {
-    let calls = 0;
-    const { app } = appFor(jwksConfig(0), async () => {
-      calls++;
-      return { keys: [jwk(a.publicKey, 'key-a')] };
-    });
+  it('when the endpoint fails after a good fetch, then the last good set keeps verifying and no new attempt is made within the cooldown', async () => {
+    const { app, stream } = appFor(jwksConfig(2000));
     expect((await get(app, signed('key-a'))).status).toBe(200);
-    expect(calls).toBe(1);
-    expect(fetches).toBe(0);
+    expect(fetches).toBe(1);
+    failing = true; // the IdP's JWKS endpoint answers 503 from now on
+    await new Promise((r) => setTimeout(r, 2100)); // past jose's cooldown: an unknown kid refetches
+    await expect401(app, `Bearer ${signed('unknown-3')}`, stream);
+    expect(fetches).toBe(2);
+    // The failed fetch did not drop key-a, and unknown kids inside the cooldown of that failure fetch nothing.
+    expect((await get(app, signed('key-a'))).status).toBe(200);
+    await Promise.all([1, 2].map(() => expect401(app, `Bearer ${signed('unknown-4')}`, stream, 'jwks_cooldown')));
+    expect(fetches).toBe(2);
   });
 });
 

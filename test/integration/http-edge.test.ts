@@ -60,7 +60,7 @@ describe('the HTTP edge composed', () => {
     const res = await request(app).post('/v1/sales').set('Authorization', token({ sub: 'u1', custkey: 'cust1', scope: 'sales:create' }))
       .set('Idempotency-Key', 'order-0001').send({ customer: 'cust1', payment_method: 'pm1', amount: '10.00' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ key: 'order-0001', sale: { customer: 'cust1', paymentMethod: 'pm1', amount: '10.00', amountCents: 1000 } });
+    expect(res.body).toEqual({ key: 'order-0001', sale: { customer: 'cust1', paymentMethod: 'pm1', amount: '10.00', amountCents: 1000, capture: true } });
     expect(res.headers['x-request-id']).toBeDefined();
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
   });

@@ -113,6 +113,16 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       }
     });
 
+    test('when a follow-up dies mid-call, then its unknown record keeps what a reconciler needs: op, customer, sale, amount, start', async () => {
+      const before = Date.now();
+      const context = { op: 'refund', customer: 'cust-9', sale: 'tx-original', amount: '2.50' };
+      started(await store.begin('u1', key, fp, { leaseMs: 60, invoice: 'inv-7', context }));
+      await sleep(100);
+      const again = await store.begin('u1', key, fp, lease);
+      expect(again).toMatchObject({ kind: 'outcome_unknown', record: { invoice: 'inv-7', reason: 'lease_expired', context } });
+      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(5_000);
+    });
+
     test('when the lease expired but nobody took over, then the late complete still stores the real answer', async () => {
       const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 60 }));
       await sleep(100);
@@ -176,6 +186,72 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       const replay = await store.begin('u1', key, fp, lease);
       expect(JSON.stringify(replay)).not.toMatch(/4000.?1000.?1111.?2224/);
       expect(replay).toMatchObject({ kind: 'completed', response: { body: { ok: 'xxxxxxxxxxxx2224' } } });
+    });
+
+    describe('the reconciler transitions (issue 12)', () => {
+      async function unknownKey(): Promise<number> {
+        const { attempt } = started(await store.begin('u1', key, fp, lease));
+        await store.markOutcomeUnknown('u1', key, attempt, { reason: 'gateway_timeout' });
+        const seen = await store.inspect('u1', key);
+        if (seen.state !== 'unknown') throw new Error(`expected unknown, got ${seen.state}`);
+        return seen.record.attempts;
+      }
+
+      test('when a key is absent, completed or running, then inspect says so', async () => {
+        expect(await store.inspect('u1', key)).toEqual({ state: 'absent' });
+        const { attempt } = started(await store.begin('u1', key, fp, lease));
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'in_progress' });
+        await store.complete('u1', key, attempt, answer);
+        expect(await store.inspect('u1', key)).toEqual({ state: 'completed' });
+      });
+
+      test('when the owner died past its lease, then inspect turns the key unknown, as a retry would', async () => {
+        started(await store.begin('u1', key, fp, { leaseMs: 30 }));
+        await sleep(60);
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'unknown', record: { reason: 'lease_expired', attempts: 1 } });
+        expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'outcome_unknown', record: { reason: 'lease_expired' } });
+      });
+
+      test('when the write is found, then resolve makes every retry replay the real answer', async () => {
+        const attempts = await unknownKey();
+        expect(await store.resolve('u1', key, attempts, answer)).toBe('done');
+        expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'completed', response: { status: 201, body: { key: 'tx1' } } });
+        expect(await store.resolve('u1', key, attempts, answer)).toBe('not_owner');
+      });
+
+      test('when the write is proven absent, then release frees the key and a retry starts fresh', async () => {
+        const attempts = await unknownKey();
+        expect(await store.release('u1', key, attempts)).toBe('done');
+        started(await store.begin('u1', key, fp, lease));
+        expect(await store.release('u1', key, attempts)).toBe('not_owner');
+      });
+
+      test('when a folding retry took the key over after inspect, then resolve and release are refused', async () => {
+        const attempts = await unknownKey();
+        started(await store.retryUnknown('u1', key, fp, lease));
+        expect(await store.release('u1', key, attempts)).toBe('not_owner');
+        expect(await store.resolve('u1', key, attempts, answer)).toBe('not_owner');
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'in_progress' });
+      });
+
+      test('when the reconciler plans its next look, then an outcome_unknown begin reports it with the store clock', async () => {
+        await unknownKey();
+        const at = Date.now() + 90_000;
+        await store.setNextLook('u1', key, at);
+        const again = await store.begin('u1', key, fp, lease);
+        expect(again).toMatchObject({ kind: 'outcome_unknown', record: { nextLookMs: at } });
+        if (again.kind === 'outcome_unknown') expect(Math.abs((again.record.nowMs ?? 0) - Date.now())).toBeLessThan(5_000);
+      });
+
+      test('when an owner past its lease completes late, then the reconciler can no longer release the key', async () => {
+        const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 30 }));
+        await sleep(60);
+        const seen = await store.inspect('u1', key);
+        expect(seen.state).toBe('unknown');
+        await store.complete('u1', key, attempt, answer);
+        expect(await store.release('u1', key, seen.state === 'unknown' ? seen.record.attempts : 0)).toBe('not_owner');
+        expect((await store.begin('u1', key, fp, lease)).kind).toBe('completed');
+      });
     });
 
     test('when the retention passes, then the key is forgotten', async () => {

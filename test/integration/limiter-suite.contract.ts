@@ -175,6 +175,30 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(Math.max(...rec.starts('read'))).toBeGreaterThan(Math.max(...rec.starts('sale')) + SPAN);
     });
 
+    it('when refunds queue and sales then captures arrive after them, then the sales start at once (in the slots refunds leave), captures take a slot per window ahead of the refund queue, and any window holds at most N', async () => {
+      // N = 5, R = 3: captures leave 1 slot per window, refunds 2, reads 3 (reservedSlots()).
+      s = await setup(backend, 3, {}, { saleReservedSlots: 3, refundMaxWaitMs: 8000 });
+      const rec = recorder();
+      const refunds = Array.from({ length: 15 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'refund'));
+      await sleep(100);
+      const sales = Array.from({ length: 2 }, (_, i) => rec.fire(s?.replicas[(i + 1) % 3] as UpstreamScheduler, 'sale'));
+      await sleep(20);
+      const captures = Array.from({ length: 2 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'capture'));
+      await Promise.all([...refunds, ...captures, ...sales]);
+      expect(rec.calls.filter((c) => c.error)).toEqual([]);
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
+      expect(maxInAnyWindow(rec.starts('refund'), GUARANTEED)).toBeLessThanOrEqual(3);
+      expect(maxInAnyWindow([...rec.starts('refund'), ...rec.starts('capture')], GUARANTEED)).toBeLessThanOrEqual(4);
+      const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+      const saleWaits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt);
+      expect(Math.max(...saleWaits)).toBeLessThan(150 + lateWakes * SPAN);
+      // Fifteen refunds queued ahead fill five windows, yet each capture finds its slot per window in the gaps
+      // refunds must leave: the second starts about two spans in, long before the refunds' last window.
+      const lastCapture = Math.max(...rec.starts('capture'));
+      expect(lastCapture).toBeLessThan(Math.max(...rec.starts('refund')) - SPAN);
+      expect(lastCapture - Math.min(...rec.calls.filter((c) => c.cls === 'capture').map((c) => c.arrivedAt))).toBeLessThan(2 * SPAN + 150 + lateWakes * SPAN);
+    });
+
     it('when a call cannot start within its maximum wait, then it is refused with a retry time and reserves nothing', async () => {
       s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
       const rec = recorder();

@@ -76,6 +76,19 @@ describe('sandbox over HTTP: faults before and after processing', () => {
     expect((await post(body)).status).toBe(503);
   });
 
+  it('when a 429 fault matches refund, then the refund is refused 429/155 before the limiter, not counted and not processed', async () => {
+    const key = await sale();
+    await callSandbox(sb.baseUrl, 'POST', 'batches/current/close');
+    const accepted = sb.stats().endpoints.v2?.accepted;
+    sb.faults.next({ kind: '429', match: 'refund' });
+    const r = await post({ command: 'refund', trankey: key });
+    expect(r.status).toBe(429);
+    expect(r.json).toMatchObject({ errorcode: 155 });
+    expect(sb.stats().endpoints.v2).toMatchObject({ accepted, injected429: 1 });
+    expect(sb.ledger.get(key)).toMatchObject({ refunded: '0.00' });
+    expect(sb.ledger.operations()).toHaveLength(0);
+  });
+
   it('when rates say after, then a drawn fault strikes after processing', async () => {
     const key = await sale();
     sb.faults.set({ errorRate: 1, match: 'refund', when: 'after' });

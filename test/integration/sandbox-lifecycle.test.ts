@@ -160,7 +160,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
   it('when refund:adjust meets an unsettled sale it lowers the amount (auth_amount = what stays); it cannot lower it to nothing', async () => {
     const key = await charge('cc:sale');
     expect((await follow('refund:adjust', key, { amount: '2.00' })).tx).toMatchObject({ key, result_code: 'A', auth_amount: '8.00' });
-    expect(sb.ledger.get(key)).toMatchObject({ captured: '8.00', authorized: '8.00' });
+    expect(sb.ledger.get(key)).toMatchObject({ captured: '8.00', authorized: '8.00', adjusted: '2.00', refunded: '0.00' });
     expect((await follow('refund:adjust', key, { amount: '8.00' })).tx).toMatchObject({ result_code: 'E', error_code: '10133' });
     expect((await post({ command: 'refund:adjust', trankey: key })).status).toBe(400);
   });

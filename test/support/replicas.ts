@@ -161,8 +161,9 @@ const errorCode = (a: Answer): string | undefined => {
  * - every caller answered before its deadline, with a documented status, code and error envelope;
  * - no invoice (one per key) charged twice;
  * - a 201 names the one charge of its key (same refnum);
- * - a charge whose answer was lost or garbled was never reported as a success, and its key's last answer is
- *   409 outcome_unknown (the outcome is unknown and reported as such, never re-sent).
+ * - a charge whose answer was lost or garbled was never reported as a success before the reconciler found it,
+ *   and its key's last answer is 409 outcome_unknown (not reconciled yet, never re-sent) or the reconciled
+ *   replay of that charge (201 with Tokengate-Reconciled: true, contract guarantee 6).
  */
 export function saleViolations(cases: readonly SaleCase[], ledger: readonly LedgerRecord[]): string[] {
   const out: string[] = [];
@@ -193,9 +194,12 @@ export function saleViolations(cases: readonly SaleCase[], ledger: readonly Ledg
     }
     const record = records[0];
     if (record && (record.delivery === 'lost' || record.delivery === 'garbled')) {
-      if (c.answers.some((a) => a.status === 201)) out.push(`${c.key}: answer ${record.delivery} at the gateway but 201 to the caller`);
+      const reconciled = (a: Answer) => a.status === 201 && a.headers['tokengate-reconciled'] === 'true';
+      if (c.answers.some((a) => a.status === 201 && !reconciled(a))) out.push(`${c.key}: answer ${record.delivery} at the gateway but 201 to the caller`);
       const last = [...c.answers].reverse().find((a) => a.status !== 0);
-      if (!last || last.status !== 409 || errorCode(last) !== 'outcome_unknown') out.push(`${c.key}: ${record.delivery} charge, last answer ${last?.status} ${last ? errorCode(last) : ''} (want 409 outcome_unknown)`);
+      if (!last || !(reconciled(last) || (last.status === 409 && errorCode(last) === 'outcome_unknown'))) {
+        out.push(`${c.key}: ${record.delivery} charge, last answer ${last?.status} ${last ? errorCode(last) : ''} (want 409 outcome_unknown or the reconciled 201)`);
+      }
     }
   }
   return out;

@@ -22,7 +22,7 @@ export interface ServiceProcess {
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  /** `waitFor: 'healthz'` for a service started degraded on purpose (e.g. Redis down: /readyz stays 503). */
+  /** `waitFor: 'healthz'` for a service started degraded on purpose (e.g. Redis down at boot: /readyz answers as soon as the port listens, waiting for it proves nothing more). */
   options: { readyTimeoutMs?: number; entry?: string; waitFor?: 'readyz' | 'healthz' } = {},
 ): Promise<ServiceProcess> {
   const entry = options.entry ?? DIST_MAIN;

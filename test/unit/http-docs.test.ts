@@ -96,7 +96,8 @@ describe('docs router and page', () => {
     expect(fetched).toEqual(['/openapi.json']);
     const headings = main.all('h2').map((h) => h.textContent);
     expect(headings).toEqual(expect.arrayContaining([
-      'POST /v1/sales', 'GET /v1/customers', 'GET /v1/customers/{custkey}/payment_methods',
+      'POST /v1/sales', 'GET /v1/sales/{key}', 'POST /v1/sales/{key}/capture', 'POST /v1/sales/{key}/void', 'POST /v1/sales/{key}/refunds',
+      'GET /v1/customers', 'GET /v1/customers/{custkey}/payment_methods',
       'GET /v1/customers/{custkey}/payment_methods/{pmkey}/token', 'GET /openapi.json', 'GET /docs',
     ]));
     const text = main.textContent;
@@ -109,7 +110,7 @@ describe('docs router and page', () => {
 describe('openapi.json against the contract', () => {
   const errorCodes = openapi.components.schemas.ErrorObject.properties.code.enum;
   it('when listing error codes, then every row of the contract table is there', () => {
-    for (const code of ['invalid_request', 'unauthenticated', 'forbidden', 'not_found', 'idempotency_in_progress', 'outcome_unknown', 'card_declined', 'payload_too_large', 'card_data_forbidden', 'idempotency_key_reused', 'rate_limited', 'gateway_error', 'gateway_access_denied', 'gateway_auth_failed', 'unavailable', 'gateway_timeout']) {
+    for (const code of ['invalid_request', 'unauthenticated', 'forbidden', 'not_found', 'idempotency_in_progress', 'outcome_unknown', 'card_declined', 'payload_too_large', 'card_data_forbidden', 'idempotency_key_reused', 'rate_limited', 'gateway_error', 'gateway_access_denied', 'gateway_auth_failed', 'unavailable', 'gateway_timeout', 'sale_not_capturable', 'sale_not_voidable', 'refund_exceeds_sale']) {
       expect(errorCodes).toContain(code);
     }
   });
@@ -128,6 +129,6 @@ describe('openapi.json against the contract', () => {
     expect(Object.keys(s.Token.properties)).toEqual(['type', 'cardref', 'expires', 'ccnumlast4', 'cardtype', 'custkey', 'pmkey']);
     expect(Object.keys(s.CustomerList.properties)).toEqual(['type', 'limit', 'offset', 'data', 'total']);
     expect(openapi.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-    expect(Object.keys(openapi.components.headers)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After']);
+    expect(Object.keys(openapi.components.headers)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After', 'Tokengate-Reconciled']);
   });
 });

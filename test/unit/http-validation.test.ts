@@ -20,9 +20,10 @@ const base = { customer: 'cust_1', payment_method: 'pm-1', amount: '10.00' };
 describe('parseSaleRequest', () => {
   it('when the body is complete and valid, then a typed SaleInput comes back with integer cents', () => {
     expect(parseSaleRequest({ ...base, amount: '12.3', amount_detail: { tax: '1.00', tip: '0' }, invoice: 'INV-42/a' })).toEqual({
-      customer: 'cust_1', paymentMethod: 'pm-1', amount: '12.3', amountCents: 1230, amountDetail: { tax: '1.00', tip: '0' }, invoice: 'INV-42/a',
+      customer: 'cust_1', paymentMethod: 'pm-1', amount: '12.3', amountCents: 1230, amountDetail: { tax: '1.00', tip: '0' }, invoice: 'INV-42/a', capture: true,
     });
-    expect(parseSaleRequest(base)).toEqual({ customer: 'cust_1', paymentMethod: 'pm-1', amount: '10.00', amountCents: 1000 });
+    expect(parseSaleRequest(base)).toEqual({ customer: 'cust_1', paymentMethod: 'pm-1', amount: '10.00', amountCents: 1000, capture: true });
+    expect(parseSaleRequest({ ...base, capture: false })).toMatchObject({ capture: false });
   });
 
   it.each(['1', '0.01', '1.5', '99999999.99'])('when the amount is %s, then it is accepted', (amount) => {

@@ -8,6 +8,8 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 
 /** Rendering and schema validation of k8s/ for the packaging tests (shared by packaging-*.test.ts). */
 
@@ -97,6 +99,8 @@ const MODELS: Record<string, ModelClass> = {
   'v1/Secret': Secret,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 };
 
 /** Validates one object against its Kubernetes schema; returns problems (empty when valid). */

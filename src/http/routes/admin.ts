@@ -1,11 +1,17 @@
 import express, { type Express } from 'express';
 import type { Metrics } from '../../observability/metrics';
 
+/**
+ * Readiness says whether THIS replica can serve: it booted (the admin port listens only after the service is
+ * built) and it is not draining. A dependency every replica shares (Redis) is reported in `degraded` but does
+ * not fail readiness: a Redis outage would otherwise take every replica out of the Service at once, and the
+ * reads that keep working without Redis (contract guarantee 5) would become unreachable. docs/deploy.md.
+ */
 export interface Readiness {
   /** True once SIGTERM arrived: the load balancer must stop sending traffic. */
   draining(): boolean;
-  /** Dependencies that must answer for the replica to take traffic (Redis). Resolves to problems, empty when ready. */
-  check(): Promise<string[]>;
+  /** Shared dependencies that are down right now (e.g. `redis`): informational, the replica stays ready. */
+  degraded(): string[];
 }
 
 /** The admin port: liveness, readiness and Prometheus metrics; never exposed through the Ingress. */
@@ -15,9 +21,10 @@ export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness })
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    const problems = deps.readiness.draining() ? ['draining'] : await deps.readiness.check().catch(() => ['check_failed']);
-    res.status(problems.length === 0 ? 200 : 503).json({ status: problems.length === 0 ? 'ready' : 'not_ready', problems });
+  app.get('/readyz', (_req, res) => {
+    const degraded = deps.readiness.degraded();
+    if (deps.readiness.draining()) res.status(503).json({ status: 'not_ready', problems: ['draining'], degraded });
+    else res.json({ status: 'ready', problems: [], degraded });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());

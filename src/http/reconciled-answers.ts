@@ -1,0 +1,26 @@
+import type { UnknownRecord } from '../idempotency';
+import type { AnswerOf, Found } from '../reconcile/find';
+import { fromCents } from '../sales/money';
+import { saleView } from '../sales/sale-view';
+import { CardDeclined, GatewayErrorApi } from './errors';
+import { newRequestId } from './request-id';
+
+/**
+ * What a write found by the reconciler answers from then on (issue 12): the statuses and envelopes the first
+ * attempt would have sent, with the sale as the gateway records it now (the `GET /v1/sales/{key}` shape:
+ * status, amounts, refunds). The reconciler adds `Tokengate-Reconciled: true` to the stored headers.
+ */
+export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) => {
+  const tx = found.detail;
+  const sale = { ...saleView(tx), customer: record.context?.customer ?? tx.custkey };
+  if (found.op === 'refund') {
+    const { key, refnum, amountCents, method } = found.refund;
+    const body = { type: 'refund', key, refnum, sale: tx.key, amount: fromCents(amountCents), result_code: 'A', result: 'Approved', method };
+    return { kind: 'found', charged: true, transaction: key, response: { status: 201, body, headers: {} } };
+  }
+  if (found.op === 'capture' || found.op === 'void') return { kind: 'found', charged: true, transaction: tx.key, response: { status: 200, body: sale, headers: {} } };
+  const charged = tx.result_code === 'A' || tx.result_code === 'P';
+  if (charged) return { kind: 'found', charged, transaction: tx.key, response: { status: 201, body: sale, headers: {} } };
+  const error = tx.result_code === 'E' ? new GatewayErrorApi('gateway_error') : new CardDeclined(sale);
+  return { kind: 'found', charged, transaction: tx.key, response: { status: error.status, body: error.toBody(newRequestId()), headers: { ...error.headers } } };
+};

@@ -1,0 +1,138 @@
+import path from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import { guarded } from '../redis/guarded';
+import { luaIn, withScripts } from '../redis/scripts';
+import { decodePendingWrite, type PendingWrite } from './pending-write';
+
+/**
+ * The writes the reconciler watches (issue 12). Two sorted sets under one hash tag (one Cluster slot):
+ *   due      member → when it should be looked at next (lease end, next look, or a claim's end)
+ *   unknown  member → since when its outcome has been unknown (the open count and the oldest age)
+ * Members are encoded PendingWrites. The sets are hints: the idempotency record is the truth, and the
+ * reconciler drops an entry whose record is already final.
+ */
+export interface DueEntry {
+  member: string;
+  write: PendingWrite;
+}
+
+export interface PendingStats {
+  open: number;
+  /** Since when the oldest open unknown outcome has been unknown (ms since the epoch). */
+  oldestSinceMs: number | undefined;
+}
+
+export interface PendingWrites {
+  /**
+   * An attempt starts (due when its lease ends, so a replica that dies mid-call is noticed), or its outcome
+   * became unknown (due now). Only ever moves an entry's look EARLIER: a retry of a key whose next look is
+   * planned never postpones it.
+   */
+  track(member: string, dueAtMs: number): Promise<void>;
+  /** The attempt ended with a known answer, or proved nothing was sent: nothing to reconcile. */
+  untrack(member: string): Promise<void>;
+  /**
+   * The outcome became unknown at `sinceMs` (kept if already set); the next look is at `lookAtMs`.
+   * True when this call opened it (the first to see it), for counting each unknown outcome once.
+   */
+  markUnknown(member: string, sinceMs: number, lookAtMs: number): Promise<boolean>;
+  reschedule(member: string, atMs: number): Promise<void>;
+  /**
+   * Up to `limit` entries whose look is due, each claimed for `claimMs` (its due time pushed forward) so that
+   * no other replica takes it meanwhile and it comes back if this replica dies.
+   */
+  claimDue(limit: number, claimMs: number): Promise<DueEntry[]>;
+  stats(): Promise<PendingStats>;
+}
+
+interface Commands {
+  tgReconcileClaimDue(due: string, limit: number, claimMs: number): Promise<unknown>;
+}
+const SCRIPTS = [luaIn(path.join(__dirname, 'lua'))('tgReconcileClaimDue', 'claim-due.lua', 1)];
+
+/** Splits claimed members into entries and members that are not ours (dropped, never retried forever). */
+function decodeAll(members: string[]): { entries: DueEntry[]; invalid: string[] } {
+  const entries: DueEntry[] = [];
+  const invalid: string[] = [];
+  for (const member of members) {
+    const write = decodePendingWrite(member);
+    if (write) entries.push({ member, write });
+    else invalid.push(member);
+  }
+  return { entries, invalid };
+}
+
+/** Every call is bounded like the idempotency store's: Redis trouble is StoreUnavailableError (503, key freed). */
+export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number }): PendingWrites {
+  const client = withScripts<Commands>(options.redis, SCRIPTS);
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+  const call = <T>(what: string, op: (r: typeof client) => Promise<T>) => guarded(`pending writes ${what}`, timeoutMs, () => op(client));
+  const tag = `{${options.keyPrefix}:reconcile}`;
+  const due = `${tag}:due`;
+  const unknown = `${tag}:unknown`;
+  const ms = (t: number) => String(Math.round(t));
+  return {
+    async track(member, dueAtMs) {
+      await call('track', (r) => r.zadd(due, 'LT', ms(dueAtMs), member));
+    },
+    async untrack(member) {
+      await call('untrack', (r) => Promise.all([r.zrem(due, member), r.zrem(unknown, member)]));
+    },
+    async markUnknown(member, sinceMs, lookAtMs) {
+      const [added] = await call('markUnknown', (r) => Promise.all([r.zadd(unknown, 'NX', ms(sinceMs), member), r.zadd(due, ms(lookAtMs), member)]));
+      return Number(added) === 1;
+    },
+    async reschedule(member, atMs) {
+      await call('reschedule', (r) => r.zadd(due, 'XX', ms(atMs), member));
+    },
+    async claimDue(limit, claimMs) {
+      const reply = (await call('claimDue', (r) => r.tgReconcileClaimDue(due, limit, Math.round(claimMs)))) as string[];
+      const { entries, invalid } = decodeAll(reply.filter((_, i) => i % 2 === 0));
+      if (invalid.length > 0) await call('drop', (r) => r.zrem(due, ...invalid));
+      return entries;
+    },
+    async stats() {
+      const [open, oldest] = await call('stats', (r) => Promise.all([r.zcard(unknown), r.zrange(unknown, '0', '0', 'WITHSCORES')]));
+      return { open, oldestSinceMs: oldest.length === 2 ? Number(oldest[1]) : undefined };
+    },
+  };
+}
+
+/** The same in process memory (development mode, tests). */
+export function createMemoryPendingWrites(options: { now?: () => number } = {}): PendingWrites {
+  const now = options.now ?? Date.now;
+  const due = new Map<string, number>();
+  const unknown = new Map<string, number>();
+  return {
+    async track(member, dueAtMs) {
+      const at = due.get(member);
+      if (at === undefined || dueAtMs < at) due.set(member, dueAtMs);
+    },
+    async untrack(member) {
+      due.delete(member);
+      unknown.delete(member);
+    },
+    async markUnknown(member, sinceMs, lookAtMs) {
+      const added = !unknown.has(member);
+      if (added) unknown.set(member, sinceMs);
+      due.set(member, lookAtMs);
+      return added;
+    },
+    async reschedule(member, atMs) {
+      if (due.has(member)) due.set(member, atMs);
+    },
+    async claimDue(limit, claimMs) {
+      const t = now();
+      const picked = [...due].filter(([, at]) => at <= t).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([m]) => m);
+      for (const m of picked) due.set(m, t + claimMs);
+      const { entries, invalid } = decodeAll(picked);
+      for (const m of invalid) due.delete(m);
+      return entries;
+    },
+    async stats() {
+      let oldest: number | undefined;
+      for (const since of unknown.values()) if (oldest === undefined || since < oldest) oldest = since;
+      return { open: unknown.size, oldestSinceMs: oldest };
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import type { ReconcileConfig } from '../config/types';
+import type { IdempotencyStore, StoredResponse, UnknownRecord } from '../idempotency';
+import type { Logger } from '../observability/logger';
+import type { ReconcileMetrics } from './metrics';
+import type { PendingWrite } from './pending-write';
+import type { DueEntry, PendingWrites } from './pending-writes';
+
+/**
+ * The reconciler (issue 12, contract guarantee 6): every write whose outcome is unknown (timeout, reset after
+ * sending, 5xx, a replica killed mid-call) is resolved from the gateway's own records.
+ *
+ * It runs on every replica. Work comes from the due set (pending-writes.ts): an entry falls due when its
+ * attempt's lease ends (so a dead replica's write is noticed) or when its next look is planned. Claiming an
+ * entry pushes its due time forward, which is the per-key lease: one replica at a time, and another one
+ * takes over if it dies. The idempotency record stays the truth; the reconciler's transitions are refused
+ * when a duplicate-folding retry took the key over meanwhile.
+ *
+ *   found in the gateway's records   → the key completes with the real answer (replayed as reconciled)
+ *   absent at a look made at least `maxProcessingMs` after the outcome became unknown → the key is released
+ *   absent earlier                    → looked for again at since + maxProcessingMs
+ *   the look failed (budget, gateway) → tried again after `retryMs`; never released without proof
+ */
+export type FindResult =
+  /** `response` is what the write would have answered; `transaction` the gateway key it was found under. */
+  | { kind: 'found'; response: StoredResponse; transaction: string; charged: boolean }
+  /** `onProven`: what to undo once absence is proven (e.g. release a refund reservation). */
+  | { kind: 'absent'; onProven?: () => Promise<unknown> };
+
+/**
+ * Looks a write up in the gateway's records from what its record says it was. Throws when it could not look
+ * (then it is tried again later).
+ */
+export type Finder = (write: PendingWrite, record: UnknownRecord) => Promise<FindResult>;
+
+/** The header a reconciled replay carries (documented in README and openapi.json). */
+export const RECONCILED_HEADER = 'Tokengate-Reconciled';
+
+export interface Reconciler {
+  start(): void;
+  /** Stops the loop and waits for the look in progress. */
+  stop(): Promise<void>;
+  /** One pass over due work (tests drive it directly); resolves with how many entries it handled. */
+  runOnce(): Promise<number>;
+}
+
+export interface ReconcilerDeps {
+  pending: PendingWrites;
+  store: IdempotencyStore;
+  find: Finder;
+  settings: Pick<ReconcileConfig, 'maxProcessingMs' | 'intervalMs' | 'retryMs'>;
+  logger: Logger;
+  metrics: ReconcileMetrics;
+  /** Entries claimed per pass, and how long a claim keeps other replicas off an entry. */
+  batch?: number;
+  claimMs?: number;
+  now?: () => number;
+}
+
+export function createReconciler(deps: ReconcilerDeps): Reconciler {
+  const { pending, store, find, settings, logger, metrics } = deps;
+  const now = deps.now ?? Date.now;
+  const batch = deps.batch ?? 10;
+  const claimMs = deps.claimMs ?? Math.max(30_000, 4 * settings.retryMs);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = true;
+
+  async function handle(entry: DueEntry): Promise<void> {
+    const { member, write } = entry;
+    const seen = await store.inspect(write.scope, write.key);
+    if (seen.state === 'absent' || seen.state === 'completed') {
+      await pending.untrack(member);
+      return;
+    }
+    if (seen.state === 'in_progress') {
+      await pending.reschedule(member, now() + seen.leaseRemainingMs);
+      return;
+    }
+    const { record } = seen;
+    const op = record.context?.op ?? 'unknown';
+    if (await pending.markUnknown(member, record.sinceMs, now() + claimMs)) metrics.opened.inc({ operation: op });
+    let found: FindResult;
+    try {
+      found = await find(write, record);
+    } catch (err) {
+      metrics.looks.inc({ operation: op, result: 'failed' });
+      logger.warn('reconcile: could not look the write up yet; trying again later', { operation: op, err });
+      await pending.reschedule(member, now() + settings.retryMs);
+      return;
+    }
+    if (found.kind === 'found') {
+      metrics.looks.inc({ operation: op, result: 'found' });
+      const response = { ...found.response, headers: { ...found.response.headers, [RECONCILED_HEADER]: 'true' } };
+      if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
+        metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
+        logger.info('reconcile: unknown outcome resolved from the gateway records', { operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
+        await pending.untrack(member);
+      } else {
+        await pending.reschedule(member, now()); // a retry took the key over: look at the record again
+      }
+      return;
+    }
+    metrics.looks.inc({ operation: op, result: 'absent' });
+    const provenAt = record.sinceMs + settings.maxProcessingMs;
+    if (now() >= provenAt) {
+      await found.onProven?.();
+      if ((await store.release(write.scope, write.key, record.attempts)) === 'done') {
+        metrics.resolved.inc({ operation: op, result: 'not_sent' });
+        logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { operation: op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });
+        await pending.untrack(member);
+      } else {
+        await pending.reschedule(member, now());
+      }
+      return;
+    }
+    // Not there yet, but a slow processor may still record it: look again once it certainly would have.
+    await store.setNextLook(write.scope, write.key, provenAt);
+    await pending.reschedule(member, provenAt);
+  }
+
+  async function runOnce(): Promise<number> {
+    const entries = await pending.claimDue(batch, claimMs);
+    for (const entry of entries) {
+      try {
+        await handle(entry);
+      } catch (err) {
+        // Redis trouble: the claim runs out and the entry falls due again by itself.
+        logger.warn('reconcile: handling a due write failed', { err });
+      }
+    }
+    return entries.length;
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .catch((err: unknown) => {
+          logger.warn('reconcile: pass failed', { err });
+          return 0;
+        })
+        // A full batch means more may be due: go again soon, else wait an interval (jittered across replicas).
+        .then((n) => schedule(n >= batch ? 10 : settings.intervalMs * (0.75 + Math.random() / 2)));
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      schedule(settings.intervalMs * Math.random());
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

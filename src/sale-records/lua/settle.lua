@@ -1,0 +1,27 @@
+-- settle: ends a reservation from the gateway's answer. KEYS[1] record hash.
+-- ARGV: reservation id, how ('applied' | 'released' | 'unknown'), applied cents ('' = the reserved amount).
+-- 'unknown' keeps the reservation (the money may have moved) and only marks it, for the reconciler (issue 12).
+-- Returns 1 when a reservation was settled, 0 when there was none (already settled, or expired).
+local field = 'res:' .. ARGV[1]
+local res = redis.call('HGET', KEYS[1], field)
+if not res then return 0 end
+local op, cents = string.match(res, '^(%a+):(%d+)')
+cents = tonumber(cents)
+local how = ARGV[2]
+if how == 'unknown' then
+  redis.call('HSET', KEYS[1], field, op .. ':' .. cents .. ':unknown')
+  return 1
+end
+local applied = ARGV[3] ~= '' and tonumber(ARGV[3]) or cents
+redis.call('HDEL', KEYS[1], field)
+if op == 'refund' then
+  redis.call('HINCRBY', KEYS[1], 'pending_refund', -cents)
+  if how == 'applied' then redis.call('HINCRBY', KEYS[1], 'refunded', applied) end
+else
+  if how == 'applied' then
+    redis.call('HSET', KEYS[1], 'state', 'captured', 'captured', applied)
+  elseif redis.call('HGET', KEYS[1], 'state') == 'capturing' then
+    redis.call('HSET', KEYS[1], 'state', 'authorized')
+  end
+end
+return 1

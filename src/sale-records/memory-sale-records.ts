@@ -1,0 +1,71 @@
+import type { ReserveResult, SaleRecord, SaleRecords } from './types';
+
+interface Reservation {
+  op: 'capture' | 'refund';
+  cents: number;
+  unknown: boolean;
+}
+
+/**
+ * SaleRecords in process memory (development mode, tests): the Lua scripts' steps, each method synchronous to
+ * completion (the same atomicity within one process).
+ */
+export function createMemorySaleRecords(): SaleRecords {
+  const records = new Map<string, SaleRecord & { reservations: Map<string, Reservation> }>();
+  return {
+    async get(saleKey) {
+      const r = records.get(saleKey);
+      if (!r) return undefined;
+      const { reservations: _ignored, ...record } = r;
+      return { ...record };
+    },
+    async create(saleKey, record) {
+      if (!records.has(saleKey)) records.set(saleKey, { ...record, pendingRefundCents: 0, reservations: new Map() });
+    },
+    async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
+      const r = records.get(saleKey);
+      if (!r) return { ok: false, reason: 'absent', availableCents: 0 };
+      if (op === 'capture') {
+        if (r.state !== 'authorized') return { ok: false, reason: 'not_capturable', availableCents: 0 };
+        const amount = asked ?? r.authorizedCents;
+        if (amount <= 0 || amount > r.authorizedCents) return { ok: false, reason: 'not_capturable', availableCents: r.authorizedCents };
+        r.state = 'capturing';
+        r.reservations.set(reservation, { op, cents: amount, unknown: false });
+        return { ok: true, amountCents: amount, whole: false };
+      }
+      const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
+      const amount = asked ?? available;
+      if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };
+      const whole = amount === available;
+      r.pendingRefundCents += amount;
+      r.reservations.set(reservation, { op, cents: amount, unknown: false });
+      return { ok: true, amountCents: amount, whole };
+    },
+    async settle(saleKey, _op, reservation, how, applied) {
+      const r = records.get(saleKey);
+      const res = r?.reservations.get(reservation);
+      if (!r || !res) return;
+      if (how === 'unknown') {
+        res.unknown = true;
+        return;
+      }
+      r.reservations.delete(reservation);
+      if (res.op === 'refund') {
+        r.pendingRefundCents -= res.cents;
+        if (how === 'applied') r.refundedCents += applied ?? res.cents;
+      } else if (how === 'applied') {
+        r.state = 'captured';
+        r.capturedCents = applied ?? res.cents;
+      } else if (r.state === 'capturing') {
+        r.state = 'authorized';
+      }
+    },
+    async reservations(saleKey) {
+      return [...(records.get(saleKey)?.reservations ?? new Map<string, Reservation>())].map(([id, r]) => ({ id, ...r }));
+    },
+    async markVoided(saleKey) {
+      const r = records.get(saleKey);
+      if (r) r.state = 'voided';
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { Cluster, Redis } from 'ioredis';
+import { StoreUnavailableError } from '../idempotency/errors';
+import { withSaleRecordScripts, type ScriptedClient } from './scripts';
+import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
+
+export interface RedisSaleRecordsOptions {
+  redis: Redis | Cluster;
+  /** `redis.keyPrefix`. One hash per sale: `{<prefix>:sale:<key>}` (URI-encoded), so it works on Cluster. */
+  keyPrefix: string;
+  ttlMs?: number;
+  /** Each call rejects with StoreUnavailableError after this long (ms, default 2000). */
+  opTimeoutMs?: number;
+}
+
+const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voided', 'declined']);
+
+/** SaleRecords on Redis: every call is one command or one Lua script (one round trip). */
+export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRecords {
+  const redis: ScriptedClient = withSaleRecordScripts(options.redis);
+  const ttlMs = options.ttlMs ?? SALE_RECORD_TTL_MS;
+  const recordKey = (saleKey: string) => `{${options.keyPrefix}:sale:${encodeURIComponent(saleKey)}}`;
+
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+
+  /** Any Redis failure or a slow answer is StoreUnavailableError: 503, and a write that has not sent is freed. */
+  async function call<T>(what: string, op: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailableError(`sale records ${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([op(), timeout]);
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
+      throw new StoreUnavailableError(`sale records ${what}: Redis failed (${(err as Error).message})`, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async get(saleKey) {
+      const [customer, state, authorized, captured, refunded, pending] = await call('get', () => redis.hmget(
+        recordKey(saleKey), 'customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund',
+      ));
+      if (customer === null || customer === undefined || !state || !STATES.has(state)) return undefined;
+      return {
+        customer,
+        state: state as SaleState,
+        authorizedCents: Number(authorized ?? 0),
+        capturedCents: Number(captured ?? 0),
+        refundedCents: Number(refunded ?? 0),
+        pendingRefundCents: Number(pending ?? 0),
+      };
+    },
+    async create(saleKey, r: SaleRecord) {
+      await call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs));
+    },
+    async reserve(saleKey, op, reservation, amountCents): Promise<ReserveResult> {
+      const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];
+      if (Number(reply[0]) === 1) return { ok: true, amountCents: Number(reply[1]), whole: Number(reply[2]) === 1 };
+      const reason = String(reply[1]);
+      return { ok: false, reason: reason === 'absent' || reason === 'exceeds' ? reason : 'not_capturable', availableCents: Number(reply[2] ?? 0) };
+    },
+    async settle(saleKey, _op, reservation, how, appliedCents) {
+      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents)));
+    },
+    async reservations(saleKey) {
+      const fields = await call('reservations', () => redis.hgetall(recordKey(saleKey)));
+      const out: Reservation[] = [];
+      for (const [field, value] of Object.entries(fields)) {
+        // 'res:<id>' = '<op>:<cents>[:unknown]' (lua/reserve.lua, lua/settle.lua)
+        const m = /^(capture|refund):(\d+)(:unknown)?$/.exec(value);
+        if (field.startsWith('res:') && m) out.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined });
+      }
+      return out;
+    },
+    async markVoided(saleKey) {
+      // Only an existing record changes (HSET on a missing key would create one without an owner).
+      const key = recordKey(saleKey);
+      if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.hset(key, 'state', 'voided'));
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import path from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import { luaIn, withScripts } from '../redis/scripts';
+
+/** The Lua scripts of this folder as ioredis commands. */
+export interface SaleRecordCommands {
+  tgSaleCreate(key: string, customer: string, state: string, authorized: number, captured: number, refunded: number, ttlMs: number): Promise<unknown>;
+  tgSaleReserve(key: string, op: string, reservation: string, amount: string): Promise<unknown>;
+  tgSaleSettle(key: string, reservation: string, how: string, applied: string): Promise<unknown>;
+}
+
+export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
+
+const lua = luaIn(path.join(__dirname, 'lua'));
+const SCRIPTS = [lua('tgSaleCreate', 'create.lua', 1), lua('tgSaleReserve', 'reserve.lua', 1), lua('tgSaleSettle', 'settle.lua', 1)];
+
+export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {
+  return withScripts<SaleRecordCommands>(redis, SCRIPTS);
+}

@@ -1,0 +1,62 @@
+/**
+ * What tokengate knows about each sale it made, to decide ownership and money bounds without a gateway call
+ * (contract: "A sale belongs to the customer it charged"; guarantee 7). One record per gateway transaction key,
+ * no card data: the customer, amounts in integer cents, a state, and the reservations in flight.
+ *
+ *   state   authorized (authonly, not captured) | capturing (a capture in flight or of unknown outcome)
+ *           | captured (a sale, or a captured authorization) | voided | declined
+ *
+ * Money moves only through reserve → settle, each one atomic step (a Lua script in Redis):
+ *   reserve  capture: the state must be 'authorized' and the amount ≤ authorized (→ 'capturing');
+ *            refund: refunded + pending + amount ≤ captured (the amount joins `pendingRefund`).
+ *   settle   applied (the gateway did it), released (proven not sent or refused: the reservation is given
+ *            back), unknown (maybe sent: the reservation is KEPT until the reconciler settles it, issue 12).
+ * So two replicas refunding one sale at once can never together exceed what was captured.
+ */
+export type SaleState = 'authorized' | 'capturing' | 'captured' | 'voided' | 'declined';
+
+export interface SaleRecord {
+  customer: string;
+  state: SaleState;
+  /** What the authorization holds (auth_amount), cents. */
+  authorizedCents: number;
+  /** What was captured (a sale's auth_amount, or the capture's amount), cents. */
+  capturedCents: number;
+  /** Refunds the gateway confirmed, cents. */
+  refundedCents: number;
+  /** Refunds reserved and not settled yet (in flight, or of unknown outcome), cents. */
+  pendingRefundCents: number;
+}
+
+export type ReserveResult =
+  /** `whole`: a refund of all that is left (nothing captured remains unrefunded or reserved after it). */
+  | { ok: true; amountCents: number; whole: boolean }
+  /** absent: no record; exceeds/not_capturable: refused, nothing reserved. `availableCents` for refunds. */
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable'; availableCents: number };
+
+export type Settlement = 'applied' | 'released' | 'unknown';
+
+/** A reservation not settled yet: in flight, or (`unknown`) waiting for the reconciler (issue 12). */
+export interface Reservation {
+  id: string;
+  op: 'capture' | 'refund';
+  cents: number;
+  unknown: boolean;
+}
+
+export interface SaleRecords {
+  get(saleKey: string): Promise<SaleRecord | undefined>;
+  /** Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). */
+  create(saleKey: string, record: SaleRecord): Promise<void>;
+  /** `amountCents` undefined: all that is left (refund) or all that is authorized (capture). */
+  reserve(saleKey: string, op: 'capture' | 'refund', reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
+  /** Ends a reservation. `appliedCents`: what the gateway actually moved (a capture's amount), when known. */
+  settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void>;
+  /** The sale was voided (its captured money never moves). */
+  markVoided(saleKey: string): Promise<void>;
+  /** The reservations not settled yet (the reconciler settles unknown ones from the gateway's records). */
+  reservations(saleKey: string): Promise<Reservation[]>;
+}
+
+/** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */
+export const SALE_RECORD_TTL_MS = 400 * 24 * 3600 * 1000;

@@ -1,0 +1,143 @@
+import type { GatewayClient } from '../gateway/client';
+import { GatewayNotFoundError } from '../gateway/errors';
+import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
+import { StoreUnavailableError } from '../idempotency/errors';
+import type { Logger } from '../observability/logger';
+import type { SaleRecord, SaleRecords, Settlement } from '../sale-records';
+import type { Budget } from '../tokens/token-service';
+import { WriteNotSentError, sentness } from '../writes/not-sent';
+import { fromCents } from './money';
+import { isSale, recordFromDetail } from './sale-view';
+
+/** Why a follow-up was refused before anything was sent (decided from the sale's record). */
+export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds';
+
+export class SaleRefusedError extends Error {
+  constructor(readonly reason: SaleRefusal) {
+    super(`sale refused: ${reason}`);
+    this.name = 'SaleRefusedError';
+  }
+}
+
+/** What a sale lookup found: the record (ownership, bounds) and, when it asked the gateway, its answer. */
+export interface FoundSale {
+  record: SaleRecord;
+  detail?: TransactionDetail;
+}
+
+export interface FollowUpResult {
+  transaction: Transaction;
+  /** The amount moved, cents (the capture's or the refund's). */
+  amountCents: number;
+}
+
+export interface RefundResult extends FollowUpResult {
+  /** 'void' when the gateway voided the unsettled sale instead of refunding it (creditvoid, same key). */
+  method: 'refund' | 'void';
+}
+
+export interface FollowUpService {
+  /**
+   * The sale tokengate knows as `saleKey`: its record, or one seeded from the gateway when there is none (a
+   * sale made before records existed, or expired). Undefined when the gateway does not know it as a sale.
+   */
+  find(saleKey: string): Promise<FoundSale | undefined>;
+  /** The gateway's current view (`GET /transactions/{key}`, a read); `known` saves the call when just fetched. */
+  lookup(saleKey: string, known?: TransactionDetail): Promise<TransactionDetail>;
+  /** `reservation`: the write's stable reference (Attempt.reference), so the reconciler can settle it. */
+  capture(saleKey: string, amountCents: number | undefined, reservation: string): Promise<FollowUpResult>;
+  void(saleKey: string, record: SaleRecord): Promise<FollowUpResult>;
+  refund(saleKey: string, amountCents: number | undefined, reservation: string): Promise<RefundResult>;
+}
+
+/** Refused before sending: the Idempotency-Key is freed, as nothing moved. */
+const refused = (reason: SaleRefusal) => new WriteNotSentError(new SaleRefusedError(reason));
+
+export function createFollowUpService(deps: { gateway: GatewayClient; budget: Budget; records: SaleRecords; logger: Logger }): FollowUpService {
+  const { gateway, budget, records, logger } = deps;
+
+  /** Settles a reservation from how the call ended; a failure to settle is logged (the reservation stays held). */
+  async function settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void> {
+    try {
+      await records.settle(saleKey, op, reservation, how, appliedCents);
+    } catch (err) {
+      logger.error('could not settle a sale reservation; it stays held', { op, how, err });
+    }
+  }
+
+  /** Runs a follow-up under a reservation: released only when the call proved nothing was sent. */
+  async function reserved<T>(saleKey: string, op: 'capture' | 'refund', reservation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      await settle(saleKey, op, reservation, sentness(err) === 'no' ? 'released' : 'unknown');
+      throw err;
+    }
+  }
+
+  return {
+    async find(saleKey) {
+      let reachable = true;
+      try {
+        const record = await records.get(saleKey);
+        if (record) return { record };
+      } catch (err) {
+        // Redis down: a read still works from the gateway's own record (guarantee 5); writes fail at reserve.
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        reachable = false;
+      }
+      let detail: TransactionDetail;
+      try {
+        detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+      } catch (err) {
+        if (err instanceof GatewayNotFoundError) return undefined;
+        throw err;
+      }
+      if (!isSale(detail)) return undefined;
+      if (!reachable) return { record: recordFromDetail(detail), detail };
+      // Created only if still absent: a concurrent seed or sale record (with reservations) wins.
+      await records.create(saleKey, recordFromDetail(detail));
+      return { record: (await records.get(saleKey)) ?? recordFromDetail(detail), detail };
+    },
+
+    async lookup(saleKey, known) {
+      if (known) return known;
+      return (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+    },
+
+    async capture(saleKey, amountCents, reservation) {
+      const r = await records.reserve(saleKey, 'capture', reservation, amountCents);
+      if (!r.ok) throw refused('not_capturable');
+      const amount = fromCents(r.amountCents);
+      const tx = await reserved(saleKey, 'capture', reservation, async () =>
+        (await budget.run('capture', () => gateway.capture({ trankey: saleKey, amount }))).value);
+      await settle(saleKey, 'capture', reservation, 'applied', r.amountCents);
+      return { transaction: tx, amountCents: r.amountCents };
+    },
+
+    async void(saleKey, record) {
+      if (record.state === 'voided' || record.state === 'declined') throw refused('not_voidable');
+      // cc:void:release: the contract's void also releases the held funds at once.
+      const tx = (await budget.run('capture', () => gateway.void({ trankey: saleKey, release: true }))).value;
+      await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
+      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents };
+    },
+
+    async refund(saleKey, amountCents, reservation) {
+      const r = await records.reserve(saleKey, 'refund', reservation, amountCents);
+      if (!r.ok) throw refused('refund_exceeds');
+      // All that is left: creditvoid (voids an unsettled sale whole, which is what is left of it; refunds the
+      // amount once settled). A part: refund:adjust (unsettled: lowers the authorization; settled: a credit).
+      // gateway-facts.md, The payment lifecycle. ignore_duplicate: two equal partial refunds are two refunds;
+      // tokengate's own Idempotency-Key already keeps one refund from reaching the gateway twice.
+      const whole = r.whole;
+      const amount = fromCents(r.amountCents);
+      const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
+      const tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
+      const method = whole && tx.key === saleKey ? 'void' : 'refund';
+      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents);
+      if (method === 'void') await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
+      return { transaction: tx, amountCents: r.amountCents, method };
+    },
+  };
+}

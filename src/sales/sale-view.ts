@@ -1,0 +1,73 @@
+import type { TransactionDetail } from '../gateway/types';
+import type { SaleRecord, SaleState } from '../sale-records';
+import { fromCents, toCents } from './money';
+
+/** The public lifecycle status of a sale (contract, `GET /v1/sales/{key}`). */
+export type SaleStatus = 'authorized' | 'pending_settlement' | 'settled' | 'voided' | 'declined' | 'error';
+
+/** Only sales and authorizations are sales; a refund's own key is not (it answers 404 like an unknown key). */
+export function isSale(tx: TransactionDetail): boolean {
+  return tx.trantype_code === 'S' || tx.trantype_code === 'A';
+}
+
+/**
+ * The status from the gateway's record (gateway-facts.md, Looking transactions up): an authorization not
+ * captured belongs to no batch yet; N Queued and P Pending wait for the batch to close; B Submitted, F Funded,
+ * S Settled and R Returned are past settlement; V Voided; E Error and T Timed out are errors.
+ */
+export function statusOf(tx: TransactionDetail): SaleStatus {
+  if (tx.result_code === 'D' || tx.result_code === 'V') return 'declined';
+  if (tx.result_code === 'E' || tx.status_code === 'E' || tx.status_code === 'T') return 'error';
+  if (tx.status_code === 'V') return 'voided';
+  if (tx.trantype_code === 'A' && tx.batch === undefined) return 'authorized';
+  if (tx.status_code === 'B' || tx.status_code === 'F' || tx.status_code === 'S' || tx.status_code === 'R') return 'settled';
+  return 'pending_settlement';
+}
+
+/** Refunds that returned money (a voided or failed refund returned none). */
+export function refundedCents(tx: TransactionDetail): number {
+  return tx.refunds.filter((r) => r.status_code !== 'V' && r.status_code !== 'E').reduce((sum, r) => sum + toCents(r.amount), 0);
+}
+
+export function capturedCents(tx: TransactionDetail): number {
+  const status = statusOf(tx);
+  if (status === 'authorized' || status === 'voided' || status === 'declined' || status === 'error') return 0;
+  return toCents(tx.auth_amount ?? tx.amount);
+}
+
+/** A record seeded from the gateway's view of a sale tokengate has no record of (made before, or expired). */
+export function recordFromDetail(tx: TransactionDetail): SaleRecord {
+  const status = statusOf(tx);
+  const state: SaleState = status === 'authorized' ? 'authorized' : status === 'voided' ? 'voided' : status === 'declined' || status === 'error' ? 'declined' : 'captured';
+  return {
+    customer: tx.custkey ?? '',
+    state,
+    authorizedCents: toCents(tx.auth_amount ?? tx.amount),
+    capturedCents: capturedCents(tx),
+    refundedCents: refundedCents(tx),
+    pendingRefundCents: 0,
+  };
+}
+
+/** The sale object of `GET /v1/sales/{key}`: the gateway's fields plus status, amounts and refunds. */
+export function saleView(tx: TransactionDetail): Record<string, unknown> {
+  return {
+    type: 'sale',
+    key: tx.key,
+    refnum: tx.refnum,
+    result_code: tx.result_code,
+    result: tx.result,
+    authcode: tx.authcode,
+    amount: tx.amount,
+    auth_amount: tx.auth_amount,
+    invoice: tx.invoice,
+    customer: tx.custkey,
+    created: tx.created,
+    creditcard: tx.creditcard,
+    batch: tx.batch,
+    status: statusOf(tx),
+    amount_captured: fromCents(capturedCents(tx)),
+    amount_refunded: fromCents(refundedCents(tx)),
+    refunds: tx.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: tx.key, amount: r.amount, created: r.created, status_code: r.status_code })),
+  };
+}

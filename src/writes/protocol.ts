@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import { encodePendingWrite, type PendingWrites } from '../reconcile';
+import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
+import { sentness, unwrapNotSent } from './not-sent';
+
+/**
+ * The ONE idempotency protocol of every write (sales, captures, voids, refunds, adding a card; contract
+ * guarantees 2 and 7): begin → run → complete, with the not-sent / maybe-sent classification of failures.
+ *
+ *   begin     claims the Idempotency-Key (scoped by the caller's `sub`, bound to the request's fingerprint),
+ *             storing what the write is (WriteContext) so an unknown outcome can be reconciled (issue 12);
+ *             a finished key replays, a running one answers in progress, a different body key-reused, an
+ *             unknown one outcome_unknown (or, sales with duplicate folding on, re-sends with the same invoice).
+ *   run       the use case: sends the write once and renders the answer to store and send.
+ *   complete  stores that answer for replays, together with the use case's own records (`alongside`, issued in
+ *             the same tick so ioredis pipelines them: no extra sequential round trip).
+ *   failure   proven not sent → the key is freed (abandon); maybe sent → the key is marked outcome_unknown and
+ *             the write is never re-sent. The error is rethrown for the HTTP edge to answer.
+ */
+export interface WriteSpec {
+  /** The caller (JWT `sub`): keys of different callers never collide. */
+  scope: string;
+  key: string;
+  /** fingerprintRequest(method, path, body). */
+  fingerprint: string;
+  context: WriteContext;
+  /** The invoice the write carries (sales), kept for folding retries and the reconciler. */
+  invoice?: string;
+  /** How long the attempt may run before it counts as dead (a killed replica's key turns outcome_unknown). */
+  leaseMs: number;
+  /** The gateway folds duplicates of this write (same card, amount, invoice): a folding retry may re-send it. */
+  foldable?: boolean;
+}
+
+export interface Attempt {
+  /**
+   * A stable name of this write (derived from scope and key, never the key itself): what a use case names its
+   * reservations with, so the reconciler can settle them from the key alone (issue 12).
+   */
+  reference: string;
+  /** The invoice to send: the stored one on a folding retry. */
+  invoice: string | undefined;
+  /** A duplicate-folding retry of an unknown outcome. */
+  resumed: boolean;
+}
+
+export interface Written {
+  /** The answer, stored for replays and sent. */
+  response: StoredResponse;
+  /** Records that must be written with the completion (e.g. the sale's ownership record); failures are logged. */
+  alongside?: () => Promise<unknown>;
+}
+
+export interface WriteResult {
+  response: StoredResponse;
+  /** A stored answer sent again (`Idempotent-Replayed: true`). */
+  replayed: boolean;
+}
+
+export interface WriteProtocol {
+  execute(spec: WriteSpec, run: (attempt: Attempt) => Promise<Written>, log?: Logger): Promise<WriteResult>;
+}
+
+export interface WriteProtocolDeps {
+  idempotency: IdempotencyStore;
+  logger: Logger;
+  metrics?: Metrics;
+  /** GATEWAY_DUPLICATE_FOLDING: only if the merchant enabled folding on the key. */
+  duplicateFolding: boolean;
+  /**
+   * The reconciler's due set (issue 12): every attempt is tracked from begin (due at its lease end, so a
+   * replica killed mid-call is noticed), due at once when its outcome becomes unknown, untracked when it ends.
+   */
+  pending: PendingWrites;
+  /** Retry-After of an outcome_unknown before the reconciler has planned a look (seconds). */
+  unknownRetryAfterSec: number;
+}
+
+/** The metric label of a stored answer. */
+function resultOf(status: number): string {
+  if (status < 300) return 'ok';
+  if (status === 402) return 'declined';
+  return status < 500 ? 'refused' : 'error';
+}
+
+export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
+  const { idempotency, metrics, pending } = deps;
+  const count = (operation: string, result: string) => metrics?.writes.inc({ operation, result });
+  const event = (name: string) => metrics?.idempotency.inc({ event: name });
+
+  return {
+    async execute(spec, run, log = deps.logger) {
+      const { scope, key, fingerprint, context } = spec;
+      const options = { leaseMs: spec.leaseMs, invoice: spec.invoice, context };
+      const member = encodePendingWrite({ scope, key });
+      // Tracked in the same tick as the claim (one pipelined write, no extra round trip). A replay or a
+      // conflict leaves a harmless entry: the reconciler finds the record final and drops it.
+      const [claimed] = await Promise.all([idempotency.begin(scope, key, fingerprint, options), pending.track(member, Date.now() + spec.leaseMs)]);
+      let begun = claimed;
+      if (begun.kind === 'outcome_unknown' && deps.duplicateFolding && spec.foldable) {
+        // Duplicate folding is on for the merchant key: re-send with the SAME invoice; the gateway answers the
+        // original transaction (is_duplicate Y) if the first attempt went through (contract, guarantee 2).
+        begun = await idempotency.retryUnknown(scope, key, fingerprint, options);
+      }
+      switch (begun.kind) {
+        case 'completed':
+          event('replay');
+          count(context.op, 'replay');
+          return { response: begun.response, replayed: true };
+        case 'in_progress':
+          event('conflict');
+          throw new WriteInProgressError(begun.retryAfterSec);
+        case 'mismatch':
+          event('mismatch');
+          throw new WriteKeyReusedError();
+        case 'outcome_unknown':
+          event('outcome_unknown');
+          throw new WriteOutcomeUnknownError(unknownRetryAfter(begun.record, deps.unknownRetryAfterSec));
+        case 'started':
+          break;
+      }
+
+      const { attempt } = begun;
+      const invoice = begun.invoice ?? spec.invoice;
+      let written: Written;
+      try {
+        written = await run({ invoice, resumed: begun.resumed, reference: writeReference(scope, key) });
+      } catch (err) {
+        const sent = sentness(err);
+        const reason = codeOf(unwrapNotSent(err));
+        log.warn('write failed', { op: context.op, sent, reason });
+        count(context.op, sent === 'no' ? 'not_sent' : 'outcome_unknown');
+        try {
+          if (sent === 'no') await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]);
+          else await Promise.all([idempotency.markOutcomeUnknown(scope, key, attempt, { invoice, reason }), pending.track(member, Date.now())]);
+        } catch (storeErr) {
+          // Maybe sent and not marked: the key turns outcome_unknown when its lease ends, so never twice.
+          log.error('idempotency transition failed', { err: storeErr });
+        }
+        throw err;
+      }
+
+      const { response, alongside } = written;
+      count(context.op, resultOf(response.status));
+      // Issued in the same tick: ioredis auto-pipelining sends both in one write (one round trip).
+      const [stored, records] = await Promise.allSettled([idempotency.complete(scope, key, attempt, response), alongside?.(), pending.untrack(member)]);
+      // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice).
+      if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
+      if (records.status === 'rejected') log.error('could not store the write records', { op: context.op, err: records.reason });
+      return { response, replayed: false };
+    },
+  };
+}
+
+/** A stable code for logs and the unknown record: the error's `code` when it has one. */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
+}
+
+/** The stable reference of the write under (scope, key): a hash, so it carries neither into other records. */
+export function writeReference(scope: string, key: string): string {
+  return createHash('sha256').update(`${scope}\u0000${key}`).digest('base64url').slice(0, 24);
+}
+
+/** Seconds until the reconciler's planned look (guarantee 6), or the default while none is planned. */
+function unknownRetryAfter(record: UnknownRecord, fallbackSec: number): number {
+  if (record.nextLookMs === undefined || record.nowMs === undefined) return fallbackSec;
+  return Math.max(1, Math.ceil((record.nextLookMs - record.nowMs) / 1000));
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { startBff, token, type Bff } from '../support/bff';
+
+/**
+ * Unknown outcomes of captures, voids and refunds resolved from the original transaction (issue 12, contract
+ * guarantees 6 and 7), against the sandbox, whose ledger is the judge: never moved twice, never beyond the
+ * captured amount, the reservation of a refund kept while unknown and settled from the gateway's records.
+ */
+jest.setTimeout(30_000);
+
+const MAX_PROCESSING_MS = 1500;
+let bff: Bff;
+let customer: string;
+let paymentMethod: string;
+const run = randomBytes(3).toString('hex');
+let n = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  bff = await startBff({
+    env: { GATEWAY_TIMEOUT_MS: '400', RECONCILE_INTERVAL_MS: '100', RECONCILE_RETRY_MS: '200', RECONCILE_MAX_PROCESSING_MS: String(MAX_PROCESSING_MS) },
+  });
+  const found = bff.sandbox.fixtures.findByNumber('4000100011112224');
+  if (!found) throw new Error('fixture card missing');
+  customer = found.customer.key;
+  paymentMethod = found.method.key;
+});
+afterAll(async () => {
+  await bff?.stop();
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: { key?: string; status?: string; amount?: string; method?: string; amount_refunded?: string; error?: { code?: string }; [f: string]: unknown };
+}
+
+const bearer = () => token({ sub: `reconcile-fu-${run}`, custkey: customer, scope: 'sales:create sales:read sales:capture sales:void refunds:create' });
+
+async function call(method: string, path: string, key?: string, body?: unknown): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: `Bearer ${bearer()}`, 'content-type': 'application/json' };
+  if (key) headers['idempotency-key'] = key;
+  const res = await fetch(`${bff.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
+}
+
+async function untilKnown(path: string, key: string, body?: unknown, withinMs = 10_000): Promise<Answer> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const answer = await call('POST', path, key, body);
+    if (answer.status !== 409 || answer.body.error?.code !== 'outcome_unknown' || Date.now() > until) return answer;
+    await sleep(100);
+  }
+}
+
+async function newSale(capture = true): Promise<string> {
+  n += 1;
+  const answer = await call('POST', '/v1/sales', `fu-sale-${run}-${n}`, { customer, payment_method: paymentMethod, amount: '40.00', invoice: `fu.${run}.${n}`, ...(capture ? {} : { capture: false }) });
+  expect(answer.status).toBe(201);
+  return answer.body.key as string;
+}
+
+test('when a capture was processed and its answer lost, then the key completes as captured and the ledger shows one capture', async () => {
+  const sale = await newSale(false);
+  bff.sandbox.faults.next({ kind: 'hang', match: 'capture', when: 'after' });
+  const key = `fu-cap-${run}`;
+  expect((await call('POST', `/v1/sales/${sale}/capture`, key, { amount: '25.00' })).status).toBe(504);
+  const final = await untilKnown(`/v1/sales/${sale}/capture`, key, { amount: '25.00' });
+  expect(final.status).toBe(200);
+  expect(final.headers.get('tokengate-reconciled')).toBe('true');
+  expect(final.body).toMatchObject({ key: sale, status: 'pending_settlement', amount_captured: '25.00' });
+  expect(bff.sandbox.ledger.get(sale)).toMatchObject({ captured: '25.00' });
+  expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.command === 'cc:capture')).toHaveLength(1);
+});
+
+test('when a partial refund was processed and its connection reset, then it is found, and the refund bound counts it', async () => {
+  const sale = await newSale();
+  bff.sandbox.faults.next({ kind: 'reset', match: 'refund', when: 'after' });
+  const key = `fu-ref-${run}`;
+  expect([502, 504]).toContain((await call('POST', `/v1/sales/${sale}/refunds`, key, { amount: '30.00' })).status);
+  const final = await untilKnown(`/v1/sales/${sale}/refunds`, key, { amount: '30.00' });
+  expect(final.status).toBe(201);
+  expect(final.headers.get('tokengate-reconciled')).toBe('true');
+  expect(final.body).toMatchObject({ type: 'refund', amount: '30.00', sale });
+  // 30 of 40 refunded: 20 more would exceed what was captured, on any replica.
+  expect((await call('POST', `/v1/sales/${sale}/refunds`, `fu-ref2-${run}`, { amount: '20.00' })).body.error?.code).toBe('refund_exceeds_sale');
+  // Unsettled, a partial refund lowers what is captured (refund:adjust); settled, it is a refund: 30 either way.
+  const entry = bff.sandbox.ledger.get(sale);
+  expect(40 - Number(entry?.captured) + Number(entry?.refunded)).toBe(30);
+});
+
+test('when a refund never reached the gateway (5xx before), then its reservation and key are released and a retry refunds once', async () => {
+  const sale = await newSale();
+  bff.sandbox.faults.next({ kind: '5xx', match: 'refund', when: 'before', status: 502 });
+  const key = `fu-ref-none-${run}`;
+  expect((await call('POST', `/v1/sales/${sale}/refunds`, key, { amount: '40.00' })).status).toBe(502);
+  // While unknown, the whole amount stays reserved: nothing else can be refunded.
+  expect((await call('POST', `/v1/sales/${sale}/refunds`, `fu-other-${run}`, { amount: '1.00' })).body.error?.code).toBe('refund_exceeds_sale');
+  const final = await untilKnown(`/v1/sales/${sale}/refunds`, key, { amount: '40.00' });
+  expect(final.status).toBe(201);
+  expect(final.headers.get('tokengate-reconciled')).toBeNull();
+  const entry = bff.sandbox.ledger.get(sale);
+  expect(entry?.voided || entry?.refunded === '40.00').toBe(true);
+  expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.result_code === 'A')).toHaveLength(1);
+});
+
+test('when a void was processed and the gateway then hung, then the key completes as voided', async () => {
+  const sale = await newSale();
+  bff.sandbox.faults.next({ kind: 'hang', match: 'void', when: 'after' });
+  const key = `fu-void-${run}`;
+  expect((await call('POST', `/v1/sales/${sale}/void`, key)).status).toBe(504);
+  const final = await untilKnown(`/v1/sales/${sale}/void`, key);
+  expect(final.status).toBe(200);
+  expect(final.body).toMatchObject({ key: sale, status: 'voided' });
+  expect(bff.sandbox.ledger.get(sale)?.voided).toBe(true);
+});

@@ -1,0 +1,111 @@
+import type Redis from 'ioredis';
+import { encodePendingWrite, type PendingWrite } from '../../src/reconcile/pending-write';
+import { createMemoryPendingWrites, createRedisPendingWrites, type PendingWrites } from '../../src/reconcile/pending-writes';
+import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+
+/** The reconciler's due set: the same behaviour in memory and on a real Redis (issue 12). */
+const prefix = uniquePrefix('pending');
+let redis: Redis;
+beforeAll(() => {
+  redis = connectRedis();
+});
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let n = 0;
+function write(over: Partial<PendingWrite> = {}): string {
+  n += 1;
+  return encodePendingWrite({ scope: 'u1', key: `k${n}-${Math.random()}`, ...over });
+}
+
+const factories: Array<[string, () => PendingWrites]> = [
+  ['memory', () => createMemoryPendingWrites()],
+  ['redis', () => createRedisPendingWrites({ redis, keyPrefix: `${prefix}:${Math.random()}` })],
+];
+
+for (const [name, make] of factories) {
+  describe(`pending writes (${name})`, () => {
+    let pending: PendingWrites;
+    beforeEach(() => {
+      pending = make();
+    });
+
+    test('when an attempt is tracked, then it is handed out only once its lease has ended', async () => {
+      const m = write();
+      await pending.track(m, Date.now() + 80);
+      expect(await pending.claimDue(10, 1000)).toEqual([]);
+      await sleep(120);
+      const due = await pending.claimDue(10, 1000);
+      expect(due.map((e) => e.member)).toEqual([m]);
+      expect(due[0]?.write).toMatchObject({ scope: 'u1' });
+    });
+
+    test('when two replicas claim at once, then each due entry goes to exactly one of them', async () => {
+      const members = Array.from({ length: 12 }, () => write());
+      for (const m of members) await pending.track(m, Date.now() - 1);
+      const [a, b] = await Promise.all([pending.claimDue(8, 5000), pending.claimDue(8, 5000)]);
+      const all = [...a, ...b].map((e) => e.member).sort();
+      expect(all).toEqual([...members].sort());
+    });
+
+    test('when the claiming replica dies, then the entry falls due again after the claim', async () => {
+      const m = write();
+      await pending.track(m, Date.now() - 1);
+      expect(await pending.claimDue(10, 100)).toHaveLength(1);
+      expect(await pending.claimDue(10, 100)).toHaveLength(0);
+      await sleep(150);
+      expect((await pending.claimDue(10, 100)).map((e) => e.member)).toEqual([m]);
+    });
+
+    test('when a retry tracks a key whose look is already planned, then the look is never postponed', async () => {
+      const m = write();
+      await pending.track(m, Date.now() + 60);
+      await pending.track(m, Date.now() + 60_000);
+      await sleep(100);
+      expect((await pending.claimDue(10, 1000)).map((e) => e.member)).toEqual([m]);
+    });
+
+    test('when an attempt ends normally, then it is never handed out', async () => {
+      const m = write();
+      await pending.track(m, Date.now() - 1);
+      await pending.untrack(m);
+      expect(await pending.claimDue(10, 1000)).toEqual([]);
+    });
+
+    test('when outcomes become unknown, then they are counted once and the oldest is reported until resolved', async () => {
+      const older = write();
+      const newer = write();
+      const t = Date.now();
+      expect(await pending.markUnknown(older, t - 5000, t + 60_000)).toBe(true);
+      expect(await pending.markUnknown(older, t, t + 60_000)).toBe(false);
+      expect(await pending.markUnknown(newer, t - 1000, t + 60_000)).toBe(true);
+      expect(await pending.stats()).toEqual({ open: 2, oldestSinceMs: t - 5000 });
+      await pending.untrack(older);
+      expect(await pending.stats()).toEqual({ open: 1, oldestSinceMs: t - 1000 });
+      await pending.untrack(newer);
+      expect(await pending.stats()).toEqual({ open: 0, oldestSinceMs: undefined });
+    });
+
+    test('when a look is rescheduled, then the entry waits until then', async () => {
+      const m = write();
+      await pending.track(m, Date.now() - 1);
+      await pending.claimDue(10, 10);
+      await pending.reschedule(m, Date.now() + 100);
+      await sleep(30);
+      expect(await pending.claimDue(10, 1000)).toEqual([]);
+      await sleep(100);
+      expect(await pending.claimDue(10, 1000)).toHaveLength(1);
+    });
+  });
+}
+
+test('when the due set holds something that is not a pending write, then it is dropped instead of retried forever', async () => {
+  const keyPrefix = `${prefix}:junk`;
+  const pending = createRedisPendingWrites({ redis, keyPrefix });
+  await redis.zadd(`{${keyPrefix}:reconcile}:due`, '0', 'not json', '1', JSON.stringify({ scope: 'u1' }), '2', JSON.stringify(['u1']));
+  expect(await pending.claimDue(10, 1000)).toEqual([]);
+  expect(await redis.zcard(`{${keyPrefix}:reconcile}:due`)).toBe(0);
+});

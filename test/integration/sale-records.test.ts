@@ -1,0 +1,93 @@
+import type Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { createMemorySaleRecords, createRedisSaleRecords, type SaleRecord, type SaleRecords } from '../../src/sale-records';
+import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+
+/**
+ * The sale records' money bounds (guarantee 7), the same on the memory store and on Redis (Lua): reservations
+ * are all-or-nothing, settle from the gateway's answer, and a reservation of unknown outcome stays held.
+ */
+const prefix = uniquePrefix('sales');
+let redis: Redis;
+beforeAll(() => {
+  redis = connectRedis();
+});
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+const captured = (cents: number): SaleRecord => ({ customer: 'c1', state: 'captured', authorizedCents: cents, capturedCents: cents, refundedCents: 0, pendingRefundCents: 0 });
+const authorized = (cents: number): SaleRecord => ({ ...captured(cents), state: 'authorized', capturedCents: 0 });
+
+const factories: Array<[string, () => SaleRecords]> = [
+  ['memory', () => createMemorySaleRecords()],
+  ['redis', () => createRedisSaleRecords({ redis, keyPrefix: prefix })],
+];
+
+describe.each(factories)('sale records (%s)', (_name, make) => {
+  let records: SaleRecords;
+  let sale: string;
+  beforeEach(() => {
+    records = make();
+    sale = `tx${randomBytes(5).toString('hex')}`;
+  });
+
+  it('when refunds are reserved, then their total never passes what was captured, and a refused one reserves nothing', async () => {
+    await records.create(sale, captured(1000));
+    expect(await records.reserve(sale, 'refund', 'r1', 600)).toEqual({ ok: true, amountCents: 600, whole: false });
+    expect(await records.reserve(sale, 'refund', 'r2', 401)).toEqual({ ok: false, reason: 'exceeds', availableCents: 400 });
+    expect(await records.reserve(sale, 'refund', 'r3', undefined)).toEqual({ ok: true, amountCents: 400, whole: true });
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 0, pendingRefundCents: 1000 });
+  });
+
+  it('when a refund settles applied, released or unknown, then it moves to refunded, comes back, or stays held', async () => {
+    await records.create(sale, captured(1000));
+    await records.reserve(sale, 'refund', 'a', 300);
+    await records.reserve(sale, 'refund', 'b', 300);
+    await records.reserve(sale, 'refund', 'c', 300);
+    await records.settle(sale, 'refund', 'a', 'applied');
+    await records.settle(sale, 'refund', 'b', 'released');
+    await records.settle(sale, 'refund', 'c', 'unknown');
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 300, pendingRefundCents: 300 });
+    // Settling twice changes nothing; the unknown one can still be settled later (the reconciler's job).
+    await records.settle(sale, 'refund', 'a', 'applied');
+    await records.settle(sale, 'refund', 'c', 'applied');
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 600, pendingRefundCents: 0 });
+    expect(await records.reserve(sale, 'refund', 'd', undefined)).toMatchObject({ ok: true, amountCents: 400 });
+  });
+
+  it('when an authorization is captured, then one capture at a time, never over the authorization; a release makes it capturable again', async () => {
+    await records.create(sale, authorized(500));
+    expect(await records.reserve(sale, 'refund', 'r', 1)).toMatchObject({ ok: false, reason: 'exceeds' });
+    expect(await records.reserve(sale, 'capture', 'x', 501)).toMatchObject({ ok: false, reason: 'not_capturable' });
+    expect(await records.reserve(sale, 'capture', 'c1', 400)).toMatchObject({ ok: true, amountCents: 400 });
+    expect(await records.reserve(sale, 'capture', 'c2', 100)).toMatchObject({ ok: false, reason: 'not_capturable' });
+    await records.settle(sale, 'capture', 'c1', 'released');
+    expect(await records.get(sale)).toMatchObject({ state: 'authorized' });
+    expect(await records.reserve(sale, 'capture', 'c3', undefined)).toMatchObject({ ok: true, amountCents: 500 });
+    await records.settle(sale, 'capture', 'c3', 'applied', 450);
+    expect(await records.get(sale)).toMatchObject({ state: 'captured', capturedCents: 450 });
+    expect(await records.reserve(sale, 'refund', 'r2', 451)).toMatchObject({ ok: false, availableCents: 450 });
+  });
+
+  it('when a capture\'s outcome is unknown, then the authorization stays blocked for other captures', async () => {
+    await records.create(sale, authorized(500));
+    await records.reserve(sale, 'capture', 'c1', undefined);
+    await records.settle(sale, 'capture', 'c1', 'unknown');
+    expect(await records.get(sale)).toMatchObject({ state: 'capturing' });
+    expect(await records.reserve(sale, 'capture', 'c2', 100)).toMatchObject({ ok: false, reason: 'not_capturable' });
+  });
+
+  it('when a record exists, then create leaves it (and its reservations) alone; a voided or unknown sale refunds nothing', async () => {
+    await records.create(sale, captured(1000));
+    await records.reserve(sale, 'refund', 'r', 700);
+    await records.create(sale, captured(5000));
+    expect(await records.get(sale)).toMatchObject({ capturedCents: 1000, pendingRefundCents: 700 });
+    await records.markVoided(sale);
+    expect(await records.reserve(sale, 'refund', 'r2', 1)).toMatchObject({ ok: false, reason: 'exceeds', availableCents: 0 });
+    expect(await records.reserve('nosuch', 'refund', 'r3', 1)).toMatchObject({ ok: false, reason: 'absent' });
+    await records.markVoided('nosuch');
+    expect(await records.get('nosuch')).toBeUndefined();
+  });
+});

@@ -1,0 +1,108 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { find, renderObjects, renderWithComponents, schemaProblems, type K8sObject } from './packaging-k8s';
+import { dashboard, exposes, monitoringMetricNames, ruleGroups, type DashboardPanel } from '../support/monitoring';
+
+/**
+ * k8s/components/monitoring: the alerts pass `promtool check rules` (Debian's prometheus package; .ci/run
+ * installs it) and a schema check of their own; the dashboard is a well-formed Grafana JSON in a ConfigMap the
+ * Grafana sidecar picks up. That the metrics they read exist is test/integration/monitoring-metrics.test.ts.
+ */
+const PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
+if (!PROMTOOL) {
+  // eslint-disable-next-line no-console -- the one skip message, printed once at load time so it is never silent
+  console.warn('packaging-monitoring: promtool SKIPPED, it is missing; install it with `apt-get install -y prometheus` (.ci/run does)');
+}
+const itWithPromtool = PROMTOOL ? it : it.skip;
+
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate'];
+
+function promtool(groups: unknown): { ok: boolean; output: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
+  try {
+    const file = path.join(dir, 'rules.yaml');
+    writeFileSync(file, stringify(groups));
+    const run = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('k8s/components/monitoring', () => {
+  const production = renderObjects('overlays/production');
+  const objects = renderWithComponents('overlays/production', ['components/monitoring']);
+  const names = (list: K8sObject[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+
+  it('when included in the production overlay, then it adds a PodMonitor, a PrometheusRule and the dashboard ConfigMap, each schema-valid', () => {
+    expect(objects.flatMap(schemaProblems)).toEqual([]);
+    const added = names(objects).filter((n) => !names(production).includes(n));
+    expect(added).toEqual(['ConfigMap/tokengate-grafana-dashboard', 'PodMonitor/tokengate', 'PrometheusRule/tokengate']);
+    const monitor = find<{ spec: { podMetricsEndpoints: { port: string; path: string }[] } }>(objects, 'PodMonitor', 'tokengate');
+    expect(monitor.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'admin', path: '/metrics' })]);
+  });
+
+  itWithPromtool('when the rules are checked with promtool, then they pass', () => {
+    const { ok, output } = promtool(ruleGroups());
+    expect(output).toContain(`SUCCESS: ${ALERTS.length} rules found`);
+    expect(ok).toBe(true);
+  });
+
+  itWithPromtool('when a rule is broken (bad PromQL, bad duration), then promtool fails (the check can fail)', () => {
+    const groups = structuredClone(ruleGroups());
+    (groups.groups[0]?.rules[0] as { expr: string }).expr = 'sum by (namespace (tokengate_redis_up';
+    expect(promtool(groups).ok).toBe(false);
+    const late = structuredClone(ruleGroups());
+    (late.groups[0]?.rules[0] as { for?: string }).for = 'five minutes';
+    expect(promtool(late).ok).toBe(false);
+  });
+
+  it('when the rules are read, then the five alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
+    const rules = ruleGroups().groups.flatMap((g) => g.rules);
+    expect(rules.map((r) => r.alert).sort()).toEqual([...ALERTS].sort());
+    for (const rule of rules) {
+      expect({ alert: rule.alert, severity: rule.labels?.severity }).toEqual({ alert: rule.alert, severity: expect.stringMatching(/^(warning|critical)$/) });
+      expect(rule.annotations?.summary).toEqual(expect.any(String));
+      expect(rule.annotations?.description).toContain('docs/deploy.md');
+      if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
+      expect(rule.expr).toMatch(/\btokengate_/);
+    }
+  });
+
+  it('when docs/deploy.md is read, then it documents every alert and the component', () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+    expect(ALERTS.filter((alert) => !doc.includes(`\`${alert}\``))).toEqual([]);
+    expect(doc).toContain('components/monitoring');
+  });
+
+  it('when the dashboard ConfigMap is rendered, then the Grafana sidecar label is set and the JSON is a dashboard with unique, non-overlapping panels', () => {
+    const cm = find<{ metadata: { labels?: Record<string, string> }; data: Record<string, string> }>(objects, 'ConfigMap', 'tokengate-grafana-dashboard');
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
+    expect(Object.keys(cm.data)).toEqual(['tokengate.json']);
+    const rendered = JSON.parse(cm.data['tokengate.json'] as string) as ReturnType<typeof dashboard>;
+    expect(rendered).toEqual(dashboard());
+    expect(rendered.uid).toMatch(/^[a-z0-9-]{1,40}$/);
+    const ids = rendered.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const p of rendered.panels) {
+      expect(p.targets.length).toBeGreaterThan(0);
+      for (const t of p.targets) expect(t.expr).toMatch(/\btokengate_/);
+      expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
+    }
+    const overlaps = (a: DashboardPanel, b: DashboardPanel) =>
+      a.gridPos.x < b.gridPos.x + b.gridPos.w && b.gridPos.x < a.gridPos.x + a.gridPos.w && a.gridPos.y < b.gridPos.y + b.gridPos.h && b.gridPos.y < a.gridPos.y + a.gridPos.h;
+    const pairs = rendered.panels.flatMap((a, i) => rendered.panels.slice(i + 1).filter((b) => overlaps(a, b)).map((b) => `${a.title} / ${b.title}`));
+    expect(pairs).toEqual([]);
+  });
+
+  it('when the expressions are read, then every metric they name is matched by the /metrics check (helper sanity)', () => {
+    const names = monitoringMetricNames();
+    expect(names).toEqual(expect.arrayContaining(['tokengate_redis_up', 'tokengate_limiter_upstream_429_total', 'tokengate_limiter_queue_wait_seconds_bucket', 'tokengate_unknown_outcomes_oldest_age_seconds']));
+    const exposition = '# TYPE tokengate_a_seconds histogram\n# TYPE tokengate_b gauge\n';
+    expect([exposes(exposition, 'tokengate_a_seconds_bucket'), exposes(exposition, 'tokengate_b'), exposes(exposition, 'tokengate_b_bucket'), exposes(exposition, 'tokengate_c')]).toEqual([true, true, false, false]);
+  });
+});
+
