@@ -280,8 +280,10 @@ describe('hostile input against one in-process service', () => {
         headers: { authorization: `Bearer ${bearer()}`, 'content-type': 'application/json', 'idempotency-key': id, 'x-request-id': `req-${id}`.slice(0, 128) },
         body: JSON.stringify({ customer: custA, payment_method: pmA, amount: '3.00', invoice: id }),
       });
-      const sale = (await res.json()) as { invoice?: string; result_code?: string };
+      const sale = (await res.json()) as { invoice?: string; result_code?: string; refnum?: string; key?: string };
       expect([id, res.status, sale.invoice, res.headers.get('x-request-id')]).toEqual([id, 201, id, `req-${id}`.slice(0, 128)]);
+      // The sandbox's refnums and keys were shaped never to look like card numbers; the scrubbers agree.
+      expect([sale.refnum, sale.key, containsPan(`${sale.refnum} ${sale.key}`)]).toEqual([sale.refnum, sale.key, false]);
       expect(bff.sandbox.transactions().filter((t) => t.invoice === id)).toHaveLength(1);
     }
     expect(ids.length).toBeGreaterThan(8);
