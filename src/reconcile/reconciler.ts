@@ -56,6 +56,9 @@ export interface ReconcilerDeps {
   now?: () => number;
 }
 
+/** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
+const which = (w: PendingWrite) => ({ caller: w.scope, idempotency_key: w.key });
+
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const { pending, store, find, settings, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
@@ -93,7 +96,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       const response = { ...found.response, headers: { ...found.response.headers, [RECONCILED_HEADER]: 'true' } };
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
-        logger.info('reconcile: unknown outcome resolved from the gateway records', { operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
+        logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
         await pending.untrack(member);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
@@ -106,7 +109,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       await found.onProven?.();
       if ((await store.release(write.scope, write.key, record.attempts)) === 'done') {
         metrics.resolved.inc({ operation: op, result: 'not_sent' });
-        logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { operation: op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });
+        logger.info('reconcile: unknown outcome resolved: not in the gateway records, key released', { ...which(write), operation: op, resolution: 'absent', unknown_for_ms: now() - record.sinceMs });
         await pending.untrack(member);
       } else {
         await pending.reschedule(member, now());

@@ -86,6 +86,10 @@ describe('a sale whose answer never came', () => {
     const charged = charges(sale.body.invoice);
     expect(charged).toHaveLength(1);
     expect(final.body).toMatchObject({ key: charged[0]?.key, result_code: 'A', invoice: sale.body.invoice, status: 'pending_settlement', customer });
+    // The log says which key was resolved how, and carries no card number.
+    const line = bff.logs().split('\n').find((l) => l.includes(sale.key) && l.includes('resolved from the gateway records'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ idempotency_key: sale.key, operation: 'sale', resolution: 'found', transaction: charged[0]?.key });
+    expect(bff.logs()).not.toMatch(/4000\D?1000\D?1111\D?2224/);
   });
 
   test('when the gateway never got it (5xx before processing), then after the longest processing time the key is released and a retry charges once', async () => {
