@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CacheUnavailableError, parseToken, serializeToken, type LockProbe, type TokenCache } from './token-cache';
 import { withCacheScripts, type ScriptedClient } from './scripts';
+import { guarded } from '../redis/guarded';
 
 export interface RedisTokenCacheOptions {
   redis: Redis | Cluster;
@@ -24,20 +25,7 @@ export function createRedisTokenCache(options: RedisTokenCacheOptions): TokenCac
   const valueKey = (key: string) => `{${options.keyPrefix}:tok:${encodeURIComponent(key)}}`;
   const lockKey = (key: string) => `${valueKey(key)}:lock`;
 
-  async function call<T>(what: string, op: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CacheUnavailableError(`token cache ${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([op(), timeout]);
-    } catch (err) {
-      if (err instanceof CacheUnavailableError) throw err;
-      throw new CacheUnavailableError(`token cache ${what}: Redis failed (${(err as Error).message})`, err);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`token cache ${what}`, timeoutMs, op, CacheUnavailableError);
 
   return {
     async get(key) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { guarded } from '../redis/guarded';
 import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
@@ -29,20 +30,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   // Encoding keeps `a:b`+`c` and `a`+`b:c` apart and keeps braces out of the hash tag.
   const recordKey = (scope: string, key: string) => `{${options.keyPrefix}:idem:${encodeURIComponent(scope)}:${encodeURIComponent(key)}}`;
 
-  async function call(what: string, op: () => Promise<unknown>): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError(`idempotency ${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([op(), timeout]);
-    } catch (err) {
-      if (err instanceof StoreUnavailableError) throw err;
-      throw new StoreUnavailableError(`idempotency ${what}: Redis failed (${(err as Error).message})`, err);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const call = (what: string, op: () => Promise<unknown>): Promise<unknown> => guarded(`idempotency ${what}`, timeoutMs, op);
 
   async function claim(scope: string, key: string, fingerprint: string, opts: BeginOptions, resume: boolean): Promise<BeginResult> {
     const rk = recordKey(scope, key);

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { guarded } from '../redis/guarded';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
 import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
@@ -23,20 +23,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const timeoutMs = options.opTimeoutMs ?? 2000;
 
   /** Any Redis failure or a slow answer is StoreUnavailableError: 503, and a write that has not sent is freed. */
-  async function call<T>(what: string, op: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError(`sale records ${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([op(), timeout]);
-    } catch (err) {
-      if (err instanceof StoreUnavailableError) throw err;
-      throw new StoreUnavailableError(`sale records ${what}: Redis failed (${(err as Error).message})`, err);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`sale records ${what}`, timeoutMs, op);
 
   return {
     async get(saleKey) {
