@@ -136,7 +136,7 @@ export function createApiHandler(core: SandboxCore) {
       sendError(res, ERRORS.rateLimited);
       return;
     }
-    core.stats.accepted(policy.key, now, core.settings.rateWindowMs);
+    core.stats.accepted(policy.key, now, core.settings.rateWindowMs, kind);
 
     if (route.kind === 'test-root') {
       res.status(200).json({});

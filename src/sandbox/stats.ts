@@ -16,6 +16,8 @@ export interface EndpointStats {
   unauthorized: number;
   /** Largest number of accepted calls in ANY span of rateWindowMs (sliding maximum, whatever the mode). */
   maxInWindow: number;
+  /** Accepted calls by what they asked for (the fault-match names: sale, cardref, lookup, …). */
+  acceptedByKind: Record<string, number>;
 }
 
 export interface SandboxStats {
@@ -50,7 +52,7 @@ export class StatsRecorder {
   private entry(key: string): Entry {
     let e = this.endpoints.get(key);
     if (!e) {
-      e = { stats: { calls: 0, accepted: 0, rateLimited: 0, injected429: 0, unauthorized: 0, maxInWindow: 0 }, window: new WindowMax() };
+      e = { stats: { calls: 0, accepted: 0, rateLimited: 0, injected429: 0, unauthorized: 0, maxInWindow: 0, acceptedByKind: {} }, window: new WindowMax() };
       this.endpoints.set(key, e);
     }
     return e;
@@ -60,9 +62,10 @@ export class StatsRecorder {
     this.entry(key).stats.calls++;
   }
 
-  accepted(key: string, now: number, windowMs: number): void {
+  accepted(key: string, now: number, windowMs: number, kind = 'other'): void {
     const e = this.entry(key);
     e.stats.accepted++;
+    e.stats.acceptedByKind[kind] = (e.stats.acceptedByKind[kind] ?? 0) + 1;
     e.window.record(now, windowMs);
     e.stats.maxInWindow = e.window.max;
   }
@@ -85,7 +88,7 @@ export class StatsRecorder {
     const txs = ledger.transactions();
     const by = (f: (t: (typeof txs)[number]) => boolean) => txs.filter(f).length;
     return {
-      endpoints: Object.fromEntries([...this.endpoints].map(([k, e]) => [k, { ...e.stats }])),
+      endpoints: Object.fromEntries([...this.endpoints].map(([k, e]) => [k, { ...e.stats, acceptedByKind: { ...e.stats.acceptedByKind } }])),
       sales: {
         processed: txs.length,
         approved: by((t) => t.result_code === 'A'),

@@ -109,6 +109,8 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         case 'completed':
           event('replay');
           count(context.op, 'replay');
+          // The entry this replay tracked has nothing to wait for (not awaited: a replay answers at once).
+          pending.untrack(member).catch((err: unknown) => log.debug('could not untrack a replayed key', { err }));
           return { response: begun.response, replayed: true };
         case 'in_progress':
           event('conflict');
