@@ -125,14 +125,20 @@ suite('no outcome stays unknown: 3 replicas, faults before and after processing,
         return { key: `rf-${run}-${n}`, path: '/v1/sales', body: { customer: card.customer, payment_method: card.paymentMethod, amount: `${1 + (n % 50)}.${String(n % 100).padStart(2, '0')}`, invoice: `rf.${run}.${n}` }, answers: [] };
       });
       sales.push(...batch);
+      const killRound = round === ROUNDS / 2;
+      // Mid-run, replica 1 dies with sales of its own held at the gateway (latency below the client's
+      // timeout, so they are in flight when the kill lands); a fresh one takes its place.
+      if (killRound) sandbox.faults.set({ latencyMs: 400 });
       const inFlight = Promise.all(batch.map((w) => send(w)));
-      if (round === ROUNDS / 2) {
-        // Mid-run, replica 1 dies with sales of its own at the gateway; a fresh one takes its place.
-        await sleep(60);
+      if (killRound) {
+        await sleep(150);
         await replicas.kill(1, 'SIGKILL');
       }
       await inFlight;
-      if (round === ROUNDS / 2) await replicas.replace(1);
+      if (killRound) {
+        sandbox.faults.set({ latencyMs: 0 });
+        await replicas.replace(1);
+      }
     }
     const first = sales.map((w) => w.answers[0]);
     expect(first.filter((a) => a && a.status === 201).length).toBeGreaterThan(100);
