@@ -77,8 +77,8 @@ async function startSandboxProcess(creds, settings = {}) {
   };
 }
 
-/** `node dist/main.js` in production mode against the sandbox and the bench Redis; waits for /readyz. */
-async function startTokengate(name, creds, { redisUrl, keyPrefix, gatewayBaseUrl, extraEnv = {}, nodeArgs = [] }) {
+/** `node dist/main.js` (of `root`, this checkout by default) in production mode against the sandbox and the bench Redis; waits for /readyz. */
+async function startTokengate(name, creds, { redisUrl, keyPrefix, gatewayBaseUrl, extraEnv = {}, nodeArgs = [], root = ROOT }) {
   const port = await freePort();
   const adminPort = await freePort();
   const env = {
@@ -102,7 +102,7 @@ async function startTokengate(name, creds, { redisUrl, keyPrefix, gatewayBaseUrl
     JWT_ALGORITHMS: 'HS256',
     ...extraEnv,
   };
-  const proc = start(name, NODE, [...nodeArgs, path.join(ROOT, 'dist', 'main.js')], env);
+  const proc = start(name, NODE, [...nodeArgs, path.join(root, 'dist', 'main.js')], env);
   const url = `http://127.0.0.1:${port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await waitFor(async () => (await fetch(`${adminUrl}/readyz`)).status === 200, 20_000, name, proc);

@@ -1,0 +1,97 @@
+'use strict';
+/**
+ * A/B of the sale path's CPU: two builds of tokengate (two checkouts, each built) against one sandbox and one
+ * Redis, the same cached-token sale at the same concurrency, rounds alternating A and B so that a shared box's
+ * drift hits both alike. Used to answer "is the sale path slower than before this change" with a ratio measured
+ * in one run (issues 10, 11, 15).
+ *
+ *   node bench/ab-sale.js <checkout A> <checkout B> [rounds=6] [sales per round=3000]
+ *
+ * Prints one JSON object: per build the CPU ms per sale (service process, /proc) and the same normalised by
+ * the sandbox's CPU per sale in that round (the sandbox does identical work for both, so it measures how fast
+ * the box is right now); then B/A of the normalised figure per round and its median.
+ */
+const path = require('node:path');
+const autocannon = require('autocannon');
+const { installCleanup, stopAll } = require('./lib/procs');
+const { makeCredentials, startRedis, startSandboxProcess, startTokengate, mintJwt } = require('./lib/services');
+const { round, percentile } = require('./lib/stats');
+
+function cpuSeconds(pid) {
+  const stat = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+function fire(url, headers, body, amount, connections, makeKey) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon({ url, method: 'POST', headers, body, amount, connections, timeout: 10,
+      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': makeKey() } }) }] },
+    (err, res) => (err ? reject(err) : resolve(res)));
+    inst.on('error', () => undefined);
+  });
+}
+
+async function main() {
+  const [a, b] = process.argv.slice(2, 4).map((p) => path.resolve(p));
+  const rounds = Number(process.argv[4] ?? 6);
+  const perRound = Number(process.argv[5] ?? 3000);
+  if (!a || !b) throw new Error('usage: node bench/ab-sale.js <checkout A> <checkout B> [rounds] [sales per round]');
+  installCleanup();
+  const creds = makeCredentials();
+  const redis = await startRedis();
+  const sandbox = await startSandboxProcess(creds);
+  await sandbox.update({ endpointKeys: [{ key: 'benchab', ratePerMinute: 1_000_000, ratePerDay: 100_000_000 }] });
+  const fixtures = require('../config/sandbox-fixtures.json').customers;
+  const customer = fixtures[0].key;
+  const pm = fixtures[0].payment_methods[0].key;
+  const body = JSON.stringify({ customer, payment_method: pm, amount: '10.00' });
+  const bearer = mintJwt(creds, { sub: 'bench', scope: 'sales:create', custkey: customer });
+  const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
+  const builds = {};
+  for (const [name, root] of [['A', a], ['B', b]]) {
+    builds[name] = await startTokengate(`tokengate-${name}`, creds, {
+      root, redisUrl: redis.url, keyPrefix: `bench-ab-${name}`, gatewayBaseUrl: `${sandbox.url}/api/benchab/`,
+      extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
+    });
+  }
+  let seq = 0;
+  const run = Math.random().toString(36).slice(2, 8);
+  const nextKey = () => `ab-${run}-${(seq++).toString(36)}`;
+  // Warm each: token cache, JIT.
+  for (const t of Object.values(builds)) {
+    const r = await fire(`${t.url}/v1/sales`, headers, body, 1500, 16, nextKey);
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`warm-up: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  }
+  const per = { A: [], B: [] };
+  for (let i = 0; i < rounds; i++) {
+    for (const name of i % 2 === 0 ? ['A', 'B'] : ['B', 'A']) {
+      const t = builds[name];
+      const s0 = cpuSeconds(t.proc.child.pid);
+      const g0 = cpuSeconds(sandbox.proc.child.pid);
+      const r = await fire(`${t.url}/v1/sales`, headers, body, perRound, 16, nextKey);
+      const s = cpuSeconds(t.proc.child.pid) - s0;
+      const g = cpuSeconds(sandbox.proc.child.pid) - g0;
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      per[name].push({ cpu_ms_per_sale: (s * 1000) / perRound, per_sandbox_cpu: s / g, p50_ms: r.latency.p50, p99_ms: r.latency.p99 });
+    }
+  }
+  const med = (xs) => percentile(xs, 50);
+  const ratios = per.A.map((x, i) => per.B[i].per_sandbox_cpu / x.per_sandbox_cpu);
+  const out = {
+    A: a, B: b, rounds, sales_per_round: perRound, connections: 16,
+    cpu_ms_per_sale: { A: round(med(per.A.map((x) => x.cpu_ms_per_sale)), 3), B: round(med(per.B.map((x) => x.cpu_ms_per_sale)), 3) },
+    normalised: { A: round(med(per.A.map((x) => x.per_sandbox_cpu)), 3), B: round(med(per.B.map((x) => x.per_sandbox_cpu)), 3) },
+    b_over_a_per_round: ratios.map((x) => round(x, 3)),
+    b_over_a_median: round(med(ratios), 3),
+    loadavg: require('node:os').loadavg().map((x) => round(x, 2)),
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  await stopAll();
+}
+
+main().catch(async (err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  await stopAll();
+  process.exit(1);
+});
