@@ -12,5 +12,7 @@ export default tseslint.config(
     },
   },
   { files: ['src/cli/**', 'src/sandbox/main.ts', 'bench/**', 'scripts/**', 'test/support/**'], rules: { 'no-console': 'off' } },
-  { files: ['**/*.js', '**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // Plain browser scripts served as they are (the Pay.js stand-in, the /demo page): no build step, no modules.
+  { files: ['src/sandbox/payjs/*.js', 'src/http/demo/*.js'], languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', URL: 'readonly', Promise: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', crypto: 'readonly', sessionStorage: 'readonly', usaepay: 'readonly' } } },
+  { files: ['**/*.js', '**/*.cjs'], ignores: ['src/sandbox/payjs/*.js', 'src/http/demo/*.js'], languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', AbortController: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

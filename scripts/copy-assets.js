@@ -1,13 +1,16 @@
-// Copies non-TypeScript assets (Lua scripts, the OpenAPI file) next to the compiled code in dist/.
+// Copies non-TypeScript assets (Lua scripts, the OpenAPI file, the browser files of the Pay.js stand-in and the
+// /demo page) next to the compiled code in dist/.
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
+// Plain browser scripts served as they are (no build step): src/sandbox/payjs, src/http/demo.
+const BROWSER_DIRS = new Set(['payjs', 'demo']);
 function walk(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const from = path.join(dir, entry.name);
     if (entry.isDirectory()) walk(from);
-    else if (/\.(lua|json|html)$/.test(entry.name)) {
+    else if (/\.(lua|json|html)$/.test(entry.name) || (BROWSER_DIRS.has(path.basename(dir)) && /\.(js|css)$/.test(entry.name))) {
       const to = path.join(root, 'dist', path.relative(path.join(root, 'src'), from));
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.copyFileSync(from, to);

@@ -4,6 +4,8 @@ import type { Config } from './config/types';
 import type { GatewayClient } from './gateway/client';
 import { cardGuard, cors, docsRouter, errorHandler, helmetOptions, jsonBody, notFoundHandler, requestId } from './http';
 import { customersRouter } from './http/routes/customers';
+import { paymentMethodsRouter } from './http/routes/payment-methods';
+import type { CardService } from './payment-methods/add-card';
 import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
 import type { SaleRecords } from './sale-records';
@@ -26,6 +28,12 @@ export interface AppDeps {
   writes: WriteProtocol;
   records: SaleRecords;
   followUps: FollowUpService;
+  cards: CardService;
+  /**
+   * Development with the embedded sandbox: its origin, which the /demo page may load Pay.js and frame the card
+   * form from (the page and that CSP exception exist only then).
+   */
+  sandboxOrigin?: string;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
   draining(): boolean;
 }
@@ -60,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(salesRouter({ config, sales: deps.sales, writes: deps.writes, records: deps.records, authenticate: deps.authenticate }));
   app.use(saleLifecycleRouter({ config, followUps: deps.followUps, writes: deps.writes, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
+  app.use(paymentMethodsRouter({ config, cards: deps.cards, writes: deps.writes, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

@@ -22,6 +22,7 @@ import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
+import { createCardService } from './payment-methods/add-card';
 import { reconciledAnswer } from './http/reconciled-answers';
 
 /**
@@ -129,17 +130,26 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
   const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
   const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec });
+  const cards = createCardService({
+    gateway, budget, logger, unknownRetryAfterSec,
+    verifyAmount: config.cards.verifyAmount,
+    // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
+    payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
+  });
   const reconciler = createReconciler({
     pending,
     store: idempotency,
-    find: createWriteFinder({ gateway, budget, records, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs }),
+    find: createWriteFinder({ gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs }),
     settings: config.reconcile,
     logger,
     metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
   });
   reconciler.start();
   const followUps = createFollowUpService({ gateway, budget, records, logger });
-  const app = createApp({ config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, draining: () => draining });
+  const app = createApp({
+    config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, cards, draining: () => draining,
+    ...(sandbox ? { sandboxOrigin: new URL(sandbox.baseUrl).origin } : {}),
+  });
   const admin = createAdminApp({
     metrics,
     readiness: {

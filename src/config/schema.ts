@@ -73,6 +73,8 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'reconcile.maxProcessingMs', env: 'RECONCILE_MAX_PROCESSING_MS', parse: int(0, 3_600_000) },
   { path: 'reconcile.intervalMs', env: 'RECONCILE_INTERVAL_MS', parse: int(50, 600_000) },
   { path: 'reconcile.retryMs', env: 'RECONCILE_RETRY_MS', parse: int(50, 600_000) },
+  { path: 'cards.verifyAmount', env: 'CARD_VERIFY_AMOUNT', parse: str(/^(0\.(0[1-9]|[1-9]\d?)|[1-9]\d{0,2}(\.\d{1,2})?)$/) },
+  { path: 'cards.payJsUrl', env: 'PAYJS_URL', parse: url('https:', 'http:') },
   { path: 'reconcile.lookbackMarginMs', env: 'RECONCILE_LOOKBACK_MARGIN_MS', parse: int(0, 7 * 24 * 3600 * 1000) },
 
   { path: 'http.bodyLimitBytes', env: 'HTTP_BODY_LIMIT_BYTES', parse: int(1024, 1024 * 1024) },
@@ -96,4 +98,4 @@ export const SETTINGS: readonly Setting[] = [
 ];
 
 /** Settings that may stay unset (null in JSON); every other one must end with a value. */
-export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl']);
+export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl', 'cards.payJsUrl']);

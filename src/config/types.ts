@@ -111,6 +111,14 @@ export interface SandboxConfig {
   batchCloseIntervalMs: number;
 }
 
+/** Adding a card from a Pay.js payment key (issue 13). */
+export interface CardsConfig {
+  /** CARD_VERIFY_AMOUNT: the `authonly` that verifies a new card (voided at once with cc:void:release). */
+  verifyAmount: string;
+  /** PAYJS_URL: where browsers load Pay.js; default `<gateway origin>/js/v2/pay.js`. */
+  payJsUrl?: string;
+}
+
 export interface Config {
   env: NodeEnv;
   /** Interface both servers listen on; all interfaces by default (a pod is reached through its IP). */
@@ -125,6 +133,7 @@ export interface Config {
   cache: CacheConfig;
   idempotency: IdempotencyConfig;
   reconcile: ReconcileConfig;
+  cards: CardsConfig;
   http: HttpConfig;
   sandbox: SandboxConfig;
 }

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import { GatewayError, GatewayRefusedError, GatewayServerError, GatewayUnavailableError, type FollowUpOperation } from './errors';
-import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parseTransaction, parseTransactionDetail } from './parse';
+import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parsePublicKey, parseTransaction, parseTransactionDetail } from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
 import { classifyTransportError, interpret } from './transport';
@@ -15,7 +15,7 @@ import type {
 /** Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund; the rest are reads. */
 export type Operation =
   | 'sale' | 'authorize' | 'capture' | 'void' | 'refund'
-  | 'cardref' | 'customers' | 'payment_methods' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions';
+  | 'cardref' | 'customers' | 'payment_methods' | 'publickey' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions';
 
 export interface CallEvent {
   op: Operation;
@@ -78,6 +78,8 @@ export interface GatewayClient {
   getCardRef(custkey: string, pmkey: string, options?: CallOptions): Promise<GatewayResult<CardRefToken>>;
   listCustomers(params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<Customer>>>;
   listPaymentMethods(custkey: string, params: ListParams, options?: CallOptions): Promise<GatewayResult<ListEnvelope<PaymentMethod>>>;
+  /** The merchant's public key for Pay.js (`GET /publickey`). */
+  getPublicKey(options?: CallOptions): Promise<GatewayResult<string>>;
   close(): void;
 }
 
@@ -203,11 +205,18 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
   }
 
-  function charge(op: 'sale' | 'authorize', command: string, request: SaleRequest, signal?: AbortSignal) {
+  function charge(op: 'sale' | 'authorize', command: string, request: AuthorizeRequest, signal?: AbortSignal) {
     const body: Record<string, unknown> = { command, amount: request.amount };
-    if (request.amount_detail) body.amount_detail = request.amount_detail;
     if (request.invoice !== undefined) body.invoice = request.invoice;
     if (request.custkey !== undefined) body.custkey = request.custkey;
+    if ('payment_key' in request) {
+      // gateway-facts.md, Pay.js: the payment key in place of creditcard; the card is saved to the customer.
+      const { payment_key, save_customer_paymethod, save_card, cardholder, method_name, avs_street, avs_postalcode } = request;
+      Object.assign(body, { payment_key, save_customer_paymethod, ...(save_card ? { save_card } : {}) });
+      for (const [k, v] of Object.entries({ cardholder, method_name, avs_street, avs_postalcode })) if (v !== undefined) body[k] = v;
+      return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
+    }
+    if (request.amount_detail) body.amount_detail = request.amount_detail;
     // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
     if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
     else body.creditcard = { number: request.cardref, expiration: '0000' };
@@ -265,6 +274,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     },
     listCustomers(params, callOptions) {
       return call({ op: 'customers', method: 'GET', path: 'customers', query: listQuery(params) }, (b) => parseList(b, parseCustomer), callOptions?.signal);
+    },
+    getPublicKey(callOptions) {
+      return call({ op: 'publickey', method: 'GET', path: 'publickey' }, parsePublicKey, callOptions?.signal);
     },
     listPaymentMethods(custkey, params, callOptions) {
       const path = `customers/${encodeURIComponent(custkey)}/payment_methods`;

@@ -41,6 +41,12 @@ function pair(value: unknown): { result_code: string; result: string } | undefin
 
 const RESULT_CODES: readonly string[] = ['A', 'P', 'D', 'E', 'V'];
 
+/** `GET /publickey`: a bare JSON string (gateway-facts.md, Pay.js). */
+export function parsePublicKey(body: unknown): string {
+  if (typeof body !== 'string' || !/^[A-Za-z0-9_]{8,128}$/.test(body)) throw new ShapeError('the public key is not a short key string');
+  return body;
+}
+
 export function parseTransaction(body: unknown): Transaction {
   const o = obj(body, 'transaction');
   const resultCode = str(o, 'result_code');
@@ -68,7 +74,17 @@ export function parseTransaction(body: unknown): Transaction {
   if (cvc) tx.cvc = cvc;
   const batch = batchRef(o.batch);
   if (batch) tx.batch = batch;
+  const saved = savedcard(o.savedcard);
+  if (saved) tx.savedcard = saved;
   return tx;
+}
+
+function savedcard(value: unknown): Transaction['savedcard'] {
+  if (value === undefined || value === null) return undefined;
+  const sc = obj(value, 'savedcard');
+  const cardnumber = str(sc, 'cardnumber', false) ?? '';
+  if (containsPan(cardnumber) || (cardnumber.match(/\d/g) ?? []).length > 8) throw new ShapeError('savedcard.cardnumber is not masked');
+  return { type: str(sc, 'type', false) ?? '', key: str(sc, 'key', false) ?? '', cardnumber, expiration: str(sc, 'expiration', false) ?? '' };
 }
 
 function creditcard(value: unknown): Transaction['creditcard'] {

@@ -20,6 +20,8 @@ export interface Transaction {
   /** Declines and transaction errors: text and code, kept as a string ("10127"; the wire sends 20019 as a number). */
   error?: string;
   error_code?: string;
+  /** `save_card`: the stored card, masked (the `key` is a token and never leaves the gateway client's callers). */
+  savedcard?: { type: string; key: string; cardnumber: string; expiration: string };
 }
 
 export interface CardRefToken {
@@ -63,8 +65,26 @@ export interface SaleRequest {
   custkey?: string;
 }
 
-/** `authonly`: the same inputs as a sale; the funds are held until captured or voided. */
-export type AuthorizeRequest = SaleRequest;
+/**
+ * A card collected in the browser by Pay.js (gateway-facts.md): the single-use `payment_key` stands in for the
+ * card; with `custkey` and `save_customer_paymethod` the card is stored as a payment method of that customer,
+ * and `save_card` answers `savedcard` (masked number and expiration) so the new method can be recognised.
+ */
+export interface PaymentKeyRequest {
+  payment_key: string;
+  amount: string;
+  invoice?: string;
+  custkey: string;
+  save_customer_paymethod: true;
+  save_card?: boolean;
+  cardholder?: string;
+  method_name?: string;
+  avs_street?: string;
+  avs_postalcode?: string;
+}
+
+/** `authonly`: the same inputs as a sale (or a payment key); the funds are held until captured or voided. */
+export type AuthorizeRequest = SaleRequest | PaymentKeyRequest;
 
 /**
  * Follow-ups name the original by its `key` (gateway-facts.md prefers it to `refnum`). `ignore_duplicate`

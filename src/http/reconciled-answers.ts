@@ -4,6 +4,7 @@ import { fromCents } from '../sales/money';
 import { saleView } from '../sales/sale-view';
 import { CardDeclined, GatewayErrorApi } from './errors';
 import { newRequestId } from './request-id';
+import { renderAddCard } from './payment-method-answers';
 
 /**
  * What a write found by the reconciler answers from then on (issue 12): the statuses and envelopes the first
@@ -11,6 +12,10 @@ import { newRequestId } from './request-id';
  * status, amounts, refunds). The reconciler adds `Tokengate-Reconciled: true` to the stored headers.
  */
 export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) => {
+  if (found.op === 'payment_method') {
+    // A verification is voided once found: the card was checked, not charged.
+    return { kind: 'found', charged: false, transaction: found.transaction, response: renderAddCard(found.result, newRequestId()) };
+  }
   const tx = found.detail;
   const sale = { ...saleView(tx), customer: record.context?.customer ?? tx.custkey };
   if (found.op === 'refund') {

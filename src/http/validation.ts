@@ -7,6 +7,7 @@
  *   parsePathKey(value, name?): string         custkey / pmkey path parameters
  *   parseIdempotencyKey(header): string        Idempotency-Key (required, 1–255 printable ASCII)
  *   parseAmountBody(body, kind): AmountInput    body of a capture or a refund ({} or {amount})
+ *   parseAddPaymentMethod(body): AddPaymentMethodInput   body of POST /v1/customers/{custkey}/payment_methods
  * Rules JSON Schema cannot say (amount > 0, tax + tip ≤ amount in integer cents) are checked here.
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
@@ -64,6 +65,7 @@ const params = openapi.components.parameters;
 const validateSale = compile({ $ref: '#/$defs/SaleRequest' });
 const validateCapture = compile({ $ref: '#/$defs/CaptureRequest' });
 const validateRefund = compile({ $ref: '#/$defs/RefundRequest' });
+const validateAddPaymentMethod = compile({ $ref: '#/$defs/AddPaymentMethodRequest' });
 const validateListQuery = compile({
   type: 'object',
   additionalProperties: false,
@@ -139,6 +141,29 @@ export function parseAmountBody(body: unknown, kind: 'capture' | 'refund'): Amou
   const amountCents = toCents(amount);
   if (amountCents <= 0) throw new InvalidRequest([{ path: 'body.amount', rule: 'positive' }]);
   return { amount, amountCents };
+}
+
+/** The body of `POST /v1/customers/{custkey}/payment_methods`: a Pay.js payment key and optional labels. */
+export interface AddPaymentMethodInput {
+  paymentKey: string;
+  cardholder?: string;
+  methodName?: string;
+  avsStreet?: string;
+  avsPostalcode?: string;
+}
+
+export function parseAddPaymentMethod(body: unknown): AddPaymentMethodInput {
+  if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
+  if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
+  if (!validateAddPaymentMethod(body)) throw new InvalidRequest(toDetails('body', validateAddPaymentMethod.errors));
+  const raw = body as { payment_key: string; cardholder?: string; method_name?: string; avs_street?: string; avs_postalcode?: string };
+  return {
+    paymentKey: raw.payment_key,
+    ...(raw.cardholder !== undefined ? { cardholder: raw.cardholder } : {}),
+    ...(raw.method_name !== undefined ? { methodName: raw.method_name } : {}),
+    ...(raw.avs_street !== undefined ? { avsStreet: raw.avs_street } : {}),
+    ...(raw.avs_postalcode !== undefined ? { avsPostalcode: raw.avs_postalcode } : {}),
+  };
 }
 
 /** A body where none is taken (void): absent, or an empty object. */

@@ -5,6 +5,7 @@ import type { UpstreamScheduler } from '../limiter';
 import type { Reservation, SaleRecord, SaleRecords } from '../sale-records';
 import { capturedCents, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
+import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { PendingWrite } from './pending-write';
 import type { FindResult, Finder } from './reconciler';
 import { createSaleFinder } from './find-sale';
@@ -12,6 +13,8 @@ import { createSaleFinder } from './find-sale';
 /** What the reconciler found a write to have done, for the HTTP edge to render as the write would have. */
 export type Found =
   | { op: 'sale' | 'authorize' | 'capture' | 'void'; detail: TransactionDetail }
+  /** A card added from a Pay.js payment key: its verification found, voided and the method named. */
+  | { op: 'payment_method'; transaction: string; result: AddCardResult }
   | { op: 'refund'; detail: TransactionDetail; refund: { key: string; refnum: string; amountCents: number; method: 'refund' | 'void' } };
 
 /** Renders a found write's answer (the HTTP edge's shapes) from its record and what was found. */
@@ -23,6 +26,8 @@ export interface WriteFinderDeps {
   records: SaleRecords;
   answer: AnswerOf;
   lookbackMarginMs: number;
+  /** Finishes a card verification found open (void, then the new payment method). */
+  cards: Pick<CardService, 'complete'>;
 }
 
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
@@ -31,6 +36,8 @@ export class NotYetError extends Error {}
 /**
  * The reconciler's Finder for every write of the write protocol, by the operation its record names:
  *   sale / authorize  by invoice, amount and customer in the gateway's lists (find-sale.ts);
+ *   payment_method  the card verification (an authonly) likewise; found, it is voided if still open and the
+ *            new payment method named (CardService.complete), so the void always follows the authorization;
  *   capture, void, refund  on the original (`GET /transactions/{key}`), against what the sale's record knew:
  *     capture  the authorization is captured now;
  *     void     the sale is voided now;
@@ -57,6 +64,23 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     // The sale is tokengate's from now on: its customer owns it, and refunds are bounded by it.
     await records.create(tx.key, { ...recordFromDetail(tx), customer });
     return answer(record, { op, detail: tx });
+  }
+
+  /** A card verification: found, it is finished (voided if open) and answered as the route would have. */
+  async function paymentMethod(record: UnknownRecord, customer: string, amount: string): Promise<FindResult> {
+    if (!record.invoice) throw new Error('the record keeps no invoice');
+    const tx = await findSale({ command: 'authonly', customer, invoice: record.invoice, amount, startedMs: record.startedMs });
+    if (!tx) return { kind: 'absent' };
+    const result = await deps.cards.complete(customer, {
+      key: tx.key,
+      refnum: tx.refnum,
+      result_code: tx.result_code ?? 'E',
+      result: tx.result ?? '',
+      ...(tx.auth_amount !== undefined ? { auth_amount: tx.auth_amount } : {}),
+      voided: statusOf(tx) === 'voided',
+      last4: tx.creditcard?.number.match(/(\d{4})\s*$/)?.[1],
+    });
+    return answer(record, { op: 'payment_method', transaction: tx.key, result });
   }
 
   /** Settles this write's reservation when the look decided (found: applied; absent and proven: released). */
@@ -88,6 +112,9 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       case 'authorize':
         if (!ctx.amount) throw new Error('the record keeps no amount');
         return sale(record, ctx.op, ctx.customer, ctx.amount);
+      case 'payment_method':
+        if (!ctx.amount) throw new Error('the record keeps no amount');
+        return paymentMethod(record, ctx.customer, ctx.amount);
       case 'capture':
       case 'void':
       case 'refund':

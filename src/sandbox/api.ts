@@ -9,6 +9,7 @@ import { deliver, failBeforeProcessing, rateLimitHeader, sendError, type Process
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
 import { saveCard } from './save-card';
+import { savePaymentKeyCard } from './payment-key-sale';
 
 /**
  * The gateway API. Order of checks (README): path → IP allow-list → rate limit → authentication → faults →
@@ -77,6 +78,7 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
   const outcome = parsed.ok
     ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding, foldScope, slowCardScale: core.settings.slowCardScale })
     : core.ledger.error(parsed.saleError, parsed.invoice, now);
+  if (hook.paymentKey) savePaymentKeyCard(core, outcome, hook.paymentKey, hook.custkey, (json as Record<string, unknown>).method_name, now);
   adoptSale(core, outcome, hook, now);
   if (outcome.response.result_code === 'E') core.stats.saleErrors++;
   return { status: 200, body: outcome.response, record: outcome.record, delayMs: outcome.delayMs };
@@ -84,6 +86,7 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
 
 function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
   if (isLifecycleRoute(route)) return handleLifecycleRoute(core, req, route);
+  if (route.kind === 'publickey') return { status: 200, body: core.publicKey };
   // A GET body (the .NET client sends `{}`) is never read, so any body is accepted, as at the gateway.
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;

@@ -3,6 +3,7 @@ import { createAdminRouter } from './admin';
 import { createApiHandler } from './api';
 import type { SandboxCore } from './core';
 import { ERRORS } from './errors';
+import { payJsRouter } from './payjs-routes';
 import { sendError } from './respond';
 
 /** The emulator's Express app: /ping, the loopback-only admin routes, then the gateway API for everything else. */
@@ -21,6 +22,7 @@ export function createSandboxApp(core: SandboxCore): Express {
   // Failover health checks want a text body starting "UP" (gateway-facts.md, Hosts).
   app.get('/ping', (_req, res) => void res.type('text/plain').send('UP'));
   app.use('/_sandbox', createAdminRouter(core, (req, res) => void api(req, res)));
+  app.use(payJsRouter(core));
   app.use((req, res) => api(req, res));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     core.logger.error('sandbox handler failed', { error: err instanceof Error ? err.message : String(err) });

@@ -4,6 +4,7 @@ import { FixtureStore, type FixtureCustomer } from './fixtures';
 import { FollowUpDuplicates } from './follow-ups';
 import { Ledger } from './ledger';
 import { Lifecycle } from './lifecycle';
+import { PaymentKeys, publicKeyFor } from './payment-keys';
 import { RateCounter, type WindowSpec } from './rate-counter';
 import { validateSettings, type SandboxSettings } from './settings';
 import { StatsRecorder } from './stats';
@@ -37,6 +38,8 @@ export class SandboxCore {
   /** Captures, voids, refunds and batches of processed transactions (lifecycle.ts). */
   readonly lifecycle = new Lifecycle();
   readonly followUpDuplicates = new FollowUpDuplicates();
+  /** Pay.js payment keys minted by the card form (payment-keys.ts). */
+  readonly paymentKeys = new PaymentKeys();
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   closed = false;
 
@@ -64,6 +67,12 @@ export class SandboxCore {
     this.faults.clear();
     this.faults.resetCounts();
     this.fixtures.resetTokens();
+    this.paymentKeys.reset();
+  }
+
+  /** The merchant's public key for Pay.js (`GET /publickey`). */
+  get publicKey(): string {
+    return publicKeyFor(this.settings.apiKey);
   }
 
   /**

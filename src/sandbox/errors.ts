@@ -42,6 +42,8 @@ export const ERRORS = {
   invalidAmountDetail: spec(400, 40007, 'Invalid amount_detail'),
   invalidField: spec(400, 40008, 'Invalid field'),
   ambiguousCard: spec(400, 40009, 'Give either UMCardRef or creditcard, not both'),
+  ambiguousPaymentKey: spec(400, 40012, 'Give payment_key without creditcard or UMCardRef'),
+  unknownPublicKey: spec(400, 40013, 'Unknown public key'),
   invalidListParam: spec(400, 40010, 'Invalid limit or offset'),
   bodyTooLarge: spec(413, 41300, 'Request body too large'),
   internal: spec(500, 50000, 'Internal Server Error'),
@@ -66,6 +68,10 @@ export const SALE_ERRORS = {
   invalidCardNumber: { error: 'Invalid card number', error_code: '10004' },
   invalidExpiration: { error: 'Invalid expiration date', error_code: '10006' },
   cardExpired: { error: 'Card expired', error_code: '10007' },
+  // Pay.js payment keys (emulator choices: the facts name no codes; README, Pay.js).
+  paymentKeyUnknown: { error: 'Invalid payment key', error_code: '10210' },
+  paymentKeyUsed: { error: 'Payment key already used', error_code: '10211' },
+  paymentKeyExpired: { error: 'Payment key expired', error_code: '10212' },
 } as const;
 
 export type SaleErrorName = keyof typeof SALE_ERRORS;

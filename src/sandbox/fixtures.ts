@@ -179,6 +179,8 @@ export class FixtureStore {
   /** Cards tokenised by a sale's `save_card`: not attached to a customer. One token per card and expiration. */
   private readonly saved = new Map<string, { number: string; expiration: string }>();
   private readonly savedByCard = new Map<string, string>();
+  /** Payment methods added by a sale's `save_customer_paymethod` (removed again by a reset). */
+  private readonly added = new Set<FixturePaymentMethod>();
 
   constructor(readonly customers: readonly FixtureCustomer[]) {
     for (const c of customers) {
@@ -188,8 +190,13 @@ export class FixtureStore {
     this.resetTokens();
   }
 
-  /** Back to the tokens of the fixture file. */
+  /** Back to the tokens (and payment methods) of the fixture file. */
   resetTokens(): void {
+    for (const c of this.customers) {
+      const kept = c.payment_methods.filter((m) => !this.added.has(m));
+      c.payment_methods.splice(0, c.payment_methods.length, ...kept);
+    }
+    this.added.clear();
     this.tokens.clear();
     this.byCardref.clear();
     this.saved.clear();
@@ -243,6 +250,39 @@ export class FixtureStore {
     this.saved.set(ref, { number, expiration });
     this.savedByCard.set(id, ref);
     return ref;
+  }
+
+  /**
+   * `save_customer_paymethod` on a sale or authonly: the card becomes a new payment method of the customer,
+   * listed last, with its own card reference token (returned as `savedcard.key` when `save_card` is asked).
+   */
+  addMethod(customer: FixtureCustomer, card: { number: string; expiration: string; cardholder?: string; avs_street?: string; avs_postalcode?: string; method_name?: string }, now: Date): FixturePaymentMethod {
+    const all = this.customers.flatMap((c) => c.payment_methods);
+    const pmid = String(Math.max(2000000, ...all.map((m) => Number(m.pmid))) + 1);
+    let key = randomAlnum(17);
+    while (all.some((m) => m.key === key)) key = randomAlnum(17);
+    let cardref = newCardref();
+    while (this.byCardref.has(cardref) || this.saved.has(cardref)) cardref = newCardref();
+    const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
+    const method: FixturePaymentMethod = {
+      key,
+      pmid,
+      method_name: card.method_name ?? '',
+      cardholder: card.cardholder ?? '',
+      number: card.number,
+      expiration: card.expiration,
+      cardref,
+      avs_street: card.avs_street ?? '',
+      avs_postalcode: card.avs_postalcode ?? '',
+      sortord: String(customer.payment_methods.length + 1),
+      added: stamp,
+      updated: stamp,
+    };
+    customer.payment_methods.push(method);
+    this.added.add(method);
+    this.tokens.set(method, { cardref, expires: lastDayOfExpiry(card.expiration) });
+    this.byCardref.set(cardref, { customer, method });
+    return method;
   }
 
   rotate(custkey: string, pmkey: string): string {

@@ -35,7 +35,7 @@ export interface RecordedTransaction {
   cardref?: string;
   custkey?: string;
   pmkey?: string;
-  cardSource: 'UMCardRef' | 'creditcard.number' | 'card';
+  cardSource: 'UMCardRef' | 'creditcard.number' | 'card' | 'payment_key';
   /** True for an `authonly` (held, not charged until captured: see ledger.get(key) in lifecycle.ts). */
   authOnly?: boolean;
   /** Later identical sales folded into this one (is_duplicate "Y"), when duplicate folding is on. */

@@ -10,6 +10,7 @@ import { ERRORS } from './errors';
 import type { Processed } from './respond';
 import type { ApiRoute } from './routes';
 import { isTruthyFlag } from './sale-request';
+import { usePaymentKey, type PaymentKeyUse } from './payment-key-sale';
 
 /**
  * The payment lifecycle's hooks into the API handler (api.ts): the fault match of a POST by its command, the
@@ -55,6 +56,8 @@ export interface TransactionHook {
   authOnly: boolean;
   custkey?: string;
   ignoreDuplicate: boolean;
+  /** The card of a consumed Pay.js payment key (payment-key-sale.ts). */
+  paymentKey?: PaymentKeyUse;
 }
 
 export function transactionHook(core: SandboxCore, json: unknown, now: number): TransactionHook {
@@ -79,14 +82,20 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
     ignoreDuplicate: isTruthyFlag(json.ignore_duplicate),
   };
   const raw = json.custkey;
-  if (raw === undefined || raw === null || raw === '') return hook;
-  // A sale names its customer by key (or the emulator's custid); an unknown one is a transaction error (README).
-  const customer = typeof raw === 'string' ? core.fixtures.customer(raw) : undefined;
-  if (!customer) {
-    core.stats.saleErrors++;
-    return { ...hook, answer: { status: 200, body: { type: 'transaction', is_duplicate: 'N', result_code: 'E', result: 'Error', authcode: '', error: 'Customer Not Found', error_code: '99999' } } };
+  if (raw !== undefined && raw !== null && raw !== '') {
+    // A sale names its customer by key (or the emulator's custid); an unknown one is a transaction error (README).
+    const customer = typeof raw === 'string' ? core.fixtures.customer(raw) : undefined;
+    if (!customer) {
+      core.stats.saleErrors++;
+      return { ...hook, answer: { status: 200, body: { type: 'transaction', is_duplicate: 'N', result_code: 'E', result: 'Error', authcode: '', error: 'Customer Not Found', error_code: '99999' } } };
+    }
+    hook.custkey = customer.key;
   }
-  return { ...hook, custkey: customer.key };
+  // Checked last: a refused customer leaves the single-use key unspent.
+  const keyed = usePaymentKey(core, hook.json as Record<string, unknown>, now);
+  if (!keyed) return hook;
+  if ('answer' in keyed) return { ...hook, answer: keyed.answer };
+  return { ...hook, json: keyed.json, paymentKey: keyed.use };
 }
 
 /** A processed (not folded) sale or authonly enters the lifecycle; its answer gets the lifecycle's batch. */

@@ -17,6 +17,8 @@ export type ApiRoute =
   | { kind: 'batch'; batch: string }
   | { kind: 'batch_transactions'; batch: string }
   | { kind: 'batch_close' }
+  /** Pay.js: the merchant's public key (gateway-facts.md), a bare JSON string. */
+  | { kind: 'publickey' }
   /** `/api/RATELIMT/`, `/api/IPACCESS/` and their `_` forms: no resource behind them. */
   | { kind: 'test-root' };
 
@@ -51,6 +53,7 @@ export function parseApiPath(method: string, path: string): ParsedPath {
   if (method === 'POST' && s.length === 3 && s[0] === 'batches' && s[1] === 'current' && s[2] === 'close') return { endpointKey, route: { kind: 'batch_close' } };
   const lifecycle = method === 'GET' ? lifecycleRoute(s) : undefined;
   if (lifecycle) return { endpointKey, route: lifecycle };
+  if (method === 'GET' && s.length === 1 && s[0] === 'publickey') return { endpointKey, route: { kind: 'publickey' } };
   if (method !== 'GET' || s[0] !== 'customers') return { endpointKey, route: undefined };
   if (s.length === 1) return { endpointKey, route: { kind: 'customers' } };
   if (s.length === 2) return { endpointKey, route: { kind: 'customer', customer: s[1] as string } };
@@ -74,6 +77,7 @@ function lifecycleRoute(s: string[]): ApiRoute | undefined {
 export function faultKindOf(route: ApiRoute): RouteKind | undefined {
   if (route.kind === 'test-root') return undefined;
   if (route.kind === 'customer') return 'customers';
+  if (route.kind === 'publickey') return 'payment_methods'; // Pay.js set-up: faults for payment methods strike it too
   if (route.kind === 'payment_method') return 'payment_methods';
   if (route.kind === 'transaction' || route.kind === 'customer_transactions') return 'lookup';
   if (route.kind === 'batches' || route.kind === 'batch' || route.kind === 'batch_transactions' || route.kind === 'batch_close') return 'batches';

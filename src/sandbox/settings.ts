@@ -36,6 +36,8 @@ export interface SandboxSettings {
   wireFormat: SandboxWireFormat;
   /** Close (and settle) the open batch once it has been open this long; 0 = only POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
+  paymentKeyTtlMs: number;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -54,6 +56,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   slowCardScale: 1,
   wireFormat: 'spec',
   batchCloseIntervalMs: 0,
+  paymentKeyTtlMs: 15 * 60_000,
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -74,6 +77,7 @@ const INTS: Record<string, [min: number, max: number]> = {
   latencyMs: [0, 600_000],
   jitterMs: [0, 600_000],
   batchCloseIntervalMs: [0, 366 * 86_400_000],
+  paymentKeyTtlMs: [1, 86_400_000],
 };
 
 function isInt(v: unknown, min: number, max: number): v is number {

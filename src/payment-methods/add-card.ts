@@ -1,0 +1,167 @@
+import type { GatewayClient } from '../gateway/client';
+import { GatewayRefusedError } from '../gateway/errors';
+import type { PaymentMethod, ResultCode, Transaction } from '../gateway/types';
+import type { Logger } from '../observability/logger';
+import type { Budget } from '../tokens/token-service';
+import { WriteOutcomeUnknownError } from '../writes/errors';
+
+/**
+ * Adding a card collected by Pay.js (contract: `POST /v1/customers/{custkey}/payment_methods`, guarantee 8).
+ * The card is verified by an `authonly` of a small amount carrying the single-use `payment_key`, with
+ * `save_customer_paymethod` (the gateway stores it on the customer) and `save_card` (the answer names the
+ * stored card, masked); an approved verification is voided at once with `cc:void:release`, so the customer
+ * never sees the hold. The gateway does not say which payment method it created: it is the customer's newest
+ * method with the saved card's last four digits and expiration (`GET /customers/{c}/payment_methods`).
+ *
+ * Every step after the authorization may fail (timeout, 5xx, the budget): the write's outcome is then unknown
+ * and the reconciler finishes it from the gateway's records (`complete`): it finds the authorization by its
+ * invoice, voids it if it is still open, and answers with the payment method. The void always follows.
+ */
+export interface AddCardInput {
+  custkey: string;
+  paymentKey: string;
+  cardholder?: string;
+  methodName?: string;
+  avsStreet?: string;
+  avsPostalcode?: string;
+}
+
+/** What adding a card came to: the HTTP edge renders it (201, 402, 400). */
+export type AddCardResult =
+  | { kind: 'added'; method: PaymentMethod; verification: Verification }
+  | { kind: 'declined'; verification: Verification }
+  /** The gateway refused the payment key (unknown, expired, used) or the request: result_code E. */
+  | { kind: 'refused'; verification: Verification };
+
+/** The verification's transaction, as shown to the caller (no card data: the number is masked). */
+export interface Verification {
+  key: string;
+  refnum: string;
+  result_code: ResultCode;
+  result: string;
+  auth_amount?: string;
+  error?: string;
+  error_code?: string;
+  voided: boolean;
+}
+
+/** An authorization the reconciler found for this write, and what it knows of it. */
+export interface FoundVerification {
+  key: string;
+  refnum: string;
+  result_code: ResultCode;
+  result: string;
+  auth_amount?: string;
+  /** Already voided at the gateway. */
+  voided: boolean;
+  /** Last four digits of the card, from the masked number. */
+  last4: string | undefined;
+}
+
+export interface CardService {
+  /** What a frontend needs to run Pay.js: the merchant's public key and the script's URL. */
+  paymentConfig(): Promise<{ public_key: string; pay_js_url: string }>;
+  add(input: AddCardInput, invoice: string): Promise<AddCardResult>;
+  /** The reconciler's end of an unknown outcome: void if still open, then the payment method. */
+  complete(custkey: string, found: FoundVerification): Promise<AddCardResult>;
+}
+
+export interface CardServiceDeps {
+  gateway: GatewayClient;
+  budget: Budget;
+  logger: Logger;
+  verifyAmount: string;
+  payJsUrl: string;
+  /** Retry-After of the outcome_unknown answered when a step after the authorization fails. */
+  unknownRetryAfterSec: number;
+  /** How long the public key is kept in memory (it changes only when the merchant rotates it). */
+  publicKeyTtlMs?: number;
+}
+
+const last4Of = (masked: string | undefined) => masked?.match(/(\d{4})\s*$/)?.[1];
+
+function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' | 'result' | 'auth_amount' | 'error' | 'error_code'>, voided: boolean): Verification {
+  return {
+    key: tx.key, refnum: tx.refnum, result_code: tx.result_code, result: tx.result, voided,
+    ...(tx.auth_amount !== undefined ? { auth_amount: tx.auth_amount } : {}),
+    ...(tx.error !== undefined ? { error: tx.error } : {}),
+    ...(tx.error_code !== undefined ? { error_code: tx.error_code } : {}),
+  };
+}
+
+export function createCardService(deps: CardServiceDeps): CardService {
+  const { gateway, budget, logger } = deps;
+  let publicKey: { value: string; until: number } | undefined;
+
+  /** Voids the verification; a refusal means it is no longer open (voided or lapsed), which is the goal. */
+  async function release(key: string): Promise<void> {
+    try {
+      await budget.run('capture', () => gateway.void({ trankey: key, release: true }));
+    } catch (err) {
+      if (err instanceof GatewayRefusedError && (err.reason === 'not_voidable' || err.reason === 'not_found')) {
+        logger.warn('card verification: the void was refused; the authorization is not open', { reason: err.reason });
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /** The customer's newest method for this card (last four digits and, when known, expiration). */
+  async function newMethod(custkey: string, last4: string | undefined, expiration: string | undefined): Promise<PaymentMethod | undefined> {
+    const list = (await budget.run('read', () => gateway.listPaymentMethods(custkey, { limit: 100, offset: 0 }))).value;
+    const candidates = list.data.filter((m) => (last4 === undefined || String(m.ccnum4last ?? '') === last4) && (expiration === undefined || String(m.expires ?? '') === expiration));
+    // Newest by `added` ("YYYY-MM-DD hh:mm:ss" sorts as text); equal stamps: the later in the list.
+    return candidates.reduce<PaymentMethod | undefined>((best, m) => (!best || String(m.added ?? '') >= String(best.added ?? '') ? m : best), undefined);
+  }
+
+  /** After an approved verification: void, then name the method. A failure leaves the outcome unknown. */
+  async function finish(custkey: string, verification: Verification, last4: string | undefined, expiration: string | undefined): Promise<AddCardResult> {
+    try {
+      if (!verification.voided) await release(verification.key);
+      const method = await newMethod(custkey, last4, expiration);
+      if (!method) throw new Error('the verified card is not among the customer\'s payment methods');
+      return { kind: 'added', method, verification: { ...verification, voided: true } };
+    } catch (err) {
+      logger.warn('card verification: finishing after the authorization failed; the reconciler completes it', { err });
+      throw new WriteOutcomeUnknownError(deps.unknownRetryAfterSec);
+    }
+  }
+
+  return {
+    async paymentConfig() {
+      const now = Date.now();
+      if (!publicKey || publicKey.until <= now) {
+        const value = (await budget.run('read', () => gateway.getPublicKey())).value;
+        publicKey = { value, until: now + (deps.publicKeyTtlMs ?? 10 * 60_000) };
+      }
+      return { public_key: publicKey.value, pay_js_url: deps.payJsUrl };
+    },
+
+    async add(input, invoice) {
+      const request = {
+        payment_key: input.paymentKey,
+        amount: deps.verifyAmount,
+        invoice,
+        custkey: input.custkey,
+        save_customer_paymethod: true as const,
+        save_card: true,
+        ...(input.cardholder !== undefined ? { cardholder: input.cardholder } : {}),
+        ...(input.methodName !== undefined ? { method_name: input.methodName } : {}),
+        ...(input.avsStreet !== undefined ? { avs_street: input.avsStreet } : {}),
+        ...(input.avsPostalcode !== undefined ? { avs_postalcode: input.avsPostalcode } : {}),
+      };
+      const tx = (await budget.run('sale', () => gateway.authorize(request))).value;
+      const verification = verificationOf(tx, false);
+      if (tx.result_code === 'D') return { kind: 'declined', verification };
+      if (tx.result_code !== 'A' && tx.result_code !== 'P') return { kind: 'refused', verification };
+      return finish(input.custkey, verification, last4Of(tx.savedcard?.cardnumber ?? tx.creditcard?.number), tx.savedcard?.expiration || undefined);
+    },
+
+    async complete(custkey, found) {
+      const verification = verificationOf(found, found.voided);
+      if (found.result_code === 'D') return { kind: 'declined', verification };
+      if (found.result_code !== 'A' && found.result_code !== 'P') return { kind: 'refused', verification };
+      return finish(custkey, verification, found.last4, undefined);
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Pay.js payment keys (gateway-facts.md, "Adding a card without touching card data"): the browser's card form
+ * (an iframe on the gateway's origin) sends the card here and gets back a single-use `payment_key`, which the
+ * merchant's server then sends in place of `creditcard` in `cc:sale` or `authonly`. Emulator choices where the
+ * facts are silent (README): a key lives `paymentKeyTtlMs` (15 minutes by default); it is tied to the public
+ * key it was minted under; the first sale or authonly that names it consumes it, approved or declined; the
+ * card is dropped from memory when the key is consumed, leaving only a marker that it was used.
+ */
+
+export interface PaymentKeyCard {
+  number: string;
+  /** MMYY */
+  expiration: string;
+  cvc?: string;
+  cardholder?: string;
+  avs_street?: string;
+  avs_postalcode?: string;
+}
+
+export type ConsumeResult =
+  | { ok: true; card: PaymentKeyCard }
+  | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
+interface Entry {
+  publicKey: string;
+  expiresAt: number;
+  card: PaymentKeyCard | undefined;
+}
+
+/** The merchant's public key: derived from the API key, so it is stable across restarts (a real key is too). */
+export function publicKeyFor(apiKey: string): string {
+  return `_P${createHash('sha256').update(`publickey\u0000${apiKey}`).digest('base64url').replace(/[-_]/g, '').slice(0, 38)}`;
+}
+
+/** At most this many live keys: a browser flood cannot fill the emulator's memory. */
+const MAX_KEYS = 50_000;
+
+export class PaymentKeys {
+  private readonly keys = new Map<string, Entry>();
+
+  mint(publicKey: string, card: PaymentKeyCard, now: number, ttlMs: number): string {
+    this.prune(now);
+    if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value as string);
+    const key = `pk_${randomBytes(18).toString('base64url')}`;
+    this.keys.set(key, { publicKey, expiresAt: now + ttlMs, card: { ...card } });
+    return key;
+  }
+
+  /** Takes the card of a key minted under `publicKey`; a key of another merchant is unknown here. */
+  consume(key: string, publicKey: string, now: number): ConsumeResult {
+    const entry = this.keys.get(key);
+    if (!entry || entry.publicKey !== publicKey) return { ok: false, reason: 'unknown' };
+    if (!entry.card) return { ok: false, reason: 'used' };
+    if (now >= entry.expiresAt) {
+      this.keys.delete(key);
+      return { ok: false, reason: 'expired' };
+    }
+    const card = entry.card;
+    entry.card = undefined; // single use: the card leaves memory with its first use
+    return { ok: true, card };
+  }
+
+  /** Keys minted and not yet used or expired (admin stats). */
+  live(now: number): number {
+    let n = 0;
+    for (const e of this.keys.values()) if (e.card && now < e.expiresAt) n++;
+    return n;
+  }
+
+  reset(): void {
+    this.keys.clear();
+  }
+
+  /** Insertion order is expiry order (one TTL for all): drop from the front until a live one. */
+  private prune(now: number): void {
+    for (const [k, e] of this.keys) {
+      if (now < e.expiresAt) break;
+      this.keys.delete(k);
+    }
+  }
+}
