@@ -5,6 +5,7 @@ import type { GatewayClient } from './gateway/client';
 import { cardGuard, cors, docsRouter, errorHandler, helmetOptions, jsonBody, notFoundHandler, requestId } from './http';
 import { customersRouter } from './http/routes/customers';
 import { paymentMethodsRouter } from './http/routes/payment-methods';
+import { demoRouter, type DemoOptions } from './http/demo';
 import type { CardService } from './payment-methods/add-card';
 import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
@@ -29,11 +30,8 @@ export interface AppDeps {
   records: SaleRecords;
   followUps: FollowUpService;
   cards: CardService;
-  /**
-   * Development with the embedded sandbox: its origin, which the /demo page may load Pay.js and frame the card
-   * form from (the page and that CSP exception exist only then).
-   */
-  sandboxOrigin?: string;
+  /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
+  demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
   draining(): boolean;
 }
@@ -63,6 +61,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(helmet(helmetOptions));
   app.use(cors(config));
   app.use(docsRouter());
+  if (deps.demo) app.use(demoRouter(deps.demo));
   app.use(jsonBody(config));
   app.use(cardGuard());
   app.use(salesRouter({ config, sales: deps.sales, writes: deps.writes, records: deps.records, authenticate: deps.authenticate }));

@@ -23,6 +23,8 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createCardService } from './payment-methods/add-card';
+import { mintDevToken } from './cli/token';
+import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 
 /**
@@ -58,6 +60,13 @@ export interface BuildOptions {
   redis?: RedisClient;
   /** Force in-memory stores even when Redis is configured. */
   memory?: boolean;
+}
+
+/** The /demo page's dev customer and token (development with the embedded sandbox only). */
+function demoOptions(config: Config, sandbox: RunningSandbox): DemoOptions {
+  const customer = sandbox.fixtures.firstCustomer().key;
+  const scope = 'sales:create sales:read sales:void refunds:create payment_methods:read payment_methods:write';
+  return { customer, payJsOrigin: new URL(sandbox.url).origin, token: () => mintDevToken(config, { sub: 'demo-page', custkey: customer, scope }, 3600) };
 }
 
 export async function buildService(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Service> {
@@ -148,7 +157,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const followUps = createFollowUpService({ gateway, budget, records, logger });
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, cards, draining: () => draining,
-    ...(sandbox ? { sandboxOrigin: new URL(sandbox.baseUrl).origin } : {}),
+    ...(sandbox && config.env === 'development' ? { demo: demoOptions(config, sandbox) } : {}),
   });
   const admin = createAdminApp({
     metrics,

@@ -18,6 +18,7 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
     `tokengate (development) listening on ${url}`,
     `  admin (health, metrics):  ${adminUrl}`,
     `  API docs:                 ${url}/docs`,
+    ...(sandbox ? [`  demo checkout page:       ${url}/demo   (add a test card through Pay.js, charge, void, refund)`] : []),
     sandbox ? `  embedded sandbox gateway: ${sandbox.baseUrl}` : `  gateway:                  ${config.gateway.baseUrl ?? ''}`,
     '',
     'Dev token (sub dev-user, customer ' + custkey + ', 24 h):',

@@ -1,3 +1,4 @@
+import { maskCardNumber } from './cards';
 import type { SandboxCore } from './core';
 import { ERRORS, SALE_ERRORS } from './errors';
 import type { SaleOutcome } from './ledger';
@@ -57,7 +58,9 @@ export function savePaymentKeyCard(core: SandboxCore, outcome: SaleOutcome, use:
   if (!use.saveToCustomer || !custkey || !approved || outcome.folded) return;
   const customer = core.fixtures.customer(custkey);
   if (!customer) return;
-  const method = core.fixtures.addMethod(customer, { ...use.card, ...(typeof methodName === 'string' ? { method_name: methodName } : {}) }, new Date(now));
+  // Unnamed, a method is named by its masked number (emulator choice, README): how a customer recognises it.
+  const name = typeof methodName === 'string' && methodName !== '' ? methodName : maskCardNumber(use.card.number);
+  const method = core.fixtures.addMethod(customer, { ...use.card, method_name: name }, new Date(now));
   const response = outcome.response as unknown as Record<string, unknown>;
   response.customer = { custkey: customer.key, custid: customer.custid };
   if (isRecord(response.savedcard)) response.savedcard = { ...response.savedcard, key: method.cardref };

@@ -38,7 +38,7 @@
     iframe.setAttribute('data-usaepay', 'payment-card');
     iframe.style.border = '0';
     iframe.style.width = '100%';
-    iframe.style.height = '170px';
+    iframe.style.height = '130px';
     container.appendChild(iframe);
     this.iframe = iframe;
     window.addEventListener('message', this.onMessage);
