@@ -16,7 +16,8 @@ export interface RunLoopOptions {
 
 /**
  * What every caller does around its gateway call, whatever backend holds the budget:
- * reserve → sleep on the monotonic clock → confirm and check lateness → call → reconcile → maybe re-queue once.
+ * reserve → sleep on the monotonic clock → confirm and check lateness → call → reconcile (in the background after
+ * an answer, awaited after an error) → maybe re-queue once.
  */
 export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const { backend, classes, clock, logger, metrics } = opts;
@@ -104,6 +105,12 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     }
   }
 
+  const running = new Set<Promise<void>>();
+  function background(p: Promise<void>): void {
+    running.add(p);
+    void p.finally(() => running.delete(p));
+  }
+
   const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
     started + (runOpts.maxWaitMs ?? maxWaitOf(classes, cls));
 
@@ -123,7 +130,10 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
         metrics.queueWait(cls, (clock() - started) / 1000);
         try {
           const result = await call();
-          await reconcile(result.rateLimit);
+          // Not awaited (issue 15): the caller's next Redis write (the idempotency completion) goes out in the
+          // same tick and ioredis pipelines both, so a sale pays no extra round trip for it. reconcile() logs
+          // its own failures; close() waits for the ones still running.
+          background(reconcile(result.rateLimit));
           return result;
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;
@@ -143,6 +153,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     async close(): Promise<void> {
       closed = true;
       for (const wake of [...sleepers]) wake();
+      await Promise.allSettled([...running]);
       await backend.close();
     },
   };
