@@ -87,7 +87,9 @@ async function main() {
     loadavg: require('node:os').loadavg().map((x) => round(x, 2)),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  redis.client.disconnect();
   await stopAll();
+  process.exit(0); // autocannon's agents keep sockets open
 }
 
 main().catch(async (err) => {
