@@ -2,13 +2,19 @@
  * `demoRouter(demo)`: the /demo checkout page (contract, development mode only; compose.ts mounts it only when
  * NODE_ENV=development with the embedded sandbox, so production answers 404):
  *   GET /demo, /demo/app.js, /demo/style.css   plain files of ./demo, no build step
- *   GET /demo/session                          a dev token for the dev customer (development only, loopback)
- * The page's CSP is the app's strict one plus the sandbox origin for Pay.js: its script and its card iframe.
+ *   GET /demo/session                          a dev token for the dev customer, 1 h, the page's scopes only
+ * The page's CSP is the app's strict one (helmetOptions) plus the sandbox origin in script-src (pay.js) and
+ * frame-src (its card iframe); nothing else differs. The page never reaches the sandbox itself (connect-src
+ * stays 'self'): the card goes from the iframe, on the sandbox's origin, to the sandbox.
+ * The session hands out a token to whoever asks: acceptable only because this router exists only in
+ * development with the embedded sandbox, whose JWT secret is the printed dev default (anyone who can reach
+ * the port can mint the same token) and whose customers and cards are the sandbox's test fixtures.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router, type Request, type Response } from 'express';
+import { helmetOptions } from './security';
 
 export interface DemoOptions {
   /** The dev customer the page acts for. */
@@ -21,18 +27,19 @@ export interface DemoOptions {
 
 const DIR = path.join(__dirname, 'demo');
 
+/** helmetOptions' CSP directives, serialised as helmet does, with `extra` sources appended per directive. */
 export function demoCsp(payJsOrigin: string): string {
-  return [
-    "default-src 'none'",
-    `script-src 'self' ${payJsOrigin}`,
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    `frame-src ${payJsOrigin}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+  const csp = helmetOptions.contentSecurityPolicy;
+  const directives = typeof csp === 'object' && csp.directives ? csp.directives : {};
+  const extra: Record<string, string[]> = { 'script-src': [payJsOrigin], 'frame-src': [payJsOrigin] };
+  const names = [...new Set([...Object.keys(directives), ...Object.keys(extra)])];
+  return names
+    .map((name) => {
+      const base = directives[name];
+      const sources = [...(Array.isArray(base) ? base.map(String) : []), ...(extra[name] ?? [])];
+      return `${name} ${sources.join(' ')}`;
+    })
+    .join('; ');
 }
 
 function file(name: string, type: string, csp: string): (req: Request, res: Response) => void {

@@ -10,10 +10,12 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
 
 /**
  * The /demo checkout page (issue 13) in Debian's Chromium through playwright-core, against `node dist/main.js`
- * in development mode with its embedded sandbox: a card is typed into the sandbox's Pay.js iframe, added,
- * listed masked, charged, voided and refunded; a declining card shows its decline. Every request the page
- * makes to tokengate's origin is recorded: none may carry a card number (guarantee 8). Skipped with one
- * message where Chromium is absent (.ci/run installs it).
+ * in development mode with its embedded sandbox (what `npm start` runs after its build), opened at the URL the
+ * dev banner prints: a card is typed into the sandbox's Pay.js iframe, added, listed masked, charged, voided
+ * and refunded; a declining card shows its decline, a partial approval and an error show as such. Every
+ * request the page makes to tokengate's origin is recorded: none may carry a card number (guarantee 8). The
+ * browser part is skipped with one message where Chromium is absent (.ci/run installs it); the page's CSP and
+ * production's 404 are checked over HTTP everywhere.
  */
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = path.join(ROOT, 'bench', 'results', 'demo-screenshot.png');
@@ -32,114 +34,189 @@ function carried(req: Request): string {
   return [req.url(), ...Object.entries(req.headers()).flat(), req.postData() ?? ''].join('\n');
 }
 
-describeIfChromium('demo checkout page in headless Chromium', () => {
+/** A CSP header as directive → sources. */
+function directives(csp: string): Record<string, string[]> {
+  return Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...sources]) => [name as string, sources]));
+}
+
+/** The demo URL as the dev banner prints it (`npm start`'s stdout). */
+async function printedDemoUrl(service: ServiceProcess): Promise<string> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const match = /^\s*demo checkout page:\s+(http:\/\/\S+\/demo)\s/m.exec(service.output());
+    if (match?.[1]) return match[1];
+    if (Date.now() > deadline) throw new Error(`the dev banner names no /demo URL:\n${service.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The page's own session call: the dev token for the dev customer. */
+async function sessionToken(url: string): Promise<string> {
+  return ((await (await fetch(`${url}/demo/session`)).json()) as { token: string }).token;
+}
+
+describe('/demo in development (npm start)', () => {
   let service: ServiceProcess;
-  let browser: BrowserContext;
-  let userDataDir: string;
-  let page: Page;
-  const toTokengate: Request[] = [];
-  const toSandbox: Request[] = [];
-  const problems: string[] = [];
+  let demoUrl: string;
 
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
-    userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-demo-'));
-    browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: FLAGS, timeout: 15000, viewport: { width: 900, height: 1300 } });
-    page = await browser.newPage();
-    page.on('request', (req) => (req.url().startsWith(service.url) ? toTokengate : toSandbox).push(req));
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      // A 402 (the decline) is logged by Chromium as a failed resource load: an answer, not a page problem.
-      // The browser's own favicon request is not the page's.
-      if (msg.type() === 'error' && !/status of 402/.test(msg.text()) && !msg.location().url.endsWith('/favicon.ico')) problems.push(`console: ${msg.text()} (${msg.location().url})`);
-    });
-  }, 45_000);
-
+    demoUrl = await printedDemoUrl(service);
+  }, 30_000);
   afterAll(async () => {
-    await browser?.close();
     await service?.stop();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
-  const answer = () => page.locator('#answer');
-  const cardFrame = async (): Promise<Frame> => {
-    const handle = await page.locator('iframe[data-usaepay]').elementHandle();
-    const frame = await handle?.contentFrame();
-    if (!frame) throw new Error('no Pay.js iframe');
-    return frame;
-  };
-  async function typeCard(number: string): Promise<void> {
-    const frame = await cardFrame();
-    await frame.locator('#cc-number').fill(number);
-    await frame.locator('#cc-exp').fill('12/30');
-    await frame.locator('#cc-csc').fill('123');
-  }
-  async function expectAnswer(text: RegExp): Promise<void> {
-    await page.locator('#answer', { hasText: text }).waitFor({ timeout: 15_000 });
-  }
-
-  it('when /demo opens, then it lists the dev customer\'s cards and shows the Pay.js card form from the sandbox, under a CSP naming only that origin', async () => {
-    const res = await page.goto(`${service.url}/demo`, { waitUntil: 'load' });
-    expect(res?.status()).toBe(200);
-    const csp = res?.headers()['content-security-policy'] ?? '';
-    const frame = await (async () => {
-      await page.locator('#add:not([disabled])').waitFor({ timeout: 15_000 });
-      return cardFrame();
-    })();
-    const sandboxOrigin = new URL(frame.url()).origin;
+  it('when the printed /demo URL is fetched, then its CSP is the app\'s own plus the sandbox origin in script-src and frame-src, and no other page gets that exception', async () => {
+    expect(new URL(demoUrl).origin).toBe(new URL(service.url).origin);
+    const demo = await fetch(demoUrl);
+    expect(demo.status).toBe(200);
+    expect(demo.headers.get('content-type')).toMatch(/^text\/html/);
+    const config = (await (await fetch(`${service.url}/v1/payment-config`, { headers: { authorization: `Bearer ${await sessionToken(service.url)}` } })).json()) as { pay_js_url: string };
+    const sandboxOrigin = new URL(config.pay_js_url).origin;
     expect(sandboxOrigin).not.toBe(new URL(service.url).origin);
-    expect(csp).toContain(`frame-src ${sandboxOrigin}`);
-    expect(csp).toContain(`script-src 'self' ${sandboxOrigin}`);
-    expect(csp).toContain("connect-src 'self'");
-    expect(await page.locator('#cards li').count()).toBeGreaterThanOrEqual(3);
-    expect(await frame.locator('#cc-number').getAttribute('autocomplete')).toBe('cc-number');
+    const page = directives(demo.headers.get('content-security-policy') ?? '');
+    for (const other of ['/openapi.json', '/v1/payment-config', '/no-such-route']) {
+      const csp = (await fetch(`${service.url}${other}`)).headers.get('content-security-policy') ?? '';
+      expect(csp).not.toContain(sandboxOrigin);
+      const app = directives(csp);
+      expect(page).toEqual({ ...app, 'script-src': [...(app['script-src'] ?? []), sandboxOrigin], 'frame-src': [sandboxOrigin] });
+    }
+    expect(page['connect-src']).toEqual(["'self'"]);
+    expect(page['frame-ancestors']).toEqual(["'none'"]);
+    for (const asset of ['/demo/app.js', '/demo/style.css']) {
+      const res = await fetch(`${service.url}${asset}`);
+      expect(res.status).toBe(200);
+      expect(directives(res.headers.get('content-security-policy') ?? '')).toEqual(page);
+    }
   });
 
-  it('when 4000100011112224 is typed into the iframe and added, then it is listed as 4000xxxxxxxx2224, and charging it is approved', async () => {
-    await typeCard('4000100011112224');
-    await page.locator('#add').click();
-    await expectAnswer(/Adding a card: approved/);
-    await page.locator('#cards label', { hasText: '4000xxxxxxxx2224' }).waitFor({ timeout: 10_000 });
-    await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).locator('input').check();
-    await page.locator('#amount').fill('12.34');
-    await page.locator('#charge').click();
-    await expectAnswer(/Sale: approved/);
-    expect(await answer().getAttribute('class')).toBe('approved');
-    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
-  });
+  describeIfChromium('in headless Chromium', () => {
+    let browser: BrowserContext;
+    let userDataDir: string;
+    let page: Page;
+    const toTokengate: Request[] = [];
+    const toSandbox: Request[] = [];
+    const problems: string[] = [];
 
-  it('when the last sale is voided, then the void is approved', async () => {
-    await page.locator('#void').click();
-    await expectAnswer(/Void: approved/);
-  });
+    beforeAll(async () => {
+      userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-demo-'));
+      browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: FLAGS, timeout: 15000, viewport: { width: 900, height: 1300 } });
+      page = await browser.newPage();
+      page.on('request', (req) => (req.url().startsWith(service.url) ? toTokengate : toSandbox).push(req));
+      page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+      page.on('console', (msg) => {
+        // A 402 (the decline) and the 400 of a bad amount are logged by Chromium as failed resource loads:
+        // answers, not page problems. The browser's own favicon request is not the page's.
+        if (msg.type() === 'error' && !/status of 40[02]/.test(msg.text()) && !msg.location().url.endsWith('/favicon.ico')) problems.push(`console: ${msg.text()} (${msg.location().url})`);
+      });
+    }, 45_000);
 
-  it('when a declining card is added, then the page says declined (card_declined) and the card is not listed', async () => {
-    const before = await page.locator('#cards li').count();
-    await typeCard('4000300011112220');
-    await page.locator('#add').click();
-    await expectAnswer(/Adding a card: declined \(card_declined\)/);
-    expect(await answer().getAttribute('class')).toBe('declined');
-    expect(await page.locator('#cards li').count()).toBe(before);
-  });
+    afterAll(async () => {
+      await browser?.close();
+      if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    });
 
-  it('when the added card is charged and the sale refunded, then both are approved', async () => {
-    await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).first().locator('input').check();
-    await page.locator('#amount').fill('5.00');
-    await page.locator('#charge').click();
-    await expectAnswer(/Sale: approved/);
-    await page.locator('#refund').click();
-    await expectAnswer(/Refund: approved/);
-  });
+    const answer = () => page.locator('#answer');
+    const cardFrame = async (): Promise<Frame> => {
+      const handle = await page.locator('iframe[data-usaepay]').elementHandle();
+      const frame = await handle?.contentFrame();
+      if (!frame) throw new Error('no Pay.js iframe');
+      return frame;
+    };
+    async function typeCard(number: string): Promise<void> {
+      const frame = await cardFrame();
+      await frame.locator('#cc-number').fill(number);
+      await frame.locator('#cc-exp').fill('12/30');
+      await frame.locator('#cc-csc').fill('123');
+    }
+    async function expectAnswer(text: RegExp): Promise<void> {
+      await page.locator('#answer', { hasText: text }).waitFor({ timeout: 15_000 });
+    }
 
-  it('when everything the page sent to tokengate is read, then no request carries a card number, and the cards went only to the sandbox', async () => {
-    expect(toTokengate.length).toBeGreaterThan(8);
-    const leaks = toTokengate.filter((r) => containsPan(carried(r))).map((r) => `${r.method()} ${r.url()}`);
-    expect(leaks).toEqual([]);
-    expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual([['payment_key'], ['payment_key']]);
-    // The proof that the check can fail: the card numbers did travel, to the sandbox's iframe endpoint.
-    expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(2);
-    expect(problems).toEqual([]);
+    it('when /demo opens, then it lists the dev customer\'s cards and shows the Pay.js card form from the sandbox, under a CSP naming only that origin', async () => {
+      const res = await page.goto(demoUrl, { waitUntil: 'load' });
+      expect(res?.status()).toBe(200);
+      const csp = res?.headers()['content-security-policy'] ?? '';
+      const frame = await (async () => {
+        await page.locator('#add:not([disabled])').waitFor({ timeout: 15_000 });
+        return cardFrame();
+      })();
+      const sandboxOrigin = new URL(frame.url()).origin;
+      expect(sandboxOrigin).not.toBe(new URL(service.url).origin);
+      expect(csp).toContain(`frame-src ${sandboxOrigin}`);
+      expect(csp).toContain(`script-src 'self' ${sandboxOrigin}`);
+      expect(csp).toContain("connect-src 'self'");
+      expect(await page.locator('#cards li').count()).toBeGreaterThanOrEqual(3);
+      expect(await frame.locator('#cc-number').getAttribute('autocomplete')).toBe('cc-number');
+    });
+
+    it('when 4000100011112224 is typed into the iframe and added, then it is listed as 4000xxxxxxxx2224, and charging it is approved', async () => {
+      await typeCard('4000100011112224');
+      await page.locator('#add').click();
+      await expectAnswer(/Adding a card: approved/);
+      await page.locator('#cards label', { hasText: '4000xxxxxxxx2224' }).waitFor({ timeout: 10_000 });
+      await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).locator('input').check();
+      await page.locator('#amount').fill('12.34');
+      await page.locator('#charge').click();
+      await expectAnswer(/Sale: approved/);
+      expect(await answer().getAttribute('class')).toBe('approved');
+      mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    });
+
+    it('when the last sale is voided, then the void is approved', async () => {
+      await page.locator('#void').click();
+      await expectAnswer(/Void: approved/);
+    });
+
+    it('when a declining card is added, then the page says declined (card_declined) and the card is not listed', async () => {
+      const before = await page.locator('#cards li').count();
+      await typeCard('4000300011112220');
+      await page.locator('#add').click();
+      await expectAnswer(/Adding a card: declined \(card_declined\)/);
+      expect(await answer().getAttribute('class')).toBe('declined');
+      expect(await page.locator('#cards li').count()).toBe(before);
+    });
+
+    it('when the added card is charged and the sale refunded, then both are approved', async () => {
+      await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).first().locator('input').check();
+      await page.locator('#amount').fill('5.00');
+      await page.locator('#charge').click();
+      await expectAnswer(/Sale: approved/);
+      await page.locator('#refund').click();
+      await expectAnswer(/Refund: approved/);
+    });
+
+    it('when a partially approving card is added and charged, then the page says partially approved with both amounts', async () => {
+      await typeCard('4000000011112275');
+      await page.locator('#add').click();
+      await expectAnswer(/Adding a card: approved/);
+      await page.locator('#cards li', { hasText: '4000xxxxxxxx2275' }).locator('input').check();
+      await page.locator('#amount').fill('10.00');
+      await page.locator('#charge').click();
+      await expectAnswer(/Sale: partially approved, 5\.00 of 10\.00/);
+      expect(await answer().getAttribute('class')).toBe('partial');
+      await page.locator('#void').click();
+      await expectAnswer(/Void: approved/);
+    });
+
+    it('when the amount is not an amount, then the page shows the error with its code', async () => {
+      await page.locator('#amount').fill('ten');
+      await page.locator('#charge').click();
+      await expectAnswer(/Sale: error invalid_request \(400\)/);
+      expect(await answer().getAttribute('class')).toBe('error');
+    });
+
+    it('when everything the page sent to tokengate is read, then no request carries a card number, and the cards went only to the sandbox', async () => {
+      expect(toTokengate.length).toBeGreaterThan(8);
+      const leaks = toTokengate.filter((r) => containsPan(carried(r))).map((r) => `${r.method()} ${r.url()}`);
+      expect(leaks).toEqual([]);
+      expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual([['payment_key'], ['payment_key'], ['payment_key']]);
+      // The proof that the check can fail: the card numbers did travel, to the sandbox's iframe endpoint.
+      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(3);
+      expect(problems).toEqual([]);
+    });
   });
 });
 
