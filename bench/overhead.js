@@ -6,10 +6,12 @@
  */
 const autocannon = require('autocannon');
 const { authorizationHeader } = require('../dist/gateway/signer');
-const { startTokengate, startNaiveProxy, mintJwt } = require('./lib/services');
+const { startTokengate, startNaiveProxy, startPeer, mintJwt } = require('./lib/services');
+const { openLoop } = require('./open-loop');
 const { parseCommandStats, diffCommandStats, round } = require('./lib/stats');
 
 const OVERHEAD_ENDPOINT_KEY = 'benchoverhead';
+const PEER_ENDPOINT_KEY = 'benchpeer';
 
 function runCannon(opts, makeKey) {
   return new Promise((resolve, reject) => {
@@ -180,6 +182,43 @@ async function commandStats(redis) {
 /**
  * @param ctx {creds, redis, sandbox, log, opts: {connections, warmupSec, durationSec, rounds}}
  */
+/**
+ * Open-loop latency (issue 15, item 2): sales arrive at a fixed rate whatever the answers do
+ * (bench/open-loop.js: latency from each request's due time), the gateway answering in `gatewayLatencyMs`. Per
+ * rate, tokengate and the passthrough alternate twice; each keeps its better run (a shared box only adds
+ * latency). The figure is what tokengate adds at p50, p99 and p99.9.
+ */
+async function runOpenLoop(targets, nextKey, ctx) {
+  const { rates, openLoopSec } = ctx.opts;
+  const out = [];
+  for (const rate of rates) {
+    const got = { tokengate: [], naive: [] };
+    for (let rep = 0; rep < 2; rep++) {
+      for (const name of rep === 0 ? ['tokengate', 'naive'] : ['naive', 'tokengate']) {
+        const t = targets[name];
+        const run = { url: t.url, headers: t.headers, body: t.body, makeKey: nextKey };
+        await openLoop({ ...run, rate, durationSec: 1 });
+        got[name].push(await openLoop({ ...run, rate, durationSec: openLoopSec }));
+      }
+    }
+    const better = (runs) => runs.reduce((a, b) => (b.p99_ms < a.p99_ms ? b : a));
+    const tg = better(got.tokengate);
+    const nv = better(got.naive);
+    const row = {
+      rate,
+      added_p50_ms: round(tg.p50_ms - nv.p50_ms, 2),
+      added_p99_ms: round(tg.p99_ms - nv.p99_ms, 2),
+      added_p99_9_ms: round(tg.p99_9_ms - nv.p99_9_ms, 2),
+      tokengate: tg,
+      naive: nv,
+      runs: got,
+    };
+    ctx.log(`open loop ${rate}/s: tokengate adds ${row.added_p50_ms} ms p50, ${row.added_p99_ms} ms p99, ${row.added_p99_9_ms} ms p99.9 (tokengate p99 ${tg.p99_ms}, naive ${nv.p99_ms}; generator lag p99 ${tg.generator_send_lag_p99_ms} ms)`);
+    out.push(row);
+  }
+  return out;
+}
+
 async function runOverhead(ctx) {
   const { creds, redis, sandbox, log } = ctx;
   const { connections, warmupSec, durationSec, rounds } = ctx.opts;
@@ -209,6 +248,9 @@ async function runOverhead(ctx) {
     extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
   });
   const naive = await startNaiveProxy(sandbox.url, staticAuth);
+  // The fair peer (issue 15) on its own endpoint key, for the same reason as tokengate's.
+  await sandbox.update({ endpointKeys: [{ key: OVERHEAD_ENDPOINT_KEY, ratePerMinute: 1_000_000, ratePerDay: 100_000_000 }, { key: PEER_ENDPOINT_KEY, ratePerMinute: 1_000_000, ratePerDay: 100_000_000 }] });
+  const peer = await startPeer(creds, { redisUrl: redis.url, keyPrefix: `${prefix}-peer`, baseUrl: `${sandbox.url}/api/${PEER_ENDPOINT_KEY}/` });
   const bearer = mintJwt(creds, { sub: 'bench', scope: 'sales:create', custkey: customer });
 
   // Warm the token cache (one sale) and check each path answers a sale.
@@ -221,6 +263,12 @@ async function runOverhead(ctx) {
     body: tokengateBody,
   });
   if (warm.status !== 201) throw new Error(`tokengate warm-up sale: ${warm.status} ${await warm.text()}`);
+  const warmPeer = await fetch(`${peer.url}/v1/sales`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'idempotency-key': nextKey() },
+    body: tokengateBody,
+  });
+  if (warmPeer.status !== 201) throw new Error(`peer warm-up sale: ${warmPeer.status} ${await warmPeer.text()}`);
   for (const [what, url, headers] of [
     ['naive', `${naive.url}/v1/sales`, { 'content-type': 'application/json' }],
     ['direct', `${sandbox.baseUrl}transactions`, { 'content-type': 'application/json', authorization: staticAuth }],
@@ -232,10 +280,11 @@ async function runOverhead(ctx) {
 
   const targets = {
     tokengate: { url: `${tg.url}/v1/sales`, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody },
+    peer: { url: `${peer.url}/v1/sales`, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody },
     naive: { url: `${naive.url}/v1/sales`, headers: { 'content-type': 'application/json' }, body: gatewayBody },
     direct: { url: `${sandbox.baseUrl}transactions`, headers: { 'content-type': 'application/json', authorization: staticAuth }, body: gatewayBody },
   };
-  const runs = { tokengate: [], naive: [], direct: [] };
+  const runs = { tokengate: [], peer: [], naive: [], direct: [] };
   let redisCommands = { total: 0, byCommand: {} };
   let tokengateSales = 0;
   // Rounds interleave the three targets, so drift on a shared box (thermal, other tenants) hits all alike.
@@ -248,6 +297,7 @@ async function runOverhead(ctx) {
       const pids = { sandbox: sandbox.proc.child.pid, redis: redis.proc.child.pid };
       if (name === 'tokengate') pids.service = tg.proc.child.pid;
       if (name === 'naive') pids.service = naive.proc.child.pid;
+      if (name === 'peer') pids.service = peer.proc.child.pid;
       const cpuBefore = cpuSnapshot(pids);
       const res = await runCannon({ ...base, duration: durationSec }, nextKey);
       const s = summarise(res);
@@ -281,11 +331,13 @@ async function runOverhead(ctx) {
     atLatency[name] = summarise(await runCannon({ ...base, duration: durationSec }, nextKey));
     log(`overhead at ${ctx.opts.gatewayLatencyMs} ms gateway latency, ${name}: ${atLatency[name].rps} req/s, p50 ${atLatency[name].p50_ms} ms, p99 ${atLatency[name].p99_ms} ms`);
   }
+  const openLoop = await runOpenLoop(targets, nextKey, ctx);
   await sandbox.update({ latencyMs: 0 });
   const roundTrips = await redisClientCommandsPerSale(redis, tg.url, bearer, tokengateBody, nextKey, 50);
   log(`overhead: ${roundTrips.sequential_round_trips_per_sale} Redis round trips, ${roundTrips.client_commands_per_sale} client commands and ${roundTrips.script_commands_per_sale} script-internal commands per sale, over 50 sequential sales`);
   await tg.proc.stop();
   await naive.proc.stop();
+  await peer.proc.stop();
   const profile = ctx.opts.profileSec > 0 ? await profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
 
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -304,6 +356,7 @@ async function runOverhead(ctx) {
     runs: runs[name],
   });
   const tgA = agg('tokengate');
+  const peerA = agg('peer');
   const naiveA = agg('naive');
   const directA = agg('direct');
   const median = (xs) => {
@@ -314,6 +367,7 @@ async function runOverhead(ctx) {
   const perRound = runs.tokengate.map((r, i) => round(r.rps / runs.naive[i].rps, 3));
   const normTg = median(runs.tokengate.map((r) => r.service_cpu_per_sandbox_cpu));
   const normNaive = median(runs.naive.map((r) => r.service_cpu_per_sandbox_cpu));
+  const normPeer = median(runs.peer.map((r) => r.service_cpu_per_sandbox_cpu));
   const perSale = Object.fromEntries(Object.entries(redisCommands.byCommand).map(([k, v]) => [k, round(v / tokengateSales, 2)]));
   return {
     tokengate_rps: tgA.rps,
@@ -322,7 +376,9 @@ async function runOverhead(ctx) {
     ratio: round(tgA.rps / naiveA.rps, 3),
     ratio_per_round: perRound,
     ratio_median_of_rounds: round(median(perRound), 3),
-    cpu_per_sandbox_cpu: { tokengate: normTg, naive: normNaive, naive_over_tokengate: round(normNaive / normTg, 3) },
+    cpu_per_sandbox_cpu: { tokengate: normTg, naive: normNaive, peer: normPeer, naive_over_tokengate: round(normNaive / normTg, 3), tokengate_over_naive: round(normTg / normNaive, 3), tokengate_over_peer: round(normTg / normPeer, 3) },
+    peer: { rps: peerA.rps, cpu_ms_per_sale: peerA.service_cpu_ms_per_request, p50_ms: peerA.p50_ms, p99_ms: peerA.p99_ms, cpu_per_sandbox_cpu: normPeer, non2xx: peerA.non2xx, errors: peerA.errors },
+    open_loop: openLoop,
     redis_reads_per_sale_under_load: round(median(runs.tokengate.map((r) => r.redis_reads_per_request)), 2),
     at_gateway_latency: {
       latency_ms: ctx.opts.gatewayLatencyMs,
@@ -341,7 +397,7 @@ async function runOverhead(ctx) {
     direct_p99_ms: directA.p99_ms,
     tokengate_cpu_ms_per_sale: tgA.service_cpu_ms_per_request,
     naive_cpu_ms_per_request: naiveA.service_cpu_ms_per_request,
-    cpu_s_per_run: { tokengate: tgA.cpu_s_per_run, naive: naiveA.cpu_s_per_run, direct: directA.cpu_s_per_run },
+    cpu_s_per_run: { tokengate: tgA.cpu_s_per_run, peer: peerA.cpu_s_per_run, naive: naiveA.cpu_s_per_run, direct: directA.cpu_s_per_run },
     jwt_verify_us: jwtVerifyMicros(creds, bearer),
     redis_round_trips_per_sale: roundTrips.sequential_round_trips_per_sale,
     redis_client_commands_per_sale: roundTrips.client_commands_per_sale,
@@ -356,7 +412,7 @@ async function runOverhead(ctx) {
     duration_s: durationSec,
     rounds,
     tokengate_mode: 'separate process: node dist/main.js, NODE_ENV=production, LOG_LEVEL=warn',
-    detail: { tokengate: tgA, naive: naiveA, direct: directA },
+    detail: { tokengate: tgA, peer: peerA, naive: naiveA, direct: directA },
   };
 }
 

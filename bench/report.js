@@ -1,7 +1,7 @@
 'use strict';
 /** bench/results/summary.md from the run's figures; every statement about a target is computed, not canned. */
 
-const TARGETS = { ratio: 0.7, utilisation: 0.85 };
+const TARGETS = { ratio: 0.7, utilisation: 0.85, cpuOverNaive: 1.6, openLoopAddedP99Ms: 5, openLoopRate: 200, roundTrips: 3 };
 const NAMES = { tokengate: 'tokengate', ratelimiter_flexible: 'rate-limiter-flexible', token_bucket: 'token bucket' };
 const yes = (ok) => (ok ? 'met' : '**not met**');
 
@@ -16,7 +16,7 @@ function renderSummary(r) {
   lines.push('# tokengate benchmark summary', '');
   if (r.quick) lines.push('> **QUICK smoke run (BENCH_QUICK=1): short phases, not the reference figures.**', '');
   lines.push(
-    `Run ${r.started_at} → ${r.finished_at}, wall time **${r.durations.total_s} s** (overhead ${r.durations.overhead_s} s, cache ${r.durations.cache_s} s, budget ${r.durations.budget_s} s), commit \`${m.commit}\`.`,
+    `Run ${r.started_at} → ${r.finished_at}, wall time **${r.durations.total_s} s** (overhead ${r.durations.overhead_s} s, correctness ${r.durations.correctness_s ?? '-'} s, cache ${r.durations.cache_s} s, budget ${r.durations.budget_s} s), commit \`${m.commit}\`.`,
     `Machine: ${m.cores} cores (${m.cpu_model}), ${m.memory_gib} GiB, ${m.platform}, node ${m.node}, ${m.redis}; load average at start ${m.load_average_at_start.join(' / ')}.`,
     'Everything ran on 127.0.0.1 on this one machine: the load generator, the services, the sandbox gateway and a dedicated `redis-server` the bench started on a free port.',
     '',
@@ -31,7 +31,10 @@ function renderSummary(r) {
     `| tokengate peak in any window ≤ N | ${tg.peak_in_window} ≤ ${tg.limit} | ${yes(tg.peak_in_window <= tg.limit)} |`,
     `| tokengate utilisation ≥ ${TARGETS.utilisation} (scaled windows) | ${tg.utilisation} | ${yes(tg.utilisation >= TARGETS.utilisation)} |`,
     `| cache: ${c.concurrent_misses} concurrent sales on one uncached method, 3 replicas → 1 cardref call | ${c.upstream_calls} | ${yes(c.upstream_calls === 1)} |`,
+    ...targetRows15(o),
     '',
+    ...peerSection(r),
+    ...openLoopSection(o.open_loop),
     '## 1. Overhead: the sale path',
     '',
     `autocannon in the bench process, ${o.connections} connections, ${o.rounds} interleaved round(s) of ${o.warmup_s} s warm-up + ${o.duration_s} s measured per target, sandbox latency 0 (so the CPU, not the gateway, is what every target waits for: the harshest case for a proxy that does work). Each target's figures are from its best round (highest req/s): other tenants of a shared box only slow rounds down. ` +
@@ -42,6 +45,7 @@ function renderSummary(r) {
     `| sandbox direct (static signed header) | ${o.direct_rps} | ${o.direct_p50_ms} | ${o.direct_p99_ms} | ${o.detail.direct.non2xx} | ${o.detail.direct.errors} |`,
     `| naive Express + http-proxy-middleware | ${o.naive_rps} | ${o.naive_p50_ms} | ${o.naive_p99_ms} | ${o.detail.naive.non2xx} | ${o.detail.naive.errors} |`,
     `| tokengate | ${o.tokengate_rps} | ${o.p50_ms} | ${o.p99_ms} | ${o.detail.tokengate.non2xx} | ${o.detail.tokengate.errors} |`,
+    ...(o.peer ? [`| fair peer (bench/peer-bff.js) | ${o.peer.rps} | ${o.peer.p50_ms} | ${o.peer.p99_ms} | ${o.peer.non2xx} | ${o.peer.errors} |`] : []),
     '',
     `**ratio = tokengate / naive = ${o.ratio}** (tokengate / direct = ${Math.round((o.tokengate_rps / o.direct_rps) * 1000) / 1000}).`,
     '',
@@ -107,6 +111,63 @@ function renderSummary(r) {
     '',
   );
   return lines.join('\n');
+}
+
+/** Issue 15's targets: CPU per sale against the passthrough, open-loop p99 added at 200/s, round trips. */
+function targetRows15(o) {
+  const rows = [];
+  const cpu = o.cpu_per_sandbox_cpu?.tokengate_over_naive;
+  if (cpu !== undefined) rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (normalised by the sandbox's CPU) | ${cpu}× | ${yes(cpu <= TARGETS.cpuOverNaive)} |`);
+  const at = (o.open_loop ?? []).find((x) => x.rate === TARGETS.openLoopRate);
+  if (at) rows.push(`| open loop at ${TARGETS.openLoopRate} sales/s, 50 ms gateway: p99 added ≤ ${TARGETS.openLoopAddedP99Ms} ms | ${at.added_p99_ms} ms | ${yes(at.added_p99_ms <= TARGETS.openLoopAddedP99Ms)} |`);
+  if (o.redis_round_trips_per_sale !== undefined) rows.push(`| ≤ ${TARGETS.roundTrips} sequential Redis round trips per cached-token sale | ${o.redis_round_trips_per_sale} | ${yes(o.redis_round_trips_per_sale <= TARGETS.roundTrips)} |`);
+  return rows;
+}
+
+/** tokengate against the BFF a team would assemble from popular middleware: speed and correctness, one run. */
+function peerSection(r) {
+  const o = r.overhead;
+  const k = r.correctness;
+  if (!o.peer || !k) return [];
+  const t = k.tokengate;
+  const p = k.peer;
+  const st = k.setup;
+  return [
+    '## The fair peer: what building it yourself costs',
+    '',
+    '`bench/peer-bff.js`: express + `express-jwt` + `express-idempotency` with its Redis adapter + `rate-limiter-flexible` (`RateLimiterRedis` + `RateLimiterQueue`) + ioredis for the cardref cache + the same signed undici gateway call. Speed from the same interleaved rounds as tokengate; correctness from `bench/correctness.js` against the same sandbox.',
+    '',
+    '| | tokengate | fair peer |',
+    '|---|---|---|',
+    `| req/s (best round, sandbox latency 0) | ${o.tokengate_rps} | ${o.peer.rps} |`,
+    `| CPU ms per sale (service process) | ${o.tokengate_cpu_ms_per_sale} | ${o.peer.cpu_ms_per_sale} |`,
+    `| CPU ÷ sandbox CPU (median of rounds) | ${o.cpu_per_sandbox_cpu.tokengate} | ${o.cpu_per_sandbox_cpu.peer} |`,
+    `| p50 / p99 ms | ${o.p50_ms} / ${o.p99_ms} | ${o.peer.p50_ms} / ${o.peer.p99_ms} |`,
+    `| double charges: ${st.sales_with_lost_answers} sales whose answer is lost after the gateway charged (BFF timeout ${st.gateway_timeout_ms} ms), each retried once with its key | **${t.double_charges}** (first answers ${fmtCounts(t.first_answers)}; retries ${fmtCounts(t.retry_answers)}) | **${p.double_charges}** (first ${fmtCounts(p.first_answers)}; retries ${fmtCounts(p.retry_answers)}) |`,
+    `| upstream 429s: a burst of ${st.burst} sales, gateway and BFF both at ${st.limit_per_window} per ${st.window_ms} ms (sandbox ${st.sandbox_mode}) | **${t.upstream_429}** (answers ${fmtCounts(t.burst_answers)}) | **${p.upstream_429}** (answers ${fmtCounts(p.burst_answers)}) |`,
+    `| a card number as the invoice | ${t.card_data_accepted ? '**accepted**' : 'refused'} (${t.card_invoice_status}) | ${p.card_data_accepted ? '**accepted**' : 'refused'} (${p.card_invoice_status}) |`,
+    '',
+    `Why the peer charges twice: its idempotency middleware stores an answer only when the route produces one; on a timeout the route reports the error (as the middleware's README says to), the key is freed, and the retry is a new sale. Why it draws 429s: \`RateLimiterRedis\` counts a fixed window that starts at the first call, so a window's last calls and the next window's first ones land inside one sliding span of the gateway. It accepts card data because nothing in it looks.`,
+    '',
+  ];
+}
+
+function fmtCounts(m) {
+  return Object.entries(m ?? {}).map(([k, v]) => `${v}× ${k === '0' ? 'no answer' : k}`).join(', ');
+}
+
+function openLoopSection(rows) {
+  if (!rows || rows.length === 0) return [];
+  return [
+    '## Open loop: latency added at fixed rates',
+    '',
+    'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate and each keeps its better run.',
+    '',
+    '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) |',
+    '|---|---|---|---|---|',
+    ...rows.map((x) => `| ${x.rate} | ${x.tokengate.p50_ms} / ${x.tokengate.p99_ms} / ${x.tokengate.p99_9_ms} | ${x.naive.p50_ms} / ${x.naive.p99_ms} / ${x.naive.p99_9_ms} | **${x.added_p50_ms} / ${x.added_p99_ms}** / ${x.added_p99_9_ms} | ${x.tokengate.achieved_rps} / ${x.naive.achieved_rps} |`),
+    '',
+  ];
 }
 
 function latencySection(l) {

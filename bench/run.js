@@ -13,6 +13,7 @@ const { makeCredentials, startRedis, startSandboxProcess } = require('./lib/serv
 const { runOverhead } = require('./overhead');
 const { runCache } = require('./cache');
 const { runBudget } = require('./budget');
+const { runCorrectness } = require('./correctness');
 const { renderChart } = require('./chart');
 const { renderSummary } = require('./report');
 
@@ -23,6 +24,12 @@ const OPTS = {
   durationSec: QUICK ? 3 : 6,
   rounds: QUICK ? 1 : 4,
   gatewayLatencyMs: 50,
+  rates: [50, 200, 500],
+  correctnessSales: 10,
+  correctnessBurst: 30,
+  correctnessLimit: 10,
+  correctnessWindowMs: 2000,
+  openLoopSec: QUICK ? 3 : 8,
   cacheSales: 30,
   limitN: 10,
   windowMs: 2000,
@@ -92,6 +99,12 @@ async function main() {
   durations.overhead_s = Math.round((Date.now() - t) / 100) / 10;
 
   t = Date.now();
+  const correctness = await runCorrectness(ctx);
+  durations.correctness_s = Math.round((Date.now() - t) / 100) / 10;
+  // The peer's figures in one place (issue 15, item 4): speed from the overhead rounds, faults from here.
+  overhead.peer = { ...overhead.peer, upstream_429: correctness.peer.upstream_429, double_charges: correctness.peer.double_charges, card_data_accepted: correctness.peer.card_data_accepted };
+
+  t = Date.now();
   const cache = await runCache(ctx);
   durations.cache_s = Math.round((Date.now() - t) / 100) / 10;
 
@@ -105,6 +118,9 @@ async function main() {
 
   const result = {
     overhead,
+    peer: overhead.peer,
+    open_loop: overhead.open_loop,
+    correctness,
     budget,
     cache,
     budget_setup: {

@@ -74,6 +74,9 @@ async function startSandboxProcess(creds, settings = {}) {
     update: (s) => admin('POST', 'settings', s),
     reset: () => admin('POST', 'reset'),
     fixtures: () => admin('GET', 'fixtures'),
+    fault: (f) => admin('POST', 'faults', f),
+    settings: () => admin('GET', 'settings'),
+    clearFaults: () => fetch(`${url}/_sandbox/faults`, { method: 'DELETE' }),
   };
 }
 
@@ -118,6 +121,31 @@ async function startNaiveProxy(target, gatewayAuth) {
   return { url, proc };
 }
 
+/** The fair peer (bench/peer-bff.js) with its own Redis prefix and budget; BASE_URL names its endpoint key. */
+async function startPeer(creds, { redisUrl, keyPrefix, baseUrl, ratePerWindow = 1_000_000, windowMs = 60_000, timeoutMs = 10_000 }) {
+  const port = await freePort();
+  const proc = start('peer-bff', NODE, [path.join(ROOT, 'bench', 'peer-bff.js')], {
+    ...BASE_ENV,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    BASE_URL: baseUrl,
+    REDIS_URL: redisUrl,
+    KEY_PREFIX: keyPrefix,
+    GATEWAY_API_KEY: creds.apiKey,
+    GATEWAY_API_PIN: creds.apiPin,
+    JWT_SECRET: creds.jwtSecret,
+    JWT_ISSUER: creds.issuer,
+    JWT_AUDIENCE: creds.audience,
+    RATE_PER_WINDOW: String(ratePerWindow),
+    WINDOW_MS: String(windowMs),
+    TIMEOUT_MS: String(timeoutMs),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  // Any HTTP answer means it listens (GET / is a 401 of express-jwt).
+  await waitFor(async () => (await fetch(`${url}/`)).status > 0, 10_000, 'peer bff', proc);
+  return { url, proc };
+}
+
 function mintJwt(creds, claims) {
   return jwt.sign(claims, creds.jwtSecret, { algorithm: 'HS256', expiresIn: 3600, issuer: creds.issuer, audience: creds.audience });
 }
@@ -135,4 +163,4 @@ function sumMetric(text, name, labels = {}) {
   return sum;
 }
 
-module.exports = { makeCredentials, startRedis, startSandboxProcess, startTokengate, startNaiveProxy, mintJwt, sumMetric };
+module.exports = { makeCredentials, startRedis, startSandboxProcess, startTokengate, startNaiveProxy, startPeer, mintJwt, sumMetric };
