@@ -4,8 +4,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-// Plain browser scripts served as they are (no build step): src/sandbox/payjs, src/http/demo.
-const BROWSER_DIRS = new Set(['payjs', 'demo']);
+// Plain browser scripts served as they are (no build step): src/sandbox/payjs, src/http/demo, src/http/docs.
+const BROWSER_DIRS = new Set(['payjs', 'demo', 'docs']);
 function walk(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const from = path.join(dir, entry.name);

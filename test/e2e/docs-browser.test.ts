@@ -84,26 +84,30 @@ describeIfChromium('docs page in headless Chromium', () => {
     const res = await page.goto(`${service.url}/docs`, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
-    // The script replaces the "Loading /openapi.json…" line with one section per operation.
-    await page.locator('section#createSale').waitFor({ state: 'visible', timeout: 10000 });
+    // Swagger UI renders one block per operation, id operations-<tag>-<operationId>.
+    await page.locator('#operations-sales-createSale').waitFor({ state: 'visible', timeout: 15000 });
     return { page, problems };
   }
 
-  it('when /docs is opened, then the script renders the sale operation with no console error or CSP violation', async () => {
+  it('when /docs is opened, then Swagger UI renders the sale operation and its schemas with no console error or CSP violation', async () => {
     const { page, problems } = await openDocs();
 
-    const sale = page.locator('section#createSale');
-    expect(await sale.locator('h2 .method').textContent()).toBe('POST');
-    expect(await sale.locator('h2 .path').textContent()).toBe('/v1/sales');
-    const saleText = (await sale.innerText()).replace(/\s+/g, ' ');
-    expect(saleText).toContain('Idempotency-Key');
-    expect(saleText).toContain('payment_method');
-    expect(saleText).toMatch(/201/);
-    expect(await page.locator('#status').count()).toBe(0);
-    expect(await page.locator('.error').count()).toBe(0);
-    expect(await page.locator('section.op').count()).toBeGreaterThanOrEqual(4);
-    // The stylesheet (same origin) applied: the POST label is coloured by style.css.
-    expect(await page.evaluate("getComputedStyle(document.querySelector('#createSale h2 .method')).color")).toBe('rgb(0, 85, 170)');
+    const sale = page.locator('#operations-sales-createSale');
+    expect((await sale.locator('.opblock-summary-method').textContent())?.trim()).toBe('POST');
+    expect((await sale.locator('.opblock-summary-path').innerText()).replace(/\u200b/g, '').trim()).toBe('/v1/sales');
+    await sale.locator('.opblock-summary').click();
+    const body = (await sale.innerText()).replace(/\s+/g, ' ');
+    for (const piece of ['Idempotency-Key', '201', '402', '422']) expect(body).toContain(piece);
+    // The request body's schema, browsed from the operation.
+    await sale.locator('button', { hasText: 'Schema' }).first().click();
+    await sale.locator('.model-box', { hasText: 'payment_method' }).first().waitFor({ timeout: 5000 });
+    // The schemas section lists the components.
+    const models = page.locator('section.models');
+    await models.waitFor({ timeout: 5000 });
+    expect(await models.innerText()).toContain('SaleRequest');
+    // Development: "Try it out" is offered against this origin, with Authorize for the printed dev token.
+    expect(await sale.locator('button.try-out__btn').count()).toBe(1);
+    expect(await page.locator('button.authorize').count()).toBeGreaterThan(0);
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: false });
@@ -111,7 +115,29 @@ describeIfChromium('docs page in headless Chromium', () => {
     expect(await cspViolations(page)).toEqual([]);
     expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });
     await page.close();
-  }, 20000);
+  }, 30000);
+
+  it('when "Try it out" runs a sale with the dev token, then the service answers it (201) from this origin', async () => {
+    const { page, problems } = await openDocs();
+    const token = /export TOKEN=(\S+)/.exec(service.output())?.[1];
+    expect(token).toBeTruthy();
+    await page.locator('button.authorize').first().click();
+    await page.locator('.modal-ux input[type=text]').first().fill(token as string);
+    await page.locator('.modal-ux button.authorize').first().click();
+    await page.locator('.modal-ux button.btn-done').first().click();
+    const sale = page.locator('#operations-sales-createSale');
+    await sale.locator('.opblock-summary').click();
+    await sale.locator('button.try-out__btn').click();
+    const customer = /"customer":"([^"]+)"/.exec(service.output())?.[1] as string;
+    const pm = /"payment_method":"([^"]+)"/.exec(service.output())?.[1] as string;
+    await sale.locator('input[placeholder="Idempotency-Key"]').fill(`docs-try-${Date.now()}`);
+    await sale.locator('textarea.body-param__text').fill(JSON.stringify({ customer, payment_method: pm, amount: '1.23' }));
+    await sale.locator('button.execute').click();
+    await sale.locator('.responses-inner .response .response-col_status', { hasText: '201' }).first().waitFor({ timeout: 10000 });
+    expect(await cspViolations(page)).toEqual([]);
+    expect(problems.pageErrors).toEqual([]);
+    await page.close();
+  }, 30000);
 
   it('when an inline script is injected into /docs, then the CSP blocks it and the watchers report it', async () => {
     // Proves the checks above can fail: a blocked inline script must show up in both detectors.
