@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { createTokengateClient } from '../../clients/typescript';
+import { startBff, token, type Bff } from '../support/bff';
+
+/**
+ * The typed client of clients/typescript (issue 14, item 3) against a running service: the same calls a
+ * frontend makes, with the types doing the checking at compile time (ts-jest type-checks this file).
+ */
+describe('the typed TypeScript client', () => {
+  let bff: Bff;
+  let customer: string;
+  let approved: string;
+  let declined: string;
+
+  beforeAll(async () => {
+    bff = await startBff();
+    customer = bff.sandbox.fixtures.firstCustomer().key;
+    const pms = bff.sandbox.fixtures.paymentMethods(customer);
+    approved = (pms.find((p) => p.number.endsWith('2224')) as { key: string }).key;
+    declined = (pms.find((p) => p.number.endsWith('2220')) as { key: string }).key;
+  });
+  afterAll(() => bff?.stop());
+
+  const api = () => createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts', custkey: customer, scope: 'sales:create tokens:read' }) });
+
+  it('when a frontend charges a stored card, then data is the typed sale and the gateway charged it once', async () => {
+    const { data, error, response } = await api().POST('/v1/sales', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: { customer, payment_method: approved, amount: '10.00' },
+    });
+    expect(error).toBeUndefined();
+    expect(response.status).toBe(201);
+    const sale = data as NonNullable<typeof data>;
+    expect(sale.result_code).toBe('A');
+    expect(bff.sandbox.transactions().filter((t) => t.key === sale.key)).toHaveLength(1);
+  });
+
+  it('when the card is declined, then error is the typed envelope with card_declined and its transaction', async () => {
+    const { data, error, response } = await api().POST('/v1/sales', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: { customer, payment_method: declined, amount: '10.00' },
+    });
+    expect(data).toBeUndefined();
+    expect(response.status).toBe(402);
+    expect(error?.error.code).toBe('card_declined');
+    // The 402 envelope is the DeclinedError schema: narrowing on `transaction` gives the declined sale, typed.
+    const declinedSale = error && 'transaction' in error.error ? error.error.transaction : undefined;
+    expect(declinedSale).toMatchObject({ result_code: 'D' });
+  });
+
+  it('when the token is read, then data is the typed token object and Cache-Status says hit or miss', async () => {
+    const { data, response } = await api().GET('/v1/customers/{custkey}/payment_methods/{pmkey}/token', { params: { path: { custkey: customer, pmkey: approved } } });
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ type: 'token', custkey: customer, pmkey: approved });
+    expect(data?.cardref).toMatch(/^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/);
+    expect(['hit', 'miss']).toContain(response.headers.get('cache-status'));
+  });
+
+  it('when a scope is missing, then error carries the contract code forbidden', async () => {
+    const noScope = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts', custkey: customer, scope: 'sales:create' }) });
+    const { error, response } = await noScope.GET('/v1/customers/{custkey}/payment_methods/{pmkey}/token', { params: { path: { custkey: customer, pmkey: approved } } });
+    expect(response.status).toBe(403);
+    expect(error?.error.code).toBe('forbidden');
+  });
+});
