@@ -435,6 +435,14 @@ export interface components {
         AddedPaymentMethod: components["schemas"]["PaymentMethod"] & {
             verification: components["schemas"]["CardVerification"];
         };
+        VerificationDeclinedError: {
+            error: components["schemas"]["ErrorObject"] & {
+                transaction: components["schemas"]["CardVerification"] & {
+                    /** @enum {string} */
+                    type?: "card_verification";
+                };
+            };
+        };
     };
     responses: {
         /** @description Malformed JSON, a key repeated in one object (`{path: "body", rule: "duplicate_key"}`), unknown or wrong-typed field, bad amount, missing or bad Idempotency-Key, bad query or path parameter (`details` says where and which rule) */
@@ -1083,7 +1091,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclinedError"];
+                    "application/json": components["schemas"]["VerificationDeclinedError"];
                 };
             };
             403: components["responses"]["Forbidden"];
@@ -1175,6 +1183,14 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     getDocs: {
@@ -1194,6 +1210,14 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -68,6 +68,7 @@ export function saleView(tx: TransactionDetail): Record<string, unknown> {
     status: statusOf(tx),
     amount_captured: fromCents(capturedCents(tx)),
     amount_refunded: fromCents(refundedCents(tx)),
-    refunds: tx.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: tx.key, amount: r.amount, created: r.created, status_code: r.status_code })),
+    // Listed refunds are refunds (`method` refund): a refund that voided the sale shows as the sale's status instead.
+    refunds: tx.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: tx.key, amount: r.amount, method: 'refund', created: r.created, status_code: r.status_code })),
   };
 }
