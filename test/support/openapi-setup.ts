@@ -31,11 +31,11 @@ globalThis.fetch = async (input: Parameters<typeof fetch>[0], init?: Parameters<
 const { Test } = require('supertest') as { Test: { prototype: { end: (fn?: (err: unknown, res: unknown) => void) => unknown } } };
 const originalEnd = Test.prototype.end;
 Test.prototype.end = function end(this: { method: string; url: string }, fn?: (err: unknown, res: unknown) => void) {
-  const self = this;
+  const { method, url } = this;
   return originalEnd.call(this, (err: unknown, res: unknown) => {
     const r = res as { status?: number; text?: string; headers?: Record<string, string> } | undefined;
     if (!paused && r && typeof r.status === 'number') {
-      problems.push(...checkAnswer(self.method, self.url, r.status, (n) => r.headers?.[n.toLowerCase()], r.text ?? ''));
+      problems.push(...checkAnswer(method, url, r.status, (n) => r.headers?.[n.toLowerCase()], r.text ?? ''));
     }
     fn?.(err, res);
   });
