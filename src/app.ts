@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(helmet(helmetOptions));
   app.use(cors(config));
-  app.use(docsRouter());
+  app.use(docsRouter({ tryIt: config.env === 'development' }));
   if (deps.demo) app.use(demoRouter(deps.demo));
   app.use(jsonBody(config));
   app.use(cardGuard());
