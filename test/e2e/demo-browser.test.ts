@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Frame, type Page, type Request } from 'playwright-core';
@@ -6,6 +6,7 @@ import { containsPan } from '../../src/card/pan';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
+import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium } from '../support/chromium';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -17,16 +18,9 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
  * browser part is skipped with one message where Chromium is absent (.ci/run installs it); the page's CSP and
  * production's 404 are checked over HTTP everywhere.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = path.join(ROOT, 'bench', 'results', 'demo-screenshot.png');
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // eslint-disable-next-line no-console -- the one skip message, printed once at load time so it is never silent
-  console.warn(`demo-browser: SKIPPED, ${CHROMIUM} is missing; install it with \`apt-get install -y chromium\` (.ci/run does)`);
-}
-const describeIfChromium = haveChromium ? describe : describe.skip;
+const describeWithChromium = describeIfChromium('demo-browser');
 jest.setTimeout(60_000);
 
 /** Everything a request carries: URL, headers (names and values) and body. */
@@ -91,7 +85,7 @@ describe('/demo in development (npm start)', () => {
     }
   });
 
-  describeIfChromium('in headless Chromium', () => {
+  describeWithChromium('in headless Chromium', () => {
     let browser: BrowserContext;
     let userDataDir: string;
     let page: Page;
@@ -101,7 +95,7 @@ describe('/demo in development (npm start)', () => {
 
     beforeAll(async () => {
       userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-demo-'));
-      browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: FLAGS, timeout: 15000, viewport: { width: 900, height: 1300 } });
+      browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_FLAGS, timeout: 15000, viewport: { width: 900, height: 1300 } });
       page = await browser.newPage();
       page.on('request', (req) => (req.url().startsWith(service.url) ? toTokengate : toSandbox).push(req));
       page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));

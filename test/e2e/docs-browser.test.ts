@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium } from '../support/chromium';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -10,18 +11,9 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
  * of src/http/security.ts, with no console error, page error or CSP violation, and saves a screenshot.
  * Where Chromium is absent the suite is skipped with one message; .ci/run installs it.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = path.join(ROOT, 'bench', 'results', 'docs-screenshot.png');
-// The flags the machine's probe used: headless as root, and no background traffic toward Google's hosts,
-// which this machine's closed network refuses (see .library/env/machines/node-svc.md).
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // eslint-disable-next-line no-console -- the one skip message, printed once at load time so it is never silent
-  console.warn(`docs-browser: SKIPPED, ${CHROMIUM} is missing; install it with \`apt-get install -y chromium\` (.ci/run does)`);
-}
-const describeIfChromium = haveChromium ? describe : describe.skip;
+const describeWithChromium = describeIfChromium('docs-browser');
 
 interface Problems {
   console: string[];
@@ -57,7 +49,7 @@ async function cspViolations(page: Page): Promise<string[]> {
   return (await page.evaluate('window.__cspViolations')) as string[];
 }
 
-describeIfChromium('docs page in headless Chromium', () => {
+describeWithChromium('docs page in headless Chromium', () => {
   let service: ServiceProcess;
   let browser: BrowserContext;
   let userDataDir: string;
@@ -68,7 +60,7 @@ describeIfChromium('docs page in headless Chromium', () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
     userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-'));
     // A new empty profile, as the probe used; Playwright takes it as launchPersistentContext's first argument.
-    browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: FLAGS, timeout: 15000, viewport: { width: 1100, height: 1400 } });
+    browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_FLAGS, timeout: 15000, viewport: { width: 1100, height: 1400 } });
   }, 30000);
 
   afterAll(async () => {
