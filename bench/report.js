@@ -120,7 +120,12 @@ function targetRows15(o) {
   if (cpu !== undefined) rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (normalised by the sandbox's CPU) | ${cpu}× | ${yes(cpu <= TARGETS.cpuOverNaive)} |`);
   const at = (o.open_loop ?? []).find((x) => x.rate === TARGETS.openLoopRate);
   if (at) rows.push(`| open loop at ${TARGETS.openLoopRate} sales/s, 50 ms gateway: p99 added ≤ ${TARGETS.openLoopAddedP99Ms} ms | ${at.added_p99_ms} ms | ${yes(at.added_p99_ms <= TARGETS.openLoopAddedP99Ms)} |`);
-  if (o.redis_round_trips_per_sale !== undefined) rows.push(`| ≤ ${TARGETS.roundTrips} sequential Redis round trips per cached-token sale | ${o.redis_round_trips_per_sale} | ${yes(o.redis_round_trips_per_sale <= TARGETS.roundTrips)} |`);
+  if (o.redis_round_trips_per_sale !== undefined) {
+    // The count is Redis's read events over 50 sales; the bench's own INFO call is one of them.
+    const own = o.redis_round_trips_by_command?.info ?? 0;
+    const trips = Math.round((o.redis_round_trips_per_sale - own) * 100) / 100;
+    rows.push(`| ≤ ${TARGETS.roundTrips} sequential Redis round trips per cached-token sale | ${trips} (${o.redis_round_trips_per_sale} with the bench's own INFO) | ${yes(trips <= TARGETS.roundTrips)} |`);
+  }
   return rows;
 }
 
@@ -147,7 +152,7 @@ function peerSection(r) {
     `| upstream 429s: a burst of ${st.burst} sales, gateway and BFF both at ${st.limit_per_window} per ${st.window_ms} ms (sandbox ${st.sandbox_mode}) | **${t.upstream_429}** (answers ${fmtCounts(t.burst_answers)}) | **${p.upstream_429}** (answers ${fmtCounts(p.burst_answers)}) |`,
     `| a card number as the invoice | ${t.card_data_accepted ? '**accepted**' : 'refused'} (${t.card_invoice_status}) | ${p.card_data_accepted ? '**accepted**' : 'refused'} (${p.card_invoice_status}) |`,
     '',
-    `Why the peer charges twice: its idempotency middleware stores an answer only when the route produces one; on a timeout the route reports the error (as the middleware's README says to), the key is freed, and the retry is a new sale. Why it draws 429s: \`RateLimiterRedis\` counts a fixed window that starts at the first call, so a window's last calls and the next window's first ones land inside one sliding span of the gateway. It accepts card data because nothing in it looks.`,
+    `Why the peer charges twice: its idempotency middleware stores an answer only when the route produces one; on a timeout the route reports the error (as the middleware's README says to), the key is freed, and the retry is a new sale. ${p.upstream_429 > 0 ? 'Why it draws 429s: `RateLimiterRedis` counts a fixed window that starts at the first call, so a window\'s last calls and the next window\'s first ones land inside one sliding span of the gateway. ' : `In this run's single-process burst it drew no 429; the same limiter across 3 processes (section 2) drew ${r.budget?.ratelimiter_flexible?.upstream_429 ?? '?'}, as its fixed window lets a window's last calls and the next one's first land inside one sliding span of the gateway. `}It accepts card data because nothing in it looks.`,
     '',
   ];
 }
