@@ -1,8 +1,8 @@
 import { spawn, execFileSync } from 'node:child_process';
-import net from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports';
 import { pingRedis } from './redis-process';
 
 /**
@@ -13,17 +13,6 @@ import { pingRedis } from './redis-process';
 function ping(url: string, timeoutMs = 1000): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return pingRedis(hostname, Number(port || 6379), timeoutMs);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.once('error', reject);
-  });
 }
 
 export default async function globalSetup(): Promise<void> {

@@ -1,9 +1,9 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { bindable } from './ports';
 import { redisCli, stopRedisProcesses } from './redis-process';
 
 /**
@@ -22,21 +22,16 @@ export interface RedisCluster {
 
 const HOST = '127.0.0.1';
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, HOST, () => srv.close(() => resolve(true)));
-  });
-}
-
-/** Free ports whose cluster-bus port (port + 10000) is free too; ephemeral-range ports would overflow. */
+/**
+ * Free ports whose cluster-bus port (port + 10000) is free too: 7000-9999, so both stay below the ephemeral range
+ * and the bus ports below the 20000-32000 that test/support/ports.ts hands out.
+ */
 async function freePorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   for (let attempt = 0; attempt < 500 && ports.length < count; attempt++) {
-    const port = 20000 + Math.floor(Math.random() * 30000);
+    const port = 7000 + Math.floor(Math.random() * 3000);
     if (ports.includes(port) || ports.includes(port + 10000) || ports.includes(port - 10000)) continue;
-    if ((await portFree(port)) && (await portFree(port + 10000))) ports.push(port);
+    if ((await bindable(port)) && (await bindable(port + 10000))) ports.push(port);
   }
   if (ports.length < count) throw new Error('no free port pairs (port, port + 10000) for a Redis Cluster');
   return ports;
