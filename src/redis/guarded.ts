@@ -8,17 +8,24 @@ export type UnavailableError = new (message: string, cause?: unknown) => Error;
  * store's unavailable error (StoreUnavailableError by default), so a write answers 503 quickly (and frees its
  * key) instead of waiting through ioredis's reconnect attempts. `what` names the operation, never a value.
  */
-export async function guarded<T>(what: string, timeoutMs: number, op: () => Promise<T>, Unavailable: UnavailableError = StoreUnavailableError): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Unavailable(`${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+export function guarded<T>(what: string, timeoutMs: number, op: () => Promise<T>, Unavailable: UnavailableError = StoreUnavailableError): Promise<T> {
+  // One promise and one timer per call, no Promise.race: every Redis operation of every write comes through here.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Unavailable(`${what}: Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const fail = (err: unknown) => {
+      clearTimeout(timer);
+      reject(err instanceof Unavailable ? err : new Unavailable(`${what}: Redis failed (${(err as Error).message})`, err));
+    };
+    let pending: Promise<T>;
+    try {
+      pending = op();
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    pending.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    }, fail);
   });
-  try {
-    return await Promise.race([op(), timeout]);
-  } catch (err) {
-    if (err instanceof Unavailable) throw err;
-    throw new Unavailable(`${what}: Redis failed (${(err as Error).message})`, err);
-  } finally {
-    clearTimeout(timer);
-  }
 }
