@@ -186,6 +186,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();
+      await pending.flush();
       if (ownsRedis && redis) await closeRedis(redis);
       if (sandbox) await sandbox.close();
     },

@@ -4,5 +4,5 @@ export { StoreUnavailableError } from './errors';
 export { createRedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './redis-idempotency-store';
 export { createMemoryIdempotencyStore, type MemoryIdempotencyStoreOptions } from './memory-idempotency-store';
 export type {
-  BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult, UnknownRecord, WriteContext,
+  BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult, CompleteResult, UnknownRecord, WriteContext,
 } from './types';

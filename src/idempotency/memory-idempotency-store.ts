@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inProgress } from './in-progress';
-import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
+import { storedResponseJson } from './scrub';
+import type { BeginOptions, BeginResult, CompleteResult, IdempotencyStore, IdempotencyStoreSettings, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
 
 export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreSettings {
   /** Clock in ms; injectable for tests. */
@@ -110,11 +110,12 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async retryUnknown(scope, key, fp, opts) {
       return claim(scope, key, fp, opts, true);
     },
-    async complete(scope, key, attempt, response): Promise<TransitionResult> {
+    async complete(scope, key, attempt, response): Promise<CompleteResult> {
       const rec = owned(scope, key, attempt);
       if (!rec) return 'not_owner';
-      Object.assign(rec, { state: 'completed', response: JSON.stringify(scrubResponse(response)), owner: undefined, expiresAt: now() + retentionMs });
-      return 'done';
+      const wasUnknown = rec.state === 'unknown';
+      Object.assign(rec, { state: 'completed', response: storedResponseJson(response), owner: undefined, expiresAt: now() + retentionMs });
+      return wasUnknown ? 'done_after_unknown' : 'done';
     },
     async markOutcomeUnknown(scope, key, attempt, record): Promise<TransitionResult> {
       const rec = owned(scope, key, attempt);
@@ -146,7 +147,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async resolve(scope, key, attempts, response): Promise<TransitionResult> {
       const rec = unknownAt(scope, key, attempts);
       if (!rec) return 'not_owner';
-      Object.assign(rec, { state: 'completed', response: JSON.stringify(scrubResponse(response)), owner: undefined, nextLook: undefined, expiresAt: now() + retentionMs });
+      Object.assign(rec, { state: 'completed', response: storedResponseJson(response), owner: undefined, nextLook: undefined, expiresAt: now() + retentionMs });
       return 'done';
     },
     async release(scope, key, attempts): Promise<TransitionResult> {

@@ -4,8 +4,8 @@ import { guarded } from '../redis/guarded';
 import { StoreUnavailableError } from './errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
-import { scrubResponse } from './scrub';
-import type { BeginOptions, BeginResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
+import { storedResponseJson } from './scrub';
+import type { BeginOptions, BeginResult, CompleteResult, IdempotencyStore, IdempotencyStoreSettings, InspectResult, StoredResponse, TransitionResult, UnknownRecord, WriteContext } from './types';
 
 export interface RedisIdempotencyStoreOptions extends IdempotencyStoreSettings {
   redis: Redis | Cluster;
@@ -59,14 +59,16 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   return {
     begin: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, false),
     retryUnknown: (scope, key, fingerprint, opts) => claim(scope, key, fingerprint, opts, true),
-    complete: (scope, key, attempt, response: StoredResponse) =>
-      transition('complete', () => redis.tgIdemComplete(recordKey(scope, key), attempt, JSON.stringify(scrubResponse(response)), retentionMs)),
+    async complete(scope, key, attempt, response: StoredResponse): Promise<CompleteResult> {
+      const reply = Number(await call('complete', () => redis.tgIdemComplete(recordKey(scope, key), attempt, storedResponseJson(response), retentionMs)));
+      return reply === 2 ? 'done_after_unknown' : reply === 1 ? 'done' : 'not_owner';
+    },
     markOutcomeUnknown: (scope, key, attempt, record) =>
       transition('markOutcomeUnknown', () => redis.tgIdemMarkUnknown(recordKey(scope, key), attempt, record.invoice ?? '', record.reason, retentionMs)),
     abandon: (scope, key, attempt) => transition('abandon', () => redis.tgIdemAbandon(recordKey(scope, key), attempt, retentionMs)),
     inspect: async (scope, key) => parseInspect(await call('inspect', () => redis.tgIdemInspect(recordKey(scope, key), retentionMs))),
     resolve: (scope, key, attempts, response) =>
-      transition('resolve', () => redis.tgIdemResolve(recordKey(scope, key), attempts, JSON.stringify(scrubResponse(response)), retentionMs)),
+      transition('resolve', () => redis.tgIdemResolve(recordKey(scope, key), attempts, storedResponseJson(response), retentionMs)),
     release: (scope, key, attempts) => transition('release', () => redis.tgIdemRelease(recordKey(scope, key), attempts)),
     async setNextLook(scope, key, atMs) {
       await call('setNextLook', () => redis.tgIdemNextLook(recordKey(scope, key), Math.round(atMs)));

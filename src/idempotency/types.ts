@@ -89,6 +89,8 @@ export interface BeginOptions {
 
 /** Result of the owner's closing transition: 'not_owner' when the key was taken over or already closed. */
 export type TransitionResult = 'done' | 'not_owner';
+/** complete's answer: 'done_after_unknown' when the lease had run out and the key was seen as unknown meanwhile. */
+export type CompleteResult = TransitionResult | 'done_after_unknown';
 
 export interface IdempotencyStore {
   /** Claims the key, or says why not. One atomic step (one Redis round trip). */
@@ -99,7 +101,7 @@ export interface IdempotencyStore {
    */
   retryUnknown(scope: string, key: string, fingerprint: string, options: BeginOptions): Promise<BeginResult>;
   /** Stores the answer for replay if `attempt` still owns the key (even after its lease, unless taken over). */
-  complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<TransitionResult>;
+  complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<CompleteResult>;
   /** The sale may have been sent (timeout, reset after sending): later begins get 'outcome_unknown'. */
   markOutcomeUnknown(scope: string, key: string, attempt: string, record: { invoice?: string; reason: string }): Promise<TransitionResult>;
   /**

@@ -32,6 +32,15 @@ export interface PendingWrites {
   /** The attempt ended with a known answer, or proved nothing was sent: nothing to reconcile. */
   untrack(member: string): Promise<void>;
   /**
+   * The attempt ended and its outcome was never unknown (the common completion): only its due entry exists.
+   * Deferred and not awaited: removed with others in one ZREM within `flushMs`, off the write's path. Lost
+   * (replica killed, Redis down), the entry falls due at the lease end and the reconciler drops it, the record
+   * being final; a completed key never starts again, so a late removal can never hide a new attempt.
+   */
+  forget(member: string): void;
+  /** Sends what forget() still holds (shutdown). */
+  flush(): Promise<void>;
+  /**
    * The outcome became unknown at `sinceMs` (kept if already set); the next look is at `lookAtMs`.
    * True when this call opened it (the first to see it), for counting each unknown outcome once.
    */
@@ -63,7 +72,7 @@ function decodeAll(members: string[]): { entries: DueEntry[]; invalid: string[] 
 }
 
 /** Every call is bounded like the idempotency store's: Redis trouble is StoreUnavailableError (503, key freed). */
-export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number }): PendingWrites {
+export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number; flushMs?: number }): PendingWrites {
   const client = withScripts<Commands>(options.redis, SCRIPTS);
   const timeoutMs = options.opTimeoutMs ?? 2000;
   const call = <T>(what: string, op: (r: typeof client) => Promise<T>) => guarded(`pending writes ${what}`, timeoutMs, () => op(client));
@@ -71,6 +80,19 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
   const due = `${tag}:due`;
   const unknown = `${tag}:unknown`;
   const ms = (t: number) => String(Math.round(t));
+  const flushMs = options.flushMs ?? 100;
+  let forgotten = new Set<string>();
+  let flushTimer: NodeJS.Timeout | undefined;
+  async function flush(): Promise<void> {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const members = [...forgotten];
+    forgotten = new Set();
+    for (let i = 0; i < members.length; i += 500) {
+      // A failure loses nothing that matters: the reconciler drops these entries at their lease end.
+      await call('forget', (r) => r.zrem(due, ...members.slice(i, i + 500))).catch(() => undefined);
+    }
+  }
   return {
     async track(member, dueAtMs) {
       await call('track', (r) => r.zadd(due, 'LT', ms(dueAtMs), member));
@@ -78,6 +100,11 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
     async untrack(member) {
       await call('untrack', (r) => Promise.all([r.zrem(due, member), r.zrem(unknown, member)]));
     },
+    forget(member) {
+      forgotten.add(member);
+      flushTimer ??= setTimeout(() => void flush(), flushMs).unref();
+    },
+    flush,
     async markUnknown(member, sinceMs, lookAtMs) {
       const [added] = await call('markUnknown', (r) => Promise.all([r.zadd(unknown, 'NX', ms(sinceMs), member), r.zadd(due, ms(lookAtMs), member)]));
       return Number(added) === 1;
@@ -112,6 +139,10 @@ export function createMemoryPendingWrites(options: { now?: () => number } = {}):
       due.delete(member);
       unknown.delete(member);
     },
+    forget(member) {
+      due.delete(member);
+    },
+    async flush() {},
     async markUnknown(member, sinceMs, lookAtMs) {
       const added = !unknown.has(member);
       if (added) unknown.set(member, sinceMs);

@@ -147,10 +147,20 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 
       const { response, alongside } = written;
       count(context.op, resultOf(response.status));
-      // Issued in the same tick: ioredis auto-pipelining sends both in one write (one round trip).
-      const [stored, records] = await Promise.allSettled([idempotency.complete(scope, key, attempt, response), alongside?.(), pending.untrack(member)]);
-      // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice).
+      // Issued in the same tick: ioredis auto-pipelining sends them in one write (one round trip). Only a resumed
+      // attempt can sit in the reconciler's unknown set here, so only it untracks now.
+      const [stored, records, untracked] = await Promise.allSettled([
+        idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
+      ]);
+      // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice),
+      // and its due entry stays for the reconciler.
       if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
+      else if (!begun.resumed && stored.value === 'done') pending.forget(member); // its due entry, in a batch with others
+      else if (!begun.resumed && stored.value === 'done_after_unknown') {
+        // The lease ran out mid-call and the reconciler may have opened an unknown entry: close it (rare).
+        await pending.untrack(member).catch((err: unknown) => log.warn('could not untrack a late write', { op: context.op, err }));
+      }
+      if (untracked.status === 'rejected') log.debug('could not untrack a finished write', { op: context.op, err: untracked.reason });
       if (records.status === 'rejected') log.error('could not store the write records', { op: context.op, err: records.reason });
       return { response, replayed: false };
     },

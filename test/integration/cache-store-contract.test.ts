@@ -1,18 +1,9 @@
-import type Redis from 'ioredis';
 import { createMemoryTokenCache, createRedisTokenCache, type TokenCache } from '../../src/cache';
-import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { suiteRedis } from '../support/redis';
 import { describeTokenCacheContract } from './cache-store.contract';
 
 /** One suite (cache-store.contract.ts), run against the memory cache and a real Redis: both must behave the same. */
-const prefix = uniquePrefix('cache');
-let redis: Redis;
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+const { prefix, redis } = suiteRedis('cache');
 
 const factories: Array<[string, () => TokenCache]> = [
   ['memory', () => createMemoryTokenCache()],

@@ -56,14 +56,15 @@ export function describeTokenCacheContract(name: string, make: () => TokenCache)
       expect((await cache.getOrLock(key, 'c', 5_000)).kind).toBe('busy');
     });
 
+    // Timings leave a stalled CI box room: the renewal has 400 ms to land before the first TTL ends, the
+    // "still held" check 700 ms before the renewed one ends. A stall only makes the last check later (safe).
     test('when the owner renews its lock, then it outlives its first TTL; a stranger cannot renew it', async () => {
-      await cache.getOrLock(key, 'a', 80);
+      await cache.getOrLock(key, 'a', 400);
       expect(await cache.extendLock(key, 'b', 5_000)).toBe(false);
-      await sleep(50);
-      expect(await cache.extendLock(key, 'a', 200)).toBe(true);
-      await sleep(60);
+      expect(await cache.extendLock(key, 'a', 1_200)).toBe(true);
+      await sleep(500);
       expect((await cache.getOrLock(key, 'b', 5_000)).kind).toBe('busy');
-      await sleep(200);
+      await sleep(800);
       expect(await cache.extendLock(key, 'a', 200)).toBe(false);
       expect(await cache.getOrLock(key, 'b', 5_000)).toEqual({ kind: 'locked' });
     });
@@ -127,8 +128,9 @@ export function describeTokenCacheContract(name: string, make: () => TokenCache)
       });
 
       test('when a load takes longer than the lock TTL, then the lock is renewed and the other replica still waits', async () => {
-        const [a, b] = [readThrough(cache, () => 60_000, 90), readThrough(cache, () => 60_000, 90)];
-        const load = jest.fn(async () => (await sleep(300), token()));
+        // Lock TTL 300 ms, renewed every 100 ms: a stall under 200 ms cannot let the lock lapse.
+        const [a, b] = [readThrough(cache, () => 60_000, 300), readThrough(cache, () => 60_000, 300)];
+        const load = jest.fn(async () => (await sleep(700), token()));
         const first = a.getOrLoad(key, load);
         await sleep(20);
         const [ra, rb] = await Promise.all([first, b.getOrLoad(key, load)]);

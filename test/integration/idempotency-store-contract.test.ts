@@ -1,18 +1,9 @@
-import type Redis from 'ioredis';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStoreSettings } from '../../src/idempotency';
-import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { suiteRedis } from '../support/redis';
 import { CONTRACT_SETTINGS, describeIdempotencyStoreContract, type MakeIdempotencyStore } from './idempotency-store.contract';
 
 /** One suite (idempotency-store.contract.ts), run against the memory store and a real Redis: both must behave the same. */
-const prefix = uniquePrefix('idem');
-let redis: Redis;
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+const { prefix, redis } = suiteRedis('idem');
 
 const settings: IdempotencyStoreSettings = CONTRACT_SETTINGS;
 const factories: Array<[string, MakeIdempotencyStore]> = [

@@ -1,18 +1,9 @@
-import type Redis from 'ioredis';
 import { encodePendingWrite, type PendingWrite } from '../../src/reconcile/pending-write';
 import { createMemoryPendingWrites, createRedisPendingWrites, type PendingWrites } from '../../src/reconcile/pending-writes';
-import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { suiteRedis } from '../support/redis';
 
 /** The reconciler's due set: the same behaviour in memory and on a real Redis (issue 12). */
-const prefix = uniquePrefix('pending');
-let redis: Redis;
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+const { prefix, redis } = suiteRedis('pending');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let n = 0;
@@ -23,7 +14,7 @@ function write(over: Partial<PendingWrite> = {}): string {
 
 const factories: Array<[string, () => PendingWrites]> = [
   ['memory', () => createMemoryPendingWrites()],
-  ['redis', () => createRedisPendingWrites({ redis, keyPrefix: `${prefix}:${Math.random()}` })],
+  ['redis', () => createRedisPendingWrites({ redis, keyPrefix: `${prefix}:${Math.random()}`, flushMs: 50 })],
 ];
 
 for (const [name, make] of factories) {
@@ -75,6 +66,19 @@ for (const [name, make] of factories) {
       expect(await pending.claimDue(10, 1000)).toEqual([]);
     });
 
+    test('when attempts that were never unknown are forgotten, then their due entries go in one batch and unknown ones stay', async () => {
+      const done = [write(), write(), write()];
+      const open = write();
+      const t = Date.now();
+      for (const m of done) await pending.track(m, t - 1);
+      await pending.markUnknown(open, t - 1000, t - 1);
+      for (const m of done) pending.forget(m);
+      pending.forget(open);
+      await sleep(150); // past the batch's flush
+      expect((await pending.claimDue(10, 1000)).map((e) => e.member)).toEqual([]);
+      expect(await pending.stats()).toEqual({ open: 1, oldestSinceMs: t - 1000 });
+    });
+
     test('when outcomes become unknown, then they are counted once and the oldest is reported until resolved', async () => {
       const older = write();
       const newer = write();
@@ -93,14 +97,25 @@ for (const [name, make] of factories) {
       const m = write();
       await pending.track(m, Date.now() - 1);
       await pending.claimDue(10, 10);
-      await pending.reschedule(m, Date.now() + 100);
-      await sleep(30);
+      await pending.reschedule(m, Date.now() + 500);
+      await sleep(50);
       expect(await pending.claimDue(10, 1000)).toEqual([]);
-      await sleep(100);
+      await sleep(500);
       expect(await pending.claimDue(10, 1000)).toHaveLength(1);
     });
   });
 }
+
+test('when more members are forgotten than one command carries, then flush removes them all at once', async () => {
+  const keyPrefix = `${prefix}:many`;
+  const pending = createRedisPendingWrites({ redis, keyPrefix, flushMs: 60_000 });
+  const members = Array.from({ length: 1200 }, () => write());
+  for (const m of members) await pending.track(m, Date.now() + 60_000);
+  for (const m of members) pending.forget(m);
+  expect(await redis.zcard(`{${keyPrefix}:reconcile}:due`)).toBe(1200);
+  await pending.flush();
+  expect(await redis.zcard(`{${keyPrefix}:reconcile}:due`)).toBe(0);
+});
 
 test('when the due set holds something that is not a pending write, then it is dropped instead of retried forever', async () => {
   const keyPrefix = `${prefix}:junk`;

@@ -1,21 +1,12 @@
-import type Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { createMemorySaleRecords, createRedisSaleRecords, type SaleRecord, type SaleRecords } from '../../src/sale-records';
-import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { suiteRedis } from '../support/redis';
 
 /**
  * The sale records' money bounds (guarantee 7), the same on the memory store and on Redis (Lua): reservations
  * are all-or-nothing, settle from the gateway's answer, and a reservation of unknown outcome stays held.
  */
-const prefix = uniquePrefix('sales');
-let redis: Redis;
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+const { prefix, redis } = suiteRedis('sales');
 
 const captured = (cents: number): SaleRecord => ({ customer: 'c1', state: 'captured', authorizedCents: cents, capturedCents: cents, refundedCents: 0, pendingRefundCents: 0 });
 const authorized = (cents: number): SaleRecord => ({ ...captured(cents), state: 'authorized', capturedCents: 0 });

@@ -15,6 +15,20 @@ export function connectRedis(): Redis {
   return new Redis(redisUrl(), { maxRetriesPerRequest: 1, lazyConnect: false });
 }
 
+/**
+ * A suite's own connection and key prefix: connected as the test file loads (the global setup has started
+ * Redis by then), its keys deleted and the connection closed after the file's tests.
+ */
+export function suiteRedis(name: string): { prefix: string; redis: Redis } {
+  const prefix = uniquePrefix(name);
+  const redis = connectRedis();
+  afterAll(async () => {
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+  return { prefix, redis };
+}
+
 /** Deletes every key under a prefix (SCAN, never KEYS or FLUSH). */
 export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
   let cursor = '0';

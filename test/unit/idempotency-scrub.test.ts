@@ -1,4 +1,5 @@
-import { scrubResponse } from '../../src/idempotency/scrub';
+import fc from 'fast-check';
+import { scrubResponse, storedResponseJson } from '../../src/idempotency/scrub';
 import { separatorForms, TEST_CARDS } from '../support/test-cards';
 
 describe('scrubResponse (stored replays)', () => {
@@ -22,5 +23,33 @@ describe('scrubResponse (stored replays)', () => {
       headers: { 'x-request-id': 'order-1795369789000-3' },
     };
     expect(scrubResponse(response)).toEqual(response);
+  });
+});
+
+describe('storedResponseJson (what a replay record keeps)', () => {
+  const pans = TEST_CARDS.flatMap(({ number }) => separatorForms(number));
+  // Strings mixing card numbers in every form, merchant-like ids, digits and separators, so runs meet at edges.
+  const piece = fc.oneof(fc.constantFrom(...pans), fc.constantFrom('ORD-', '1795369789000', ' ', '-', '.', '_', '/', '"', '\\', '\n', 'é'), fc.string({ maxLength: 6 }));
+  const text = fc.array(piece, { maxLength: 5 }).map((xs) => xs.join(''));
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(...TEST_CARDS.map((c) => Number(c.number))), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    object: fc.dictionary(text, tie('value'), { maxKeys: 4 }),
+  }));
+
+  it('when any answer is stored, then it is exactly what the deep scrub would keep', () => {
+    fc.assert(
+      fc.property(json.object, fc.dictionary(fc.constantFrom('x-note', 'retry-after'), text), (body, headers) => {
+        const response = { status: 201, body, headers };
+        expect(JSON.parse(storedResponseJson(response))).toEqual(JSON.parse(JSON.stringify(scrubResponse(response))));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('when an answer carries a card number, then the stored text does not', () => {
+    for (const form of pans) {
+      expect([form, storedResponseJson({ status: 201, body: { invoice: form }, headers: {} }).includes(form)]).toEqual([form, false]);
+    }
   });
 });
