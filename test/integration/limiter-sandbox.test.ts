@@ -25,7 +25,7 @@ const fs = require('node:fs');
 require.extensions['.ts'] = (m, f) => m._compile(ts.transpileModule(fs.readFileSync(f, 'utf8'), {
   compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
 }).outputText, f);
-const { performance } = require('node:perf_hooks');
+const { performance, monitorEventLoopDelay } = require('node:perf_hooks');
 const Redis = require('ioredis').default;
 const root = process.env.ROOT;
 const { createRedisScheduler } = require(root + '/src/limiter');
@@ -58,6 +58,9 @@ const now = () => performance.timeOrigin + performance.now();
   cfg.startAt = await new Promise((r) => process.stdin.once('data', (d) => r(Number(String(d).trim()))));
   process.stdin.pause();
   await new Promise((r) => setTimeout(r, Math.max(0, cfg.startAt - now())));
+  // A stalled event loop delays a caller between its arrival and its reservation reaching Redis: measured.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   await Promise.all(cfg.arrivals.map((a) => new Promise((done) => setTimeout(() => {
     const c = { cls: a.cls, arrivedAt: now() };
     calls.push(c);
@@ -66,11 +69,12 @@ const now = () => performance.timeOrigin + performance.now();
   await s.close();
   await redis.quit();
   const late = (await registry.getSingleMetric('tokengate_limiter_late_wakes_total').get()).values.reduce((n, v) => n + v.value, 0);
-  process.stdout.write(JSON.stringify({ calls, late }));
+  loop.disable();
+  process.stdout.write(JSON.stringify({ calls, late, stallMs: loop.max / 1e6 }));
 })().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
 `;
 
-interface ChildResult { calls: ChildCall[]; late: number }
+interface ChildResult { calls: ChildCall[]; late: number; stallMs: number }
 
 interface Child { ready: Promise<void>; go(startAt: number): void; result: Promise<ChildResult> }
 
@@ -134,6 +138,7 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         }
         const calls = results.flatMap((r) => r.calls);
         const lateWakes = results.reduce((n, r) => n + r.late, 0);
+        const stallMs = Math.max(...results.map((r) => r.stallMs));
         const stats = sb.stats().endpoints.v2;
         expect(stats?.rateLimited).toBe(0);
         expect(stats?.maxInWindow).toBeLessThanOrEqual(N);
@@ -142,7 +147,9 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         for (const cls of ['sale', 'read']) {
           // A caller that woke late lost its place by design. Across processes on a loaded box, arrivals within
           // 50 ms race to Redis and the starts of one slot differ by tens of ms; out of order means a slot later.
-          expect(orderViolations(started(cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number })), 50, 50)).toBeLessThanOrEqual(lateWakes);
+          // Redis orders callers by when their reservation arrives: a child's measured event-loop stall delays
+          // that after the arrival was recorded (a loaded CI box did so once), so it widens the arrival tolerance.
+          expect(orderViolations(started(cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number })), 50 + stallMs, 50)).toBeLessThanOrEqual(lateWakes);
         }
         // The opening burst (30 sales at once) keeps the queue full for its first 3 waves: measure those.
         const all = started().map((c) => c.startedAt as number);
