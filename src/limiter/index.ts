@@ -9,7 +9,7 @@ import type { SchedulerOptions, UpstreamScheduler } from './types';
 
 export { RateLimitExceededError, LimiterUnavailableError } from './errors';
 export { CLASS_RANK, reservedSlots, maxWaitOf } from './types';
-export type { CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
+export type { AheadSlot, CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
 export { limiterKeys } from './redis-backend';
 export { maxInAnyWindow, utilisation, orderViolations } from './measure';
 

@@ -1,5 +1,5 @@
 import { CLASS_RANK, reservedSlots, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
-import { countIn, earliestSlot, insertSorted, pruneUpTo } from './window-math';
+import { countIn, earliestSlot, insertSorted, pruneUpTo, removeSorted } from './window-math';
 
 export interface MemoryBackend extends ReservationBackend {
   /** Counts starts this process already made or reserved elsewhere (entering the Redis fallback). */
@@ -59,6 +59,11 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
         ok: true,
         delayMs,
         confirm: async () => (blockedUntil > clock() ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
+        // Like scheduler.lua's release: the entry goes, the class queues keep their ends.
+        release: async () => {
+          removeSorted(minute, slot);
+          removeSorted(day, slot);
+        },
       };
     },
 

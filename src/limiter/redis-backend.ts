@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
+import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
 import { reservedSlots, type CallClass, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
 
@@ -11,19 +12,12 @@ function command(redis: Redis | Cluster): LimiterCommand {
   return withScripts<{ tokengateUpstreamBudget: LimiterCommand }>(redis, [SCRIPT]).tokengateUpstreamBudget.bind(redis);
 }
 
-export class RedisTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`redis did not answer within ${ms} ms`);
-    this.name = 'RedisTimeoutError';
+/** Redis failed, or did not answer within the command timeout: the resilient backend falls back on it. */
+export class LimiterRedisError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'LimiterRedisError';
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisTimeoutError(ms)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 export interface RedisBackendOptions {
@@ -59,15 +53,15 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
   const daySpan = limits.dayWindowMs + limits.marginMs;
   /** The epoch of the state we last saw: how the script tells "emptied" from "fresh" (issue 4, item 4). */
   let knownEpoch = '';
-  const exec = (...args: (string | number)[]) => withTimeout(run(...keys, ...args.map(String)), timeoutMs);
+  const exec = (...args: (string | number)[]) => guarded('upstream budget', timeoutMs, () => run(...keys, ...args.map(String)), LimiterRedisError);
 
   return {
     async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
       const reply = (await exec(
         'reserve', cls, limits.perWindow, limits.perDay, reservedSlots(classes, cls), span, daySpan,
         Math.max(0, maxWaitMs), knownEpoch, randomUUID(),
-      )) as [number, string, string, number, string];
-      const [granted, delayUs, epoch, emptied, slotUs] = reply;
+      )) as [number, string, string, number, string, string];
+      const [granted, delayUs, epoch, emptied, slotUs, member] = reply;
       if (emptied === 1) {
         logger.warn('upstream budget state was lost in Redis: no upstream call for one full window', {
           endpointKey: opts.endpointKey, windowMs: span,
@@ -84,6 +78,9 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
           // Lateness on Redis' clock: independent of how long the reservation's own reply took.
           const [blocked, nowUs] = (await exec('confirm')) as [number, string];
           return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
+        },
+        async release() {
+          await exec('release', member);
         },
       };
     },

@@ -3,7 +3,7 @@ import type { GatewayResult, RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import { LimiterUnavailableError, RateLimitExceededError } from './errors';
 import type { LimiterMetrics } from './metrics';
-import { maxWaitOf, type CallClass, type Clock, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
+import { maxWaitOf, type AheadSlot, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
 
 export interface RunLoopOptions {
   backend: ReservationBackend;
@@ -12,6 +12,16 @@ export interface RunLoopOptions {
   clock: Clock;
   logger: Logger;
   metrics: LimiterMetrics;
+}
+
+/** A reservation made ahead (reserveAhead): when it was asked, its deadline, and the backend's answer. */
+interface Ahead {
+  cls: CallClass;
+  asked: number;
+  deadline: number;
+  grant: Promise<Grant>;
+  /** run() took it, or it was released: either way nobody else may. */
+  spent: boolean;
 }
 
 /**
@@ -25,6 +35,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   // re-reservation (a cascade that empties the window). The config keeps the margin at 20 ms or more.
   const lateLimitMs = Math.max(opts.limits.marginMs / 2, 10);
   const sleepers = new Set<() => void>();
+  const aheads = new WeakMap<AheadSlot, Ahead>();
   let closed = false;
 
   function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -47,21 +58,29 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     });
   }
 
-  /** Returns once the caller holds a slot it may use now; throws when it cannot get one before `deadline`. */
-  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Returns once the caller holds a slot it may use now; throws when it cannot get one before `deadline`.
+   * `ahead`: a reservation already under way, used as the first one (its slot, its time of asking).
+   */
+  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined, ahead?: Ahead): Promise<void> {
     for (;;) {
       if (closed) throw new LimiterUnavailableError('limiter closed');
       signal?.throwIfAborted();
-      const asked = clock();
+      const fromAhead = ahead;
+      ahead = undefined;
+      const asked = fromAhead ? fromAhead.asked : clock();
       let grant;
       try {
-        grant = await backend.reserve(cls, Math.max(0, deadline - asked));
+        grant = await (fromAhead ? fromAhead.grant : backend.reserve(cls, Math.max(0, deadline - asked)));
       } catch (err) {
         if (err instanceof LimiterUnavailableError) metrics.refusal(cls, 'unavailable');
         throw err;
       } finally {
         metrics.fallback(backend.fallbackMode());
       }
+      // An ahead reservation only takes a slot free at once (it asks with no wait), so it never queues in front
+      // of anyone nor moves a queue's end: when none was free, this caller queues as usual.
+      if (!grant.ok && fromAhead) continue;
       if (!grant.ok) {
         metrics.refusal(cls, 'max_wait');
         // Retrying after this fits within the maximum wait again (if nobody else queues meanwhile).
@@ -114,7 +133,35 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
     started + (runOpts.maxWaitMs ?? maxWaitOf(classes, cls));
 
+  /** The ahead reservation `runOpts` hands over, if it is this class's and still unspent (then it is spent). */
+  function take(cls: CallClass, runOpts: RunOptions): Ahead | undefined {
+    const ahead = runOpts.ahead && aheads.get(runOpts.ahead);
+    if (!ahead || ahead.spent || ahead.cls !== cls) return undefined;
+    ahead.spent = true;
+    return ahead;
+  }
+
   return {
+    reserveAhead(cls: CallClass, runOpts: RunOptions = {}): AheadSlot {
+      const asked = clock();
+      const deadline = deadlineOf(cls, asked, runOpts);
+      // No wait: a queued slot would move the class's queue end, which giving it back cannot undo.
+      const grant = closed ? Promise.reject(new LimiterUnavailableError('limiter closed')) : backend.reserve(cls, 0);
+      // Its failure belongs to the run() that takes it; a released one's is of no interest.
+      grant.catch(() => undefined);
+      const ahead: Ahead = { cls, asked, deadline, grant, spent: false };
+      const slot: AheadSlot = {
+        cls,
+        release() {
+          if (ahead.spent) return;
+          ahead.spent = true;
+          grant.then((g) => (g.ok ? g.release() : undefined)).catch(() => undefined);
+        },
+      };
+      aheads.set(slot, ahead);
+      return slot;
+    },
+
     async acquire(cls: CallClass, runOpts: RunOptions = {}): Promise<void> {
       const started = clock();
       await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal);
@@ -122,11 +169,13 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     },
 
     async run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, runOpts: RunOptions = {}): Promise<GatewayResult<T>> {
-      const started = clock();
-      const deadline = deadlineOf(cls, started, runOpts);
+      let ahead = take(cls, runOpts);
+      const started = ahead ? ahead.asked : clock();
+      const deadline = ahead ? ahead.deadline : deadlineOf(cls, started, runOpts);
       let requeued = false;
       for (;;) {
-        await acquire(cls, deadline, runOpts.signal);
+        await acquire(cls, deadline, runOpts.signal, ahead);
+        ahead = undefined;
         metrics.queueWait(cls, (clock() - started) / 1000);
         try {
           const result = await call();

@@ -42,8 +42,8 @@ local function earliest(key, start, cap, span)
   local r = start
   for j = 1, #e - cap + 1 do
     local first, last = e[j], e[j + cap - 1]
-    if r <= last - span then break end
-    if last - first < span and r < first + span then r = first + span end
+    if r + span <= last then break end
+    if last < first + span and r < first + span then r = first + span end
   end
   return r
 end
@@ -101,7 +101,15 @@ if op == 'reserve' then
     local i = queue[cls][#queue[cls]]
     redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
   end
-  return {1, s(delay), epoch, emptied, s(r)}
+  return {1, s(delay), epoch, emptied, s(r), member}
+
+elseif op == 'release' then
+  -- ARGV: op, member. A reserved slot whose call never started (reserveAhead, not taken): its entry leaves
+  -- both logs. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now" (no wait), so
+  -- they never pass the time a later caller asks at, and order no one.
+  redis.call('ZREM', minKey, ARGV[2])
+  redis.call('ZREM', dayKey, ARGV[2])
+  return 1
 
 elseif op == 'confirm' then
   -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved? And Redis' now,

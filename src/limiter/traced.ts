@@ -33,6 +33,8 @@ export function traceBudget(budget: UpstreamScheduler, tracing: Tracing | undefi
         },
       );
     },
+    // The wait is measured where the slot is used: run() with `ahead` opens its span as any run() does.
+    reserveAhead: (cls, opts) => budget.reserveAhead(cls, opts),
     close: () => budget.close(),
   };
 }

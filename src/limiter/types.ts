@@ -21,6 +21,14 @@ export interface UpstreamScheduler {
    * when that call may start; refuses like run() (RateLimitExceededError past the maximum wait).
    */
   acquire(cls: CallClass, opts?: RunOptions): Promise<void>;
+  /**
+   * Reserves a slot now for a call the caller expects to make soon, so the reservation travels in the same
+   * Redis write as the caller's other first commands (a sale's idempotency claim: no round trip of its own).
+   * Only a slot free at once is taken (no wait); when none is, run() queues as it would have. Hand it to run()
+   * through `RunOptions.ahead`; release() it if the call will not be made. A Redis failure surfaces when run()
+   * takes it, exactly as run() would have met it.
+   */
+  reserveAhead(cls: CallClass, opts?: RunOptions): AheadSlot;
   /** Stops new work; waiting callers fail with LimiterUnavailableError. Does not close a Redis connection it was given. */
   close(): Promise<void>;
 }
@@ -30,6 +38,21 @@ export interface RunOptions {
   maxWaitMs?: number;
   /** Aborting while waiting gives up the call; its slot stays used (never refunded, issue 4). */
   signal?: AbortSignal;
+  /**
+   * A slot reserveAhead() took for this call (same class): run() uses it instead of reserving, and its wait and
+   * deadline count from when it was reserved. Ignored when it was released or already used.
+   */
+  ahead?: AheadSlot;
+}
+
+/** A slot reserved before the caller knew it would call (UpstreamScheduler.reserveAhead). */
+export interface AheadSlot {
+  readonly cls: CallClass;
+  /**
+   * Gives the slot back when no call will start on it (a replayed write, a sale that must first load its
+   * token): its entry leaves the log, as if never reserved. A no-op once run() took it, and the second time.
+   */
+  release(): void;
 }
 
 /** The budget to mirror: at most `perWindow` starts in ANY span of `windowMs + marginMs`, same for the day. */
@@ -97,6 +120,11 @@ export type Grant =
        * otherwise how late the caller is, measured on the backend's clock when it answered (undefined: unknown).
        */
       confirm(): Promise<Confirmation>;
+      /**
+       * Removes the slot's entry: only for a call that never started (an entry without a call can only make
+       * the log stricter than the gateway, and one fewer entry keeps every span's count at or under the cap).
+       */
+      release(): Promise<void>;
     }
   | { ok: false; delayMs: number };
 

@@ -24,8 +24,10 @@ export function earliestSlot(sorted: readonly number[], start: number, cap: numb
   for (; j + cap - 1 < sorted.length; j++) {
     const first = sorted[j] as number;
     const last = sorted[j + cap - 1] as number;
-    if (r <= last - span) break;
-    if (last - first < span && r < first + span) r = first + span;
+    // Compared as sums, the form slots are made in (first + span): with the memory backend's float clock,
+    // (first + span) - first can round below span and push a caller a whole window late (a flaky sale wait).
+    if (r + span <= last) break;
+    if (last < first + span && r < first + span) r = first + span;
   }
   return r;
 }
@@ -44,6 +46,12 @@ export function firstAbove(sorted: readonly number[], t: number): number {
 
 export function insertSorted(sorted: number[], t: number): void {
   sorted.splice(firstAbove(sorted, t), 0, t);
+}
+
+/** Removes one entry equal to `t`, if there is one. */
+export function removeSorted(sorted: number[], t: number): void {
+  const i = firstAbove(sorted, t) - 1;
+  if (i >= 0 && sorted[i] === t) sorted.splice(i, 1);
 }
 
 /** Drops entries at or before `t` (callers pass now - span: such entries share no span with any time >= now). */

@@ -238,6 +238,66 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')).toBeGreaterThanOrEqual(1);
     });
 
+    it('when slots reserved ahead are released unused, then later calls start as if they had never been reserved', async () => {
+      s = await setup(backend, 2, {}, { saleReservedSlots: 0 });
+      const replicas = s.replicas;
+      const at = (i: number) => replicas[i % 2] as UpstreamScheduler;
+      const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale'));
+      await sleep(50); // the reservations have landed
+      for (const a of aheads) a.release();
+      await sleep(50); // and so have the releases
+      const rec = recorder();
+      const fired = await Promise.all(Array.from({ length: 5 }, (_, i) => rec.fire(at(i), 'sale')));
+      // Had the five unused slots stayed, these five would wait a whole span.
+      for (const c of fired) expect((c.attempts[0] as number) - c.arrivedAt).toBeLessThan(SPAN / 2);
+    });
+
+    it('when run() takes a slot reserved ahead, then it reserves no other, and releasing it afterwards gives nothing back', async () => {
+      s = await setup(backend, 2, {}, { saleReservedSlots: 0 });
+      const replicas = s.replicas;
+      const at = (i: number) => replicas[i % 2] as UpstreamScheduler;
+      const rec = recorder();
+      const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale'));
+      const used = await Promise.all(aheads.map((ahead, i) => rec.fire(at(i), 'sale', { ahead })));
+      // Each started on its own ahead slot: had run() reserved again, the five would fill the next span.
+      for (const c of used) expect((c.attempts[0] as number) - c.arrivedAt).toBeLessThan(SPAN / 2);
+      for (const a of aheads) a.release(); // spent: a no-op
+      await sleep(50);
+      const sixth = await rec.fire(at(0), 'sale');
+      expect((sixth.attempts[0] as number) - Math.min(...rec.starts())).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
+    });
+
+    it('when no slot is free, then a slot reserved ahead takes none, and run() queues behind the calls that arrived first', async () => {
+      s = await setup(backend, 2, {}, { saleReservedSlots: 0 });
+      const at = (i: number) => s?.replicas[i % 2] as UpstreamScheduler;
+      const rec = recorder();
+      await Promise.all(Array.from({ length: 5 }, (_, i) => rec.fire(at(i), 'sale'))); // the window is full
+      const queued = rec.fire(at(0), 'sale'); // first in the queue
+      await sleep(20);
+      const ahead = at(1).reserveAhead('sale');
+      const late = await rec.fire(at(1), 'sale', { ahead });
+      const first = await queued;
+      expect(late.error).toBeUndefined();
+      expect((late.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(-TOL);
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
+      ahead.release(); // spent: nothing to give back
+    });
+
+    it('when a slot reserved ahead is of another class, then run() reserves its own and the ahead slot stays until released', async () => {
+      s = await setup(backend, 1, {}, { saleReservedSlots: 0 });
+      const one = s.replicas[0] as UpstreamScheduler;
+      const rec = recorder();
+      const read = one.reserveAhead('read');
+      const c = await rec.fire(one, 'sale', { ahead: read });
+      expect(c.error).toBeUndefined();
+      // The read slot and the sale's own: 2 of 5 used, so 3 more start now and a 4th waits.
+      const more = await Promise.all(Array.from({ length: 4 }, () => rec.fire(one, 'sale')));
+      const waited = more.filter((m) => (m.attempts[0] as number) - m.arrivedAt >= SPAN / 2);
+      expect(waited).toHaveLength(1);
+      read.release();
+    });
+
     it('when a caller gives up while waiting, then its slot stays used', async () => {
       s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
       const rec = recorder();

@@ -28,6 +28,13 @@ describe('earliestSlot', () => {
     expect(earliestSlot([0, 10, 20], 30, 4, 100)).toBe(30);
   });
 
+  it('when float clock values make (first + span) - span round below first, then a caller at first is not pushed a window late', () => {
+    // In doubles, (a + 60000) - 60000 < a and (a + 60000) - a < 60000 for this a (the memory backend's clock is a float).
+    const a = 467214.9616985084;
+    const span = 60000;
+    expect(earliestSlot([a, a + span], a, 2, span)).toBe(a);
+  });
+
   it('when a gap exists between queued entries, then a later arrival may take it without breaking any span', () => {
     // Reads left room at 0..100 (cap 3 of 5): a sale with cap 5 fits at the start, between queued entries.
     const reads = [0, 0, 0, 100, 100, 100, 200, 200, 200];
