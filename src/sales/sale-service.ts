@@ -2,6 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import type { CardRefToken, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import type { AheadSlot } from '../limiter';
 import type { Budget, TokenService } from '../tokens/token-service';
 import { WriteNotSentError } from '../writes/not-sent';
 import type { SaleRecord } from '../sale-records';
@@ -36,12 +37,20 @@ export interface SaleService {
   charge(input: SaleInput, options?: ChargeOptions): Promise<SaleOutcome>;
   /** The payment method's token if cached (no upstream call, never throws), to pass to charge(). */
   peekToken(customer: string, paymentMethod: string): Promise<CardRefToken | undefined>;
+  /**
+   * The sale's budget slot, reserved now so it travels with the caller's first Redis write (issue 15: a
+   * cached-token sale makes 2 sequential round trips, not 3). Pass it to charge(); release() it when the sale
+   * is not sent (a replay, a conflict, an error before charging): a slot no call starts on is given back.
+   */
+  reserveSlot(): AheadSlot;
 }
 
 export interface ChargeOptions {
   signal?: AbortSignal;
   /** What peekToken() found: saves the first attempt its own cache read. */
   peeked?: CardRefToken;
+  /** What reserveSlot() reserved: the first attempt's slot when the token was peeked (else it is released). */
+  slot?: AheadSlot;
 }
 
 /**
@@ -70,7 +79,9 @@ export function isCardRefInvalid(tx: Transaction): boolean {
 export function createSaleService(deps: { gateway: GatewayClient; budget: Budget; tokens: TokenService; logger: Logger; metrics?: Metrics }): SaleService {
   const { gateway, budget, tokens, logger, metrics } = deps;
 
-  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken): Promise<Transaction> {
+  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot): Promise<Transaction> {
+    // Without a peeked token the sale first loads one (a read and its own wait): the slot would be stale by then.
+    if (!peeked) slot?.release();
     let token;
     try {
       ({ token } = await tokens.get(input.customer, input.payment_method, peeked));
@@ -81,7 +92,7 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     // the gateway's record names its owner.
     const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer };
     const call = () => (input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal }));
-    const result = await budget.run('sale', call, { signal });
+    const result = await budget.run('sale', call, { signal, ahead: slot });
     return result.value;
   }
 
@@ -89,8 +100,11 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     peekToken(customer, paymentMethod) {
       return tokens.peek(customer, paymentMethod);
     },
+    reserveSlot() {
+      return budget.reserveAhead('sale');
+    },
     async charge(input, options = {}) {
-      let tx = await send(input, options.signal, options.peeked);
+      let tx = await send(input, options.signal, options.peeked, options.slot);
       if (isCardRefInvalid(tx)) {
         // The token was rotated or revoked: result E means nothing was charged, so one re-send with a fresh
         // token is safe (and the stale token must not be served again).

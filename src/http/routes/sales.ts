@@ -86,8 +86,9 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     assertCustomerAccess(auth, input.customer);
     const invoice = input.invoice ?? deriveInvoice(auth.sub, key);
 
-    // The token cache read goes out with the idempotency claim (ioredis auto-pipelining: one write, one
-    // round trip). It never locks or loads, so a replay or a conflict wastes one GET; a miss loads later.
+    // The token cache read and the sale's budget slot go out with the idempotency claim (ioredis
+    // auto-pipelining: one write, one round trip). The read never locks or loads, so a replay or a conflict
+    // wastes one GET; the slot is given back whenever no sale is sent on it (the finally below).
     const peeked = sales.peekToken(input.customer, input.paymentMethod);
     const spec = {
       scope: auth.sub,
@@ -99,6 +100,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
       foldable: true,
     };
     let result;
+    const slot = sales.reserveSlot();
     try {
       result = await writes.execute(spec, async (attempt) => {
         const outcome = await sales.charge({
@@ -108,7 +110,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
           amount_detail: input.amountDetail,
           invoice: attempt.invoice ?? invoice,
           capture: input.capture,
-        }, { peeked: await peeked });
+        }, { peeked: await peeked, slot });
         const saleKey = outcome.transaction.key;
         // The ownership record rides with the idempotency completion (same tick: one pipelined round trip).
         const alongside = saleKey ? () => records.create(saleKey, saleRecordOf(outcome, input)) : undefined;
@@ -116,6 +118,8 @@ export function salesRouter(deps: SalesRouteDeps): Router {
       }, req.log);
     } catch (err) {
       throw toApiError(err);
+    } finally {
+      slot.release(); // a no-op when the sale used it
     }
     send(res, result.response, result.replayed);
   });
