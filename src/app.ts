@@ -60,7 +60,9 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(helmet(helmetOptions));
   app.use(cors(config));
-  app.use(docsRouter({ tryIt: config.env === 'development' }));
+  // Only GET and HEAD can match the docs: other methods skip its router (entering one costs every sale).
+  const docs = docsRouter({ tryIt: config.env === 'development' });
+  app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'GET' || req.method === 'HEAD' ? docs(req, res, next) : next()));
   if (deps.demo) app.use(demoRouter(deps.demo));
   app.use(jsonBody(config));
   app.use(cardGuard());

@@ -10,11 +10,11 @@
  * development with the embedded sandbox, whose JWT secret is the printed dev default (anyone who can reach
  * the port can mint the same token) and whose customers and cards are the sandbox's test fixtures.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { helmetOptions } from './security';
+import { staticAsset } from './static-asset';
 
 export interface DemoOptions {
   /** The dev customer the page acts for. */
@@ -42,12 +42,9 @@ export function demoCsp(payJsOrigin: string): string {
     .join('; ');
 }
 
-function file(name: string, type: string, csp: string): (req: Request, res: Response) => void {
-  const body = readFileSync(path.join(DIR, name), 'utf8');
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return (_req, res) => {
-    res.set({ 'Cache-Control': 'no-cache', ETag: etag, 'Content-Security-Policy': csp }).type(type).send(body);
-  };
+/** A file of ./demo, served with the page's CSP. */
+function file(name: string, type: string, csp: string): ReturnType<typeof staticAsset> {
+  return staticAsset(type, readFileSync(path.join(DIR, name), 'utf8'), { 'Content-Security-Policy': csp });
 }
 
 export function demoRouter(demo: DemoOptions): Router {

@@ -92,6 +92,7 @@ function hasBody(req: IncomingMessage): boolean {
 const contentTypeGate: RequestHandler = (req, _res, next) => {
   if (!BODY_METHODS.has(req.method) || !hasBody(req)) return next();
   const type = req.headers['content-type'] ?? '';
+  if (type === 'application/json') return next(); // what nearly every caller sends: no parsing needed
   const [media = '', ...params] = type.split(';').map((p) => p.trim().toLowerCase());
   if (media !== 'application/json') return next(new InvalidRequest([{ path: 'header.content-type', rule: 'unsupported_media_type' }]));
   const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');

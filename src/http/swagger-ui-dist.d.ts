@@ -1,4 +1,5 @@
-/** swagger-ui-dist ships no types; the one function /docs uses (its absolute-path.js). */
-declare module 'swagger-ui-dist' {
-  export function getAbsoluteFSPath(): string;
+/** swagger-ui-dist ships no types; the one function /docs uses, from its absolute-path.js (not its index). */
+declare module 'swagger-ui-dist/absolute-path.js' {
+  function getAbsoluteFSPath(): string;
+  export default getAbsoluteFSPath;
 }

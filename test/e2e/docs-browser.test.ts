@@ -88,6 +88,8 @@ describeWithChromium('docs page in headless Chromium', () => {
     expect((await sale.locator('.opblock-summary-method').textContent())?.trim()).toBe('POST');
     expect((await sale.locator('.opblock-summary-path').innerText()).replace(/\u200b/g, '').trim()).toBe('/v1/sales');
     await sale.locator('.opblock-summary').click();
+    // Swagger UI renders the expanded operation after the click's own tick: wait for it before reading.
+    await sale.locator('.opblock-body .responses-wrapper').waitFor({ state: 'visible', timeout: 5000 });
     const body = (await sale.innerText()).replace(/\s+/g, ' ');
     for (const piece of ['Idempotency-Key', '201', '402', '422']) expect(body).toContain(piece);
     // The request body's schema, browsed from the operation.

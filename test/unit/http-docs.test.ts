@@ -88,3 +88,9 @@ describe('openapi.json against the contract', () => {
     expect(Object.keys(openapi.components.headers)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After', 'Tokengate-Reconciled']);
   });
 });
+
+test('when the docs router is built, then the Swagger UI bundle is served as a file and never evaluated in Node (10 MB of heap)', () => {
+  docsRouter();
+  const loaded = Object.keys(require.cache).filter((f) => /swagger-ui-dist[\\/].*\.js$/.test(f)).map((f) => f.replace(/.*swagger-ui-dist[\\/]/, ''));
+  expect(loaded).toEqual(['absolute-path.js']);
+});
