@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './ports';
+import { imageNodeArgs } from './image';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const DIST_MAIN = path.join(ROOT, 'dist', 'main.js');
@@ -29,7 +30,7 @@ export async function startServiceProcess(
   if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run \`npm run build\` first`);
   const port = env.PORT ?? String(await freePort());
   const adminPort = env.ADMIN_PORT ?? String(await freePort());
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...imageNodeArgs(), entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env, PORT: port, ADMIN_PORT: adminPort },
     stdio: ['ignore', 'pipe', 'pipe'],

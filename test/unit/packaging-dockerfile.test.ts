@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { validate } from 'dockerfile-utils';
+import { imageNodeArgs } from '../support/image';
 
 /** The Dockerfile (issue 5, item 1): linted with dockerfile-utils, then our own rules on its instructions. */
 
@@ -63,7 +64,11 @@ function dockerfileProblems(text: string): string[] {
   } catch {
     argv = undefined;
   }
-  if (!Array.isArray(argv) || argv[0] !== 'node' || argv[1] !== 'dist/main.js') out.push('CMD is not the exec form ["node", "dist/main.js"]');
+  // node, its flags, the entry point: npm at run time would keep SIGTERM from the process.
+  const flagsOnly = (xs: unknown[]) => xs.every((x) => typeof x === 'string' && x.startsWith('--'));
+  if (!Array.isArray(argv) || argv[0] !== 'node' || argv[argv.length - 1] !== 'dist/main.js' || !flagsOnly(argv.slice(1, -1))) {
+    out.push('CMD is not the exec form ["node", ...flags, "dist/main.js"]');
+  }
   if (final.some((x) => x.keyword === 'ENTRYPOINT' && /\bnpm\b/.test(x.args))) out.push('ENTRYPOINT runs npm');
   const env = final.filter((x) => x.keyword === 'ENV').map((x) => x.args).join(' ');
   if (!/\bNODE_ENV=production\b/.test(env)) out.push('NODE_ENV=production is not set in the final stage');
@@ -99,6 +104,12 @@ describe('Dockerfile', () => {
     expect(finalStage(all).some((x) => x.keyword === 'RUN' && /\bnpm\b/.test(x.args))).toBe(false);
   });
 
+  it('when read, then `npm start` runs the service exactly as the image does', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(imageNodeArgs(DOCKERFILE)).toContain('--single-threaded-gc');
+    expect(pkg.scripts.start).toBe(['node', ...imageNodeArgs(DOCKERFILE), 'dist/main.js'].join(' '));
+  });
+
   it('when read, then .dockerignore keeps out node_modules, dist, .git, tests, bench results, coverage and env files', () => {
     const ignore = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
     for (const entry of ['node_modules', 'dist', '.git', 'test', 'bench', 'coverage', '*.md', '.env', '.env.*']) expect(ignore).toContain(entry);
@@ -110,7 +121,8 @@ describe('Dockerfile', () => {
     ['a latest base image', (d: string) => d.replace('FROM node:20.20.2-bookworm-slim AS build', 'FROM node:latest AS build'), 'not pinned'],
     ['an untagged base image', (d: string) => d.replace('FROM node:20.20.2-bookworm-slim AS runtime', 'FROM node AS runtime'), 'not pinned'],
     ['root at run time', (d: string) => d.replace('USER 10001:10001', 'USER root'), 'numeric non-root USER'],
-    ['npm at run time', (d: string) => d.replace('CMD ["node", "dist/main.js"]', 'CMD npm start'), 'exec form'],
+    ['npm at run time', (d: string) => d.replace('CMD ["node", "--single-threaded-gc", "dist/main.js"]', 'CMD npm start'), 'exec form'],
+    ['a script before the entry point', (d: string) => d.replace('CMD ["node", "--single-threaded-gc", "dist/main.js"]', 'CMD ["node", "-r", "./x.js", "dist/main.js"]'), 'exec form'],
     ['no NODE_ENV', (d: string) => d.replace('NODE_ENV=production', 'NODE_ENV=development'), 'NODE_ENV=production'],
     ['a remote ADD', (d: string) => d.replace('COPY package.json ./\n', 'COPY package.json ./\nADD https://example.com/x.tgz /x.tgz\n'), 'remote URL'],
     ['a baked-in PIN', (d: string) => d.replace('ENV NODE_ENV=production', 'ENV GATEWAY_API_PIN=123456 NODE_ENV=production'), 'GATEWAY_API_PIN looks like a secret'],
