@@ -7,21 +7,21 @@
  *
  *   node bench/ab-sale.js <checkout A> <checkout B> [rounds=6] [sales per round=3000]
  *
+ * AB_NODE_ARGS_A / AB_NODE_ARGS_B (space-separated) add node flags to one build, e.g. the same checkout twice
+ * with and without --max-semi-space-size. AB_STORES_A / AB_STORES_B=memory runs one build without Redis
+ * (development mode, in-memory stores): what all of the sale's Redis work costs, for the same checkout twice.
+ *
  * Prints one JSON object: per build the CPU ms per sale (service process, /proc) and the same normalised by
  * the sandbox's CPU per sale in that round (the sandbox does identical work for both, so it measures how fast
- * the box is right now); then B/A of the normalised figure per round and its median.
+ * the box is right now); then B/A of the normalised figure per round, its median and a 95 % confidence interval
+ * of that median (needs 6 rounds or more).
  */
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { installCleanup, stopAll } = require('./lib/procs');
+const { cpuSeconds, installCleanup, stopAll } = require('./lib/procs');
 const { makeCredentials, startRedis, startSandboxProcess, startTokengate, mintJwt } = require('./lib/services');
-const { round, percentile } = require('./lib/stats');
-
-function cpuSeconds(pid) {
-  const stat = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+const { imageNodeArgsOf } = require('./lib/image');
+const { medianCi, round, percentile } = require('./lib/stats');
 
 function fire(url, headers, body, amount, connections, makeKey) {
   return new Promise((resolve, reject) => {
@@ -49,10 +49,13 @@ async function main() {
   const bearer = mintJwt(creds, { sub: 'bench', scope: 'sales:create', custkey: customer });
   const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
   const builds = {};
+  const stores = (name) => (process.env[`AB_STORES_${name}`] === 'memory' ? 'memory' : 'redis');
   for (const [name, root] of [['A', a], ['B', b]]) {
+    const memory = stores(name) === 'memory';
     builds[name] = await startTokengate(`tokengate-${name}`, creds, {
-      root, redisUrl: redis.url, keyPrefix: `bench-ab-${name}`, gatewayBaseUrl: `${sandbox.url}/api/benchab/`,
-      extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
+      root, redisUrl: memory ? undefined : redis.url, keyPrefix: `bench-ab-${name}`, gatewayBaseUrl: `${sandbox.url}/api/benchab/`,
+      extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000', ...(memory ? { NODE_ENV: 'development' } : {}) },
+      nodeArgs: (process.env[`AB_NODE_ARGS_${name}`] ?? '').split(' ').filter(Boolean),
     });
   }
   let seq = 0;
@@ -79,11 +82,13 @@ async function main() {
   const med = (xs) => percentile(xs, 50);
   const ratios = per.A.map((x, i) => per.B[i].per_sandbox_cpu / x.per_sandbox_cpu);
   const out = {
-    A: a, B: b, rounds, sales_per_round: perRound, connections: 16,
+    A: a, B: b, node_args: { A: process.env.AB_NODE_ARGS_A ?? '', B: process.env.AB_NODE_ARGS_B ?? '' }, stores: { A: stores('A'), B: stores('B') }, image_node_args: { A: imageNodeArgsOf(a).join(' '), B: imageNodeArgsOf(b).join(' ') }, rounds, sales_per_round: perRound, connections: 16,
     cpu_ms_per_sale: { A: round(med(per.A.map((x) => x.cpu_ms_per_sale)), 3), B: round(med(per.B.map((x) => x.cpu_ms_per_sale)), 3) },
     normalised: { A: round(med(per.A.map((x) => x.per_sandbox_cpu)), 3), B: round(med(per.B.map((x) => x.per_sandbox_cpu)), 3) },
     b_over_a_per_round: ratios.map((x) => round(x, 3)),
     b_over_a_median: round(med(ratios), 3),
+    // Where the median ratio lies with 95 % confidence, whatever the rounds' distribution (sign test).
+    b_over_a_median_ci95: medianCi(ratios)?.map((x) => round(x, 3)),
     loadavg: require('node:os').loadavg().map((x) => round(x, 2)),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -17,9 +17,9 @@ const { percentile, round } = require('./lib/stats');
  * Idempotency-Key per request). Returns latency percentiles in ms (from the due time), what was achieved, and
  * how late the generator itself sent requests (its own p99: if it is not small, the figures are the bench's).
  */
-async function openLoop({ url, headers, body, rate, durationSec, makeKey, connections = 256 }) {
+async function openLoop({ url, headers, body, rate, durationSec, makeKey, connections = 256, pool: given }) {
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  const pool = given ?? new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   const total = Math.round(rate * durationSec);
   const latencies = [];
   const sendLag = [];
@@ -51,7 +51,7 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
     await new Promise((r) => setTimeout(r, Math.max(0, wait)));
   }
   await Promise.all(inFlight);
-  await pool.close();
+  if (!given) await pool.close();
   const elapsed = (performance.now() - start) / 1000;
   return {
     p50_ms: round(percentile(latencies, 50), 2),
@@ -65,4 +65,56 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
   };
 }
 
-module.exports = { openLoop };
+/**
+ * The same run in a fresh Node process of its own (`node bench/open-loop.js` with OPEN_LOOP set): the bench's
+ * main process has run autocannon for minutes and carries its garbage, and its GC pauses would read as latency
+ * of whichever target is being measured (seen: generator send lag p99 5.8 ms in-process, 1.2-1.8 ms in a child).
+ * It first runs `warmupSec` unmeasured at the same rate (its JIT and the target's keep-alive connections warm
+ * up: a fresh process's first requests would otherwise open connections inside the measurement).
+ * Idempotency keys are `${keyPrefix}-<n>`. The result adds `waiting_for_cpu_ms_per_s`: per second of the
+ * measured run (not the warm-up), how long each process of `watch` ({ name: pid }) and the generator itself
+ * sat runnable without a core, read by the child at the run's two ends so every figure covers the same span.
+ */
+async function openLoopInChild({ url, headers, body, rate, durationSec, keyPrefix, warmupSec = 1, watch = {} }) {
+  const { start } = require('./lib/procs');
+  const proc = start('open-loop', process.execPath, [__filename], {
+    PATH: process.env.PATH ?? '',
+    OPEN_LOOP: JSON.stringify({ url, headers, body, rate, durationSec, keyPrefix, warmupSec, watch }),
+  });
+  const { code } = await proc.exited;
+  const out = proc.output();
+  const line = out.split('\n').find((l) => l.startsWith('{'));
+  if (code !== 0 || !line) throw new Error(`open-loop child failed (exit ${code}): ${out.slice(-2000)}`);
+  return JSON.parse(line);
+}
+
+if (require.main === module) {
+  const params = JSON.parse(process.env.OPEN_LOOP ?? '{}');
+  const { runQueueWaitMs } = require('./lib/procs');
+  let n = 0;
+  const makeKey = () => `${params.keyPrefix}-${(n++).toString(36)}`;
+  // One pool for both runs: the measured one starts on the warm-up's open connections.
+  const pool = new Pool(new URL(params.url).origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+  const pids = { ...params.watch, generator: process.pid };
+  const waits = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWaitMs(pid)]));
+  let before;
+  let startedAt;
+  openLoop({ ...params, durationSec: params.warmupSec, makeKey, pool }).then(() => {
+    before = waits();
+    startedAt = performance.now();
+    return openLoop({ ...params, makeKey, pool });
+  }).then((result) => {
+    const after = waits();
+    const sec = (performance.now() - startedAt) / 1000;
+    const perSecond = Object.fromEntries(Object.keys(pids).map((name) => [name, round((after[name] - before[name]) / sec, 1)]));
+    return { ...result, waiting_for_cpu_ms_per_s: perSecond };
+  }).finally(() => pool.close()).then(
+    (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
+    (err) => {
+      process.stderr.write(`${err.stack ?? err}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+module.exports = { openLoop, openLoopInChild };

@@ -113,18 +113,32 @@ function renderSummary(r) {
   return lines.join('\n');
 }
 
+/**
+ * Sequential round trips on a sale's path: Redis's read events over 50 sequential sales, less the bench's own
+ * INFO call and each batched ZREM of finished writes (a timer's, every 100 ms, on no sale's path).
+ */
+function sequentialTrips(o) {
+  const own = o.redis_round_trips_by_command?.info ?? 0;
+  const flushes = o.redis_batched_flushes_per_sale ?? 0;
+  return { trips: Math.round((o.redis_round_trips_per_sale - own - flushes) * 100) / 100, own, flushes };
+}
+
 /** Issue 15's targets: CPU per sale against the passthrough, open-loop p99 added at 200/s, round trips. */
 function targetRows15(o) {
   const rows = [];
   const cpu = o.cpu_per_sandbox_cpu?.tokengate_over_naive;
-  if (cpu !== undefined) rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (normalised by the sandbox's CPU) | ${cpu}× | ${yes(cpu <= TARGETS.cpuOverNaive)} |`);
+  // Both ways: the sandbox's CPU per request is lower in the passthrough's faster rounds (more answers per
+  // wake-up), so normalising by it moves with the box (2.56x and 1.83x for the same code on two boxes, whose
+  // raw ratios were both 2.1x). Met only when both are.
+  const raw = o.naive_cpu_ms_per_request > 0 ? Math.round((o.tokengate_cpu_ms_per_sale / o.naive_cpu_ms_per_request) * 1000) / 1000 : NaN;
+  if (cpu !== undefined) {
+    rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (normalised by the sandbox's CPU; raw) | ${cpu}×; raw ${raw}× | ${yes(cpu <= TARGETS.cpuOverNaive && raw <= TARGETS.cpuOverNaive)} |`);
+  }
   const at = (o.open_loop ?? []).find((x) => x.rate === TARGETS.openLoopRate);
   if (at) rows.push(`| open loop at ${TARGETS.openLoopRate} sales/s, 50 ms gateway: p99 added ≤ ${TARGETS.openLoopAddedP99Ms} ms | ${at.added_p99_ms} ms | ${yes(at.added_p99_ms <= TARGETS.openLoopAddedP99Ms)} |`);
   if (o.redis_round_trips_per_sale !== undefined) {
-    // The count is Redis's read events over 50 sales; the bench's own INFO call is one of them.
-    const own = o.redis_round_trips_by_command?.info ?? 0;
-    const trips = Math.round((o.redis_round_trips_per_sale - own) * 100) / 100;
-    rows.push(`| ≤ ${TARGETS.roundTrips} sequential Redis round trips per cached-token sale | ${trips} (${o.redis_round_trips_per_sale} with the bench's own INFO) | ${yes(trips <= TARGETS.roundTrips)} |`);
+    const { trips, own, flushes } = sequentialTrips(o);
+    rows.push(`| ≤ ${TARGETS.roundTrips} sequential Redis round trips per cached-token sale | ${trips} (${o.redis_round_trips_per_sale} read events, less the bench's own INFO ${own} and the batched removal of finished writes ${flushes}) | ${yes(trips <= TARGETS.roundTrips)} |`);
   }
   return rows;
 }
@@ -166,11 +180,14 @@ function openLoopSection(rows) {
   return [
     '## Open loop: latency added at fixed rates',
     '',
-    'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate and each keeps its better run.',
+    'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`, in a fresh process of its own for each run: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate and each keeps its better run. The last column is how long each process of tokengate\'s run sat runnable without a free core (Linux schedstat, ms per second): on this shared 2-core box that is latency no code change in tokengate removes.',
     '',
-    '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) |',
-    '|---|---|---|---|---|',
-    ...rows.map((x) => `| ${x.rate} | ${x.tokengate.p50_ms} / ${x.tokengate.p99_ms} / ${x.tokengate.p99_9_ms} | ${x.naive.p50_ms} / ${x.naive.p99_ms} / ${x.naive.p99_9_ms} | **${x.added_p50_ms} / ${x.added_p99_ms}** / ${x.added_p99_9_ms} | ${x.tokengate.achieved_rps} / ${x.naive.achieved_rps} |`),
+    '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) | waiting for a core, ms/s: tokengate / Redis / sandbox / generator |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((x) => {
+      const w = x.tokengate.waiting_for_cpu_ms_per_s ?? {};
+      return `| ${x.rate} | ${x.tokengate.p50_ms} / ${x.tokengate.p99_ms} / ${x.tokengate.p99_9_ms} | ${x.naive.p50_ms} / ${x.naive.p99_ms} / ${x.naive.p99_9_ms} | **${x.added_p50_ms} / ${x.added_p99_ms}** / ${x.added_p99_9_ms} | ${x.tokengate.achieved_rps} / ${x.naive.achieved_rps} | ${w.service} / ${w.redis} / ${w.sandbox} / ${w.generator} |`;
+    }),
     '',
   ];
 }
@@ -220,7 +237,7 @@ function overheadVerdict(o, m) {
   else out.push(`**We fall short of the ratio target**: ${o.ratio} < ${TARGETS.ratio}.`);
   const cpuRatio = o.naive_cpu_ms_per_request > 0 ? Math.round((o.tokengate_cpu_ms_per_sale / o.naive_cpu_ms_per_request) * 10) / 10 : NaN;
   out.push(
-    `tokengate spends ${o.tokengate_cpu_ms_per_sale} ms of CPU per sale against the naive proxy's ${o.naive_cpu_ms_per_request} ms per request (×${cpuRatio}; ×${Math.round((o.cpu_per_sandbox_cpu.tokengate / o.cpu_per_sandbox_cpu.naive) * 10) / 10} normalised by the sandbox's CPU in the same rounds), and makes ${o.redis_round_trips_per_sale} sequential Redis round trips per sale (${o.redis_client_commands_per_sale} commands, ${o.redis_commands_per_sale} counting those inside scripts) that the proxy does not. ` +
+    `tokengate spends ${o.tokengate_cpu_ms_per_sale} ms of CPU per sale against the naive proxy's ${o.naive_cpu_ms_per_request} ms per request (×${cpuRatio}; ×${Math.round((o.cpu_per_sandbox_cpu.tokengate / o.cpu_per_sandbox_cpu.naive) * 10) / 10} normalised by the sandbox's CPU in the same rounds), and makes ${sequentialTrips(o).trips} sequential Redis round trips per sale (${o.redis_client_commands_per_sale} commands, ${o.redis_commands_per_sale} counting those inside scripts) that the proxy does not. ` +
       `A single Node process serves each target, so tokengate's ceiling is one core divided by its CPU per sale, about ${Math.round(1000 / o.tokengate_cpu_ms_per_sale)} sales/s here, while the passthrough's ceiling is the whole box: its own CPU plus the sandbox's and the load generator's per request, over both cores. ` +
       `On this ${m.cores}-core box the service, the sandbox, Redis and autocannon all compete for the same cores (see the CPU seconds row), so throughput is bounded by total CPU per request across all four processes, not by any one's latency: ` +
       'each extra millisecond of CPU in tokengate, or in Redis serving it, is a millisecond the sandbox and the load generator do not get.',

@@ -4,25 +4,60 @@
  * (normal end, error, SIGINT/SIGTERM), by its own pid only. Everything listens on 127.0.0.1.
  */
 const { spawn, fork } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const children = new Set();
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
+/**
+ * A port free on every interface, below Linux's ephemeral range (32768-60999): a port the OS picked for port 0
+ * and then released is one any outbound connection (Redis clients, keep-alive pools) may take as its local port
+ * before the server binds it.
+ */
+async function freePort() {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise((resolve) => {
+      const srv = net.createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen({ port, host: '0.0.0.0', exclusive: true }, () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port in 20000-31999');
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[11], fields[12] = utime, stime (fields 14 and 15 of proc(5)), in clock ticks (USER_HZ = 100).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Milliseconds a process's threads spent runnable but waiting for a core, so far (Linux schedstat, second field,
+ * summed over /proc/<pid>/task/*); NaN elsewhere. On a shared 2-core box this is the latency no code change in
+ * the process can remove: the open loop reports it per process so a tail can be told apart from our own work.
+ */
+function runQueueWaitMs(pid) {
+  try {
+    let ns = 0;
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[1]);
+    return ns / 1e6;
+  } catch {
+    return NaN;
+  }
+}
 
 function track(child, name) {
   let out = '';
@@ -107,4 +142,4 @@ function installCleanup() {
   }
 }
 
-module.exports = { ROOT, freePort, sleep, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
+module.exports = { ROOT, freePort, sleep, cpuSeconds, runQueueWaitMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };

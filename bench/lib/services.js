@@ -5,6 +5,7 @@ const path = require('node:path');
 const jwt = require('jsonwebtoken');
 const Redis = require('ioredis');
 const { ROOT, freePort, start, waitFor } = require('./procs');
+const { imageNodeArgsOf } = require('./image');
 
 const NODE = process.execPath;
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
@@ -80,7 +81,7 @@ async function startSandboxProcess(creds, settings = {}) {
   };
 }
 
-/** `node dist/main.js` (of `root`, this checkout by default) in production mode against the sandbox and the bench Redis; waits for /readyz. */
+/** `node dist/main.js` (of `root`, this checkout by default), with the image's node flags, in production mode against the sandbox and the bench Redis; waits for /readyz. */
 async function startTokengate(name, creds, { redisUrl, keyPrefix, gatewayBaseUrl, extraEnv = {}, nodeArgs = [], root = ROOT }) {
   const port = await freePort();
   const adminPort = await freePort();
@@ -105,7 +106,7 @@ async function startTokengate(name, creds, { redisUrl, keyPrefix, gatewayBaseUrl
     JWT_ALGORITHMS: 'HS256',
     ...extraEnv,
   };
-  const proc = start(name, NODE, [...nodeArgs, path.join(root, 'dist', 'main.js')], env);
+  const proc = start(name, NODE, [...imageNodeArgsOf(root), ...nodeArgs, path.join(root, 'dist', 'main.js')], env);
   const url = `http://127.0.0.1:${port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await waitFor(async () => (await fetch(`${adminUrl}/readyz`)).status === 200, 20_000, name, proc);
@@ -118,6 +119,18 @@ async function startNaiveProxy(target, gatewayAuth) {
   const url = `http://127.0.0.1:${port}`;
   // Any HTTP answer means it listens (GET / is a 404 of Express).
   await waitFor(async () => (await fetch(`${url}/`)).status > 0, 10_000, 'naive proxy', proc);
+  return { url, proc };
+}
+
+/** The floor of a BFF that reads the body (bench/reading-proxy.js), calling the gateway with a fixed signed header and cardref. */
+async function startReadingProxy(target, gatewayAuth, cardref) {
+  const port = await freePort();
+  const proc = start('reading-proxy', NODE, [path.join(ROOT, 'bench', 'reading-proxy.js')], {
+    ...BASE_ENV, NODE_ENV: 'production', PORT: String(port), TARGET: target, GATEWAY_AUTH: gatewayAuth, CARDREF: cardref,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  // Any HTTP answer means it listens (GET / is a 404 of Express).
+  await waitFor(async () => (await fetch(`${url}/`)).status > 0, 10_000, 'reading proxy', proc);
   return { url, proc };
 }
 
@@ -163,4 +176,4 @@ function sumMetric(text, name, labels = {}) {
   return sum;
 }
 
-module.exports = { makeCredentials, startRedis, startSandboxProcess, startTokengate, startNaiveProxy, startPeer, mintJwt, sumMetric };
+module.exports = { makeCredentials, startRedis, startSandboxProcess, startTokengate, startNaiveProxy, startReadingProxy, startPeer, mintJwt, sumMetric };

@@ -8,6 +8,7 @@ const stats = require('../../bench/lib/stats') as {
   parseCommandStats(info: string, exclude?: string[]): CommandStats;
   diffCommandStats(before: CommandStats, after: CommandStats): CommandStats;
   round(x: number, digits?: number): number;
+  medianCi(values: number[], confidence?: number): [number, number] | undefined;
 };
 const profile = require('../../bench/lib/profile') as { bucketOf(url: string, functionName: string): string };
 
@@ -19,6 +20,29 @@ describe('bench measurement helpers', () => {
     expect(stats.percentile(values, 0)).toBe(1);
     expect(stats.percentile([42], 99)).toBe(42);
     expect(stats.percentile([], 50)).toBeNaN();
+  });
+
+  test('when a median CI is asked of n rounds, then it is the sign test\'s order statistics, and none when n is too small', () => {
+    const ranks = (n: number) => Array.from({ length: n }, (_, i) => i + 1).reverse();
+    expect(stats.medianCi(ranks(16))).toEqual([4, 13]); // (x(4), x(13)): 97.9 %
+    expect(stats.medianCi(ranks(10))).toEqual([2, 9]);
+    expect(stats.medianCi(ranks(6))).toEqual([1, 6]);
+    expect(stats.medianCi(ranks(5))).toBeUndefined();
+  });
+
+  test('when rounds come from a skewed distribution, then the median CI covers the true median at least 95 % of the time', () => {
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    // Exponential with rate 1: median ln 2.
+    const draw = () => -Math.log(1 - rand());
+    let covered = 0;
+    const trials = 4000;
+    for (let t = 0; t < trials; t++) {
+      const [lo, hi] = stats.medianCi(Array.from({ length: 16 }, draw)) as [number, number];
+      if (lo <= Math.LN2 && Math.LN2 <= hi) covered++;
+    }
+    expect(covered / trials).toBeGreaterThanOrEqual(0.95);
+    expect(covered / trials).toBeLessThan(0.995); // and not trivially wide
   });
 
   test('when INFO commandstats is parsed, then our own INFO calls are left out and deltas count new commands from 0', () => {
