@@ -153,9 +153,9 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       const slot: AheadSlot = {
         cls,
         release() {
-          if (ahead.spent) return;
+          if (ahead.spent) return Promise.resolve();
           ahead.spent = true;
-          grant.then((g) => (g.ok ? g.release() : undefined)).catch(() => undefined);
+          return grant.then((g) => (g.ok ? g.release() : undefined)).catch(() => undefined);
         },
       };
       aheads.set(slot, ahead);

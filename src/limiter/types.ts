@@ -51,8 +51,9 @@ export interface AheadSlot {
   /**
    * Gives the slot back when no call will start on it (a replayed write, a sale that must first load its
    * token): its entry leaves the log, as if never reserved. A no-op once run() took it, and the second time.
+   * Callers need not wait for it; the promise (which never rejects) settles once the slot is given back.
    */
-  release(): void;
+  release(): Promise<void>;
 }
 
 /** The budget to mirror: at most `perWindow` starts in ANY span of `windowMs + marginMs`, same for the day. */

@@ -81,7 +81,7 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
 
   async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot): Promise<Transaction> {
     // Without a peeked token the sale first loads one (a read and its own wait): the slot would be stale by then.
-    if (!peeked) slot?.release();
+    if (!peeked) void slot?.release();
     let token;
     try {
       ({ token } = await tokens.get(input.customer, input.payment_method, peeked));

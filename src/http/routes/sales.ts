@@ -119,7 +119,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     } catch (err) {
       throw toApiError(err);
     } finally {
-      slot.release(); // a no-op when the sale used it
+      void slot.release(); // a no-op when the sale used it; not awaited
     }
     send(res, result.response, result.replayed);
   });
