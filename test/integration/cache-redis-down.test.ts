@@ -36,14 +36,15 @@ test('when Redis hangs, then one read pays the timeout and the next ones skip th
   const redis = new Redis(await freePort(), '127.0.0.1', quickClose); // default client: would retry for a long time
   redis.on('error', () => undefined);
   try {
-    const rt = readThrough(redis, 150, 5_000);
+    // A timeout long enough that a loaded box's stall is never taken for a second timeout paid.
+    const rt = readThrough(redis, 600, 5_000);
     const load = jest.fn(async () => (await sleep(20), token));
     let t = Date.now();
     expect((await rt.getOrLoad('c1:pm1', load)).degraded).toBe(true);
-    expect(Date.now() - t).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(590);
     t = Date.now();
     const many = await Promise.all(Array.from({ length: 10 }, () => rt.getOrLoad('c1:pm1', load)));
-    expect(Date.now() - t).toBeLessThan(120);
+    expect(Date.now() - t).toBeLessThan(500);
     expect(many.every((r) => r.degraded)).toBe(true);
     expect(load).toHaveBeenCalledTimes(2);
   } finally {

@@ -163,7 +163,7 @@ describe('Redis scheduler, degraded', () => {
       const arrivedAt = performance.now();
       const first = await timed(s, 'sale');
       // Not blocked for a window (700 ms); the bound leaves room for a loaded machine.
-      expect((first.startedAt as number) - arrivedAt).toBeLessThan(200);
+      expect((first.startedAt as number) - arrivedAt).toBeLessThan(500);
       const keys = limiterKeys(prefix, 'v2');
       for (const key of keys) expect(key.startsWith(`{${prefix}:v2}:`)).toBe(true);
       const text = await registry.metrics();

@@ -38,6 +38,12 @@ export type SchedulerBackend =
 interface Setup {
   replicas: UpstreamScheduler[];
   registry: Registry;
+  /**
+   * The longest event-loop stall since setup, in ms. A stall delays a caller before it asks for a slot (not a
+   * late wake: the scheduler never saw it), so upper bounds on waits and order allow for it (a loaded CI box
+   * stalled 450 ms once). Lower bounds, the budget itself, never do.
+   */
+  stallMs(): number;
   close(): Promise<void>;
 }
 
@@ -46,9 +52,12 @@ const logger = silentLogger();
 async function setup(backend: SchedulerBackend, count: number, limits: Partial<LimiterLimits> = {}, classes: Partial<LimiterClasses> = {}): Promise<Setup> {
   const registry = new Registry();
   const opts = { endpointKey: 'v2', limits: { ...LIMITS, ...limits }, classes: { ...CLASSES, ...classes }, logger, registry };
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const stallMs = () => loop.max / 1e6;
   if (backend.kind === 'memory') {
     const one = createMemoryScheduler(opts);
-    return { replicas: Array.from({ length: count }, () => one), registry, close: () => one.close() };
+    return { replicas: Array.from({ length: count }, () => one), registry, stallMs, close: async () => (loop.disable(), one.close()) };
   }
   const prefix = uniquePrefix('limiter');
   const connections: RedisClient[] = Array.from({ length: count }, () => backend.connect());
@@ -58,7 +67,9 @@ async function setup(backend: SchedulerBackend, count: number, limits: Partial<L
   return {
     replicas,
     registry,
+    stallMs,
     async close() {
+      loop.disable();
       await Promise.all(replicas.map((r) => r.close()));
       await backend.cleanup?.(connections[0] as RedisClient, prefix);
       await Promise.all(connections.map((c) => c.quit()));
@@ -152,16 +163,12 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(rec.starts()).toHaveLength(14);
       // A caller that woke late lost its place by design (none on an idle machine).
       const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
-      expect(orderViolations(rec.calls.map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.attempts[0] as number })), 3, 40)).toBeLessThanOrEqual(lateWakes);
+      expect(orderViolations(rec.calls.map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.attempts[0] as number })), 3 + s.stallMs(), 40)).toBeLessThanOrEqual(lateWakes);
     });
 
     it('when reads flood, then they never take the slots kept for sales and a sale starts at once', async () => {
       s = await setup(backend, 3, {}, { saleReservedSlots: 2, readMaxWaitMs: 8000 });
       const rec = recorder();
-      // A stalled event loop delays a caller before it even asks for a slot (not a late wake): measured, and
-      // allowed for in the bounds below (a loaded CI box stalled 450 ms here once).
-      const loop = monitorEventLoopDelay({ resolution: 10 });
-      loop.enable();
       const reads = Array.from({ length: 12 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'read'));
       await sleep(100);
       const sales = Array.from({ length: 4 }, (_, i) => rec.fire(s?.replicas[i % 3] as UpstreamScheduler, 'sale'));
@@ -173,8 +180,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const waits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt).sort((a, b) => a - b);
       // Upper bounds leave room for a loaded machine: a GC pause past M / 2 is a late wake, which costs a span.
       const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
-      loop.disable();
-      const stallMs = loop.max / 1e6;
+      const stallMs = s.stallMs();
       expect(waits[1]).toBeLessThan(150 + stallMs + lateWakes * SPAN);
       // Two per window are the sales' share: the next two go in the following window, far ahead of the reads.
       expect(waits[3]).toBeLessThan(SPAN + 150 + stallMs + lateWakes * SPAN);
@@ -196,13 +202,14 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(maxInAnyWindow(rec.starts('refund'), GUARANTEED)).toBeLessThanOrEqual(3);
       expect(maxInAnyWindow([...rec.starts('refund'), ...rec.starts('capture')], GUARANTEED)).toBeLessThanOrEqual(4);
       const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+      const stallMs = s.stallMs();
       const saleWaits = rec.calls.filter((c) => c.cls === 'sale').map((c) => (c.attempts[0] as number) - c.arrivedAt);
-      expect(Math.max(...saleWaits)).toBeLessThan(150 + lateWakes * SPAN);
+      expect(Math.max(...saleWaits)).toBeLessThan(150 + stallMs + lateWakes * SPAN);
       // Fifteen refunds queued ahead fill five windows, yet each capture finds its slot per window in the gaps
       // refunds must leave: the second starts about two spans in, long before the refunds' last window.
       const lastCapture = Math.max(...rec.starts('capture'));
       expect(lastCapture).toBeLessThan(Math.max(...rec.starts('refund')) - SPAN);
-      expect(lastCapture - Math.min(...rec.calls.filter((c) => c.cls === 'capture').map((c) => c.arrivedAt))).toBeLessThan(2 * SPAN + 150 + lateWakes * SPAN);
+      expect(lastCapture - Math.min(...rec.calls.filter((c) => c.cls === 'capture').map((c) => c.arrivedAt))).toBeLessThan(2 * SPAN + 150 + stallMs + lateWakes * SPAN);
     });
 
     it('when a call cannot start within its maximum wait, then it is refused with a retry time and reserves nothing', async () => {
@@ -213,11 +220,11 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(refused.error).toBeInstanceOf(RateLimitExceededError);
       expect(refused.attempts).toHaveLength(0);
       const retryAfter = (refused.error as RateLimitExceededError).retryAfterMs;
-      expect(retryAfter).toBeGreaterThan(SPAN - 200 - 60);
+      expect(retryAfter).toBeGreaterThan(SPAN - 200 - 60 - s.stallMs());
       expect(retryAfter).toBeLessThanOrEqual(SPAN - 200 + 1);
       const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 2000 });
       // Had the refused call reserved, this one would wait two spans.
-      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200);
+      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200 + s.stallMs());
       expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
     });
 
@@ -243,9 +250,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const replicas = s.replicas;
       const at = (i: number) => replicas[i % 2] as UpstreamScheduler;
       const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale'));
-      await sleep(50); // the reservations have landed
-      for (const a of aheads) a.release();
-      await sleep(50); // and so have the releases
+      await Promise.all(aheads.map((a) => a.release())); // given back once each reservation has landed
       const rec = recorder();
       const fired = await Promise.all(Array.from({ length: 5 }, (_, i) => rec.fire(at(i), 'sale')));
       // Had the five unused slots stayed, these five would wait a whole span.
@@ -261,8 +266,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const used = await Promise.all(aheads.map((ahead, i) => rec.fire(at(i), 'sale', { ahead })));
       // Each started on its own ahead slot: had run() reserved again, the five would fill the next span.
       for (const c of used) expect((c.attempts[0] as number) - c.arrivedAt).toBeLessThan(SPAN / 2);
-      for (const a of aheads) a.release(); // spent: a no-op
-      await sleep(50);
+      await Promise.all(aheads.map((a) => a.release())); // spent: a no-op
       const sixth = await rec.fire(at(0), 'sale');
       expect((sixth.attempts[0] as number) - Math.min(...rec.starts())).toBeGreaterThanOrEqual(SPAN - TOL);
       expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
@@ -368,9 +372,15 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       await Promise.all(others);
       expect(a.error).toBeUndefined();
       expect(a.attempts).toHaveLength(2);
-      const after = rec.starts().filter((t) => t > rejectedAt);
-      expect(after.length).toBe(2);
-      for (const t of after) expect(t).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
+      if (rejectedAt < Math.min(...rec.starts()) + SPAN - TOL) {
+        // The 429 came before the next window opened: the re-send and the call reserved there both wait it out.
+        const after = rec.starts().filter((t) => t > rejectedAt);
+        expect(after).toHaveLength(2);
+        for (const t of after) expect(t).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
+      } else {
+        // A loaded box stalled the 429 past the next window's opening, where the third call may have gone already.
+        expect(a.attempts[1]).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
+      }
       expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(1);
     });
 

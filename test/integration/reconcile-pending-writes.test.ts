@@ -1,6 +1,7 @@
 import { encodePendingWrite, type PendingWrite } from '../../src/reconcile/pending-write';
 import { createMemoryPendingWrites, createRedisPendingWrites, type PendingWrites } from '../../src/reconcile/pending-writes';
 import { suiteRedis } from '../support/redis';
+import { eventually } from '../support/wait';
 
 /** The reconciler's due set: the same behaviour in memory and on a real Redis (issue 12). */
 const { prefix, redis } = suiteRedis('pending');
@@ -26,9 +27,9 @@ for (const [name, make] of factories) {
 
     test('when an attempt is tracked, then it is handed out only once its lease has ended', async () => {
       const m = write();
-      await pending.track(m, Date.now() + 80);
+      await pending.track(m, Date.now() + 800);
       expect(await pending.claimDue(10, 1000)).toEqual([]);
-      await sleep(120);
+      await sleep(900);
       const due = await pending.claimDue(10, 1000);
       expect(due.map((e) => e.member)).toEqual([m]);
       expect(due[0]?.write).toMatchObject({ scope: 'u1' });
@@ -45,10 +46,10 @@ for (const [name, make] of factories) {
     test('when the claiming replica dies, then the entry falls due again after the claim', async () => {
       const m = write();
       await pending.track(m, Date.now() - 1);
-      expect(await pending.claimDue(10, 100)).toHaveLength(1);
-      expect(await pending.claimDue(10, 100)).toHaveLength(0);
-      await sleep(150);
-      expect((await pending.claimDue(10, 100)).map((e) => e.member)).toEqual([m]);
+      expect(await pending.claimDue(10, 800)).toHaveLength(1);
+      expect(await pending.claimDue(10, 800)).toHaveLength(0);
+      await sleep(900);
+      expect((await pending.claimDue(10, 800)).map((e) => e.member)).toEqual([m]);
     });
 
     test('when a retry tracks a key whose look is already planned, then the look is never postponed', async () => {
@@ -74,8 +75,8 @@ for (const [name, make] of factories) {
       await pending.markUnknown(open, t - 1000, t - 1);
       for (const m of done) pending.forget(m);
       pending.forget(open);
-      await sleep(150); // past the batch's flush
-      expect((await pending.claimDue(10, 1000)).map((e) => e.member)).toEqual([]);
+      // The batch goes within flushMs: nothing is handed out once it has (a claim would push the entries on).
+      await eventually(async () => (await pending.claimDue(10, 0)).length === 0);
       expect(await pending.stats()).toEqual({ open: 1, oldestSinceMs: t - 1000 });
     });
 
@@ -97,10 +98,9 @@ for (const [name, make] of factories) {
       const m = write();
       await pending.track(m, Date.now() - 1);
       await pending.claimDue(10, 10);
-      await pending.reschedule(m, Date.now() + 500);
-      await sleep(50);
+      await pending.reschedule(m, Date.now() + 800);
       expect(await pending.claimDue(10, 1000)).toEqual([]);
-      await sleep(500);
+      await sleep(900);
       expect(await pending.claimDue(10, 1000)).toHaveLength(1);
     });
   });

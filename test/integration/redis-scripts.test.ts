@@ -5,14 +5,7 @@ import path from 'node:path';
 import { withScripts } from '../../src/redis/scripts';
 import { startPrivateRedis } from '../support/private-redis';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
-
-async function waitFor(ok: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually } from '../support/wait';
 
 /** The Lua scripts every store runs: EVALSHA, and EVAL when Redis does not hold the script (restart, failover). */
 const prefix = uniquePrefix('scripts');
@@ -43,7 +36,7 @@ test('when Redis has never seen a script, restarted, or forgot it mid-connection
     expect(await client.tgTestIncrBy('n', 1)).toBe(6); // NOSCRIPT (not run), then EVAL
     await server.shutdown();
     await server.start(); // an empty Redis: no keys, no scripts
-    await waitFor(async () => (await own.ping().catch(() => '')) === 'PONG');
+    await eventually(async () => (await own.ping().catch(() => '')) === 'PONG');
     expect(await client.tgTestIncrBy('n', 4)).toBe(4); // EVAL again on the new connection
     expect(await client.tgTestIncrBy('n', 1)).toBe(5);
     expect(await own.get('n')).toBe('5');

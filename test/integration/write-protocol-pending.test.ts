@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/observability/logger';
 import { createRedisPendingWrites, encodePendingWrite } from '../../src/reconcile';
 import { createWriteProtocol, type WriteSpec } from '../../src/writes';
 import { suiteRedis } from '../support/redis';
+import { eventually } from '../support/wait';
 
 /**
  * The write protocol and the reconciler's sets on a real Redis: a finished write leaves nothing for the
@@ -24,13 +25,15 @@ function setup() {
     scope: 'u1', key, leaseMs, context: { op: 'sale', customer: 'c1', amount: '1.00' },
     fingerprint: fingerprintRequest('POST', '/v1/sales', { customer: 'c1', amount: '1.00' }),
   });
-  return { idempotency, pending, writes, key, spec };
+  return { idempotency, pending, writes, key, spec, dueKey: `{${keyPrefix}:reconcile}:due` };
 }
 
 test('when a write answers within its lease, then the reconciler has nothing due and nothing open', async () => {
-  const { pending, writes, spec } = setup();
+  const { pending, writes, spec, dueKey } = setup();
   await writes.execute(spec(50), async () => ({ response: answer }));
-  await sleep(80);
+  expect(await redis.zcard(dueKey)).toBe(1); // tracked while it ran; forgotten in the next batch (flushMs)
+  await eventually(async () => (await redis.zcard(dueKey)) === 0);
+  await sleep(80); // past the lease end
   expect(await pending.claimDue(10, 1000)).toEqual([]);
   expect(await pending.stats()).toEqual({ open: 0, oldestSinceMs: undefined });
 });
@@ -44,10 +47,9 @@ test('when a write answers after its lease ran out and the reconciler opened it 
     await answered; // the gateway answers only after the reconciler has opened the write
     return { response: answer };
   });
-  await sleep(80);
   // What the reconciler does at the lease end: the record turns unknown and is counted open.
-  const seen = await idempotency.inspect('u1', key);
-  expect(seen.state).toBe('unknown');
+  let seen = await idempotency.inspect('u1', key);
+  await eventually(async () => (seen = await idempotency.inspect('u1', key)).state === 'unknown');
   if (seen.state === 'unknown') await pending.markUnknown(member, seen.record.sinceMs, Date.now() + 60_000);
   expect((await pending.stats()).open).toBe(1);
 
