@@ -1,11 +1,8 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
 import type { FaultKind, FaultWhen } from '../../src/sandbox';
+import { eventually } from '../support/wait';
 
-const waitFor = async (done: () => boolean) => {
-  // The server sees the client's abort a moment after the client does.
-  for (let i = 0; i < 50 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-};
 const card = { number: '4000100011112224', expiration: '1230' };
 
 /** Faults on the lifecycle's commands, before and after processing (README, Faults): the reconciler's two cases. */
@@ -39,7 +36,7 @@ describe('sandbox over HTTP: faults before and after processing', () => {
     if (kind === '5xx') expect((await r).status).toBe(503);
     else if (kind === 'garbage') expect((await r).json).toBeUndefined();
     else await expect(r).rejects.toThrow();
-    await waitFor(() => sb.ledger.operations().every((o) => o.delivery !== 'pending'));
+    await eventually(() => sb.ledger.operations().every((o) => o.delivery !== 'pending')); // the server sees the client's abort a moment after the client does
     expect(sb.ledger.get(key)).toMatchObject({ state: processed ? 'voided' : 'unsettled' });
     const ops = sb.ledger.operations();
     expect(ops).toHaveLength(processed ? 1 : 0);
