@@ -112,7 +112,8 @@ describe('graceful shutdown of node dist/main.js', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ result_code: 'A', invoice });
     expect(Date.now() - startedAt).toBeGreaterThan(1000); // it really was in flight across the signal
-    expect(await statusOf(`${adminUrl}/healthz`)).toBe(200);
+    // No liveness check here: with the sale answered, the drain may already have closed everything, the admin
+    // port last (a clean CI run once saw it refused by then). Liveness during the drain is checked above.
 
     expect(await exited).toBe(0);
     // Well before the hard deadline (timeout + grace = 8 s): the sale's keep-alive socket must not hold the close.
