@@ -256,11 +256,12 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
     });
 
     test('when the retention passes, then the key is forgotten', async () => {
-      const short = make({ retentionMs: 80 });
-      const { attempt } = started(await short.begin('u1', key, fp, { leaseMs: 40 }));
+      // Long enough that a stalled box still replays it before the retention ends.
+      const short = make({ retentionMs: 800 });
+      const { attempt } = started(await short.begin('u1', key, fp, { leaseMs: 400 }));
       await short.complete('u1', key, attempt, answer);
       expect((await short.begin('u1', key, fp, lease)).kind).toBe('completed');
-      await sleep(120);
+      await sleep(900);
       started(await short.begin('u1', key, otherFp, lease));
     });
   });
