@@ -29,6 +29,9 @@ interface Ahead {
  * reserve → sleep on the monotonic clock → confirm and check lateness → call → reconcile (in the background after
  * an answer, awaited after an error) → maybe re-queue once.
  */
+/** What release() answers once the slot was spent: one settled promise, not one per sale. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const { backend, classes, clock, logger, metrics } = opts;
   // Timers fire a few ms late on a busy event loop; a tolerance of 0 would turn every wake into a
@@ -153,7 +156,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       const slot: AheadSlot = {
         cls,
         release() {
-          if (ahead.spent) return Promise.resolve();
+          if (ahead.spent) return SETTLED;
           ahead.spent = true;
           return grant.then((g) => (g.ok ? g.release() : undefined)).catch(() => undefined);
         },
