@@ -24,14 +24,14 @@ interface Ahead {
   spent: boolean;
 }
 
+/** What release() answers once the slot was spent: one settled promise, not one per sale. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 /**
  * What every caller does around its gateway call, whatever backend holds the budget:
  * reserve → sleep on the monotonic clock → confirm and check lateness → call → reconcile (in the background after
  * an answer, awaited after an error) → maybe re-queue once.
  */
-/** What release() answers once the slot was spent: one settled promise, not one per sale. */
-const SETTLED: Promise<void> = Promise.resolve();
-
 export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const { backend, classes, clock, logger, metrics } = opts;
   // Timers fire a few ms late on a busy event loop; a tolerance of 0 would turn every wake into a
