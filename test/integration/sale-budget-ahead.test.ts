@@ -16,11 +16,8 @@ describe('the sale budget slot reserved with the claim', () => {
   let bff: Bff;
   beforeAll(async () => {
     bff = await startBff({
-      sandbox: { ratePerMinute: N, rateWindowMs: W, rateMode: 'sliding' },
-      env: {
-        GATEWAY_RATE_PER_MINUTE: String(N), GATEWAY_RATE_WINDOW_MS: String(W), GATEWAY_RATE_MARGIN_MS: String(MARGIN),
-        LIMITER_SALE_RESERVED_SLOTS: '0', LIMITER_SALE_MAX_WAIT_MS: '20000', GATEWAY_TIMEOUT_MS: '5000',
-      },
+      budget: { perWindow: N, windowMs: W, marginMs: MARGIN },
+      env: { LIMITER_SALE_RESERVED_SLOTS: '0', LIMITER_SALE_MAX_WAIT_MS: '20000', GATEWAY_TIMEOUT_MS: '5000' },
     });
   });
   afterAll(() => bff.stop());

@@ -55,11 +55,21 @@ export interface BffOptions {
   endpoint?: string;
   /** The service is started without a reachable Redis on purpose: wait for liveness, not readiness. */
   expectDegraded?: boolean;
+  /**
+   * A small gateway budget, the same on both sides: the sandbox counts sliding windows of it (and answers 429
+   * past it), the service mirrors it with the margin. `env` may still set the limiter's classes.
+   */
+  budget?: { perWindow: number; windowMs: number; marginMs: number };
 }
 
 export async function startBff(options: BffOptions = {}): Promise<Bff> {
   const mode = options.mode ?? 'in-process';
-  const sandbox = await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, slowCardScale: 0.05, ...options.sandbox } });
+  const { budget } = options;
+  const budgetSettings = budget ? { ratePerMinute: budget.perWindow, rateWindowMs: budget.windowMs, rateMode: 'sliding' as const } : {};
+  const budgetEnv: Record<string, string> = budget
+    ? { GATEWAY_RATE_PER_MINUTE: String(budget.perWindow), GATEWAY_RATE_WINDOW_MS: String(budget.windowMs), GATEWAY_RATE_MARGIN_MS: String(budget.marginMs) }
+    : {};
+  const sandbox = await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, slowCardScale: 0.05, ...budgetSettings, ...options.sandbox } });
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -70,6 +80,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     GATEWAY_RATE_PER_MINUTE: '100000',
     GATEWAY_RATE_PER_DAY: '1000000',
     LIMITER_SALE_RESERVED_SLOTS: '0',
+    ...budgetEnv,
     ...TEST_JWT_ENV,
     ...options.env,
   };
