@@ -4,23 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { withScripts } from '../../src/redis/scripts';
 import { startPrivateRedis } from '../support/private-redis';
-import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { suiteRedis } from '../support/redis';
 import { eventually } from '../support/wait';
 
 /** The Lua scripts every store runs: EVALSHA, and EVAL when Redis does not hold the script (restart, failover). */
-const prefix = uniquePrefix('scripts');
-let redis: Redis;
+const { prefix, redis } = suiteRedis('scripts');
 let file: string;
 beforeAll(() => {
-  redis = connectRedis();
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-lua-'));
   file = path.join(dir, 'incr-by.lua');
   // A source of its own (a unique comment), so no other suite's script shares its SHA.
   writeFileSync(file, `-- ${prefix}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])\n`);
-});
-afterAll(async () => {
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
 });
 
 type Commands = { tgTestIncrBy(key: string, by: number): Promise<number> };
