@@ -73,7 +73,9 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
  * up: a fresh process's first requests would otherwise open connections inside the measurement).
  * Idempotency keys are `${keyPrefix}-<n>`. The result adds `waiting_for_cpu_ms_per_s`: per second of the
  * measured run (not the warm-up), how long each process of `watch` ({ name: pid }) and the generator itself
- * sat runnable without a core, read by the child at the run's two ends so every figure covers the same span.
+ * sat runnable without a core, read by the child at the run's two ends so every figure covers the same span,
+ * and `cpu_ms_per_request`: each one's CPU time over the same span per request answered 2xx (for the service,
+ * its CPU per sale at this rate, where two services compared see the same arrivals).
  */
 async function openLoopInChild({ url, headers, body, rate, durationSec, keyPrefix, warmupSec = 1, watch = {} }) {
   const { start } = require('./lib/procs');
@@ -90,24 +92,29 @@ async function openLoopInChild({ url, headers, body, rate, durationSec, keyPrefi
 
 if (require.main === module) {
   const params = JSON.parse(process.env.OPEN_LOOP ?? '{}');
-  const { runQueueWaitMs } = require('./lib/procs');
+  const { runQueueWaitMs, onCpuMs } = require('./lib/procs');
   let n = 0;
   const makeKey = () => `${params.keyPrefix}-${(n++).toString(36)}`;
   // One pool for both runs: the measured one starts on the warm-up's open connections.
   const pool = new Pool(new URL(params.url).origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
   const pids = { ...params.watch, generator: process.pid };
   const waits = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWaitMs(pid)]));
+  const onCpu = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, onCpuMs(pid)]));
   let before;
+  let cpuBefore;
   let startedAt;
   openLoop({ ...params, durationSec: params.warmupSec, makeKey, pool }).then(() => {
     before = waits();
+    cpuBefore = onCpu();
     startedAt = performance.now();
     return openLoop({ ...params, makeKey, pool });
   }).then((result) => {
     const after = waits();
+    const cpuAfter = onCpu();
     const sec = (performance.now() - startedAt) / 1000;
     const perSecond = Object.fromEntries(Object.keys(pids).map((name) => [name, round((after[name] - before[name]) / sec, 1)]));
-    return { ...result, waiting_for_cpu_ms_per_s: perSecond };
+    const perRequest = Object.fromEntries(Object.keys(pids).map((name) => [name, round((cpuAfter[name] - cpuBefore[name]) / result.ok, 4)]));
+    return { ...result, waiting_for_cpu_ms_per_s: perSecond, cpu_ms_per_request: perRequest };
   }).finally(() => pool.close()).then(
     (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
     (err) => {

@@ -129,12 +129,16 @@ function targetRows15(o) {
   const cpu = o.cpu_per_sandbox_cpu?.tokengate_over_naive;
   // Both ways: the sandbox's CPU per request is lower in the passthrough's faster rounds (more answers per
   // wake-up), so normalising by it moves with the box (2.56x and 1.83x for the same code on two boxes, whose
-  // raw ratios were both 2.1x). Met only when both are.
+  // raw ratios were both 2.1x). Met only when every way of measuring it is.
   const raw = o.naive_cpu_ms_per_request > 0 ? Math.round((o.tokengate_cpu_ms_per_sale / o.naive_cpu_ms_per_request) * 1000) / 1000 : NaN;
-  if (cpu !== undefined) {
-    rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (normalised by the sandbox's CPU; raw) | ${cpu}×; raw ${raw}× | ${yes(cpu <= TARGETS.cpuOverNaive && raw <= TARGETS.cpuOverNaive)} |`);
-  }
+  // And at the same arrival rate (open loop, 200/s): neither service gets the saturated run's batching.
   const at = (o.open_loop ?? []).find((x) => x.rate === TARGETS.openLoopRate);
+  const atRate = at?.cpu_tokengate_over_naive;
+  if (cpu !== undefined) {
+    const met = cpu <= TARGETS.cpuOverNaive && raw <= TARGETS.cpuOverNaive && (atRate === undefined || atRate <= TARGETS.cpuOverNaive);
+    const rateCell = atRate === undefined ? '' : `; ${atRate}× at ${TARGETS.openLoopRate} sales/s open loop`;
+    rows.push(`| CPU per sale ≤ ${TARGETS.cpuOverNaive}× the passthrough's (saturated: normalised by the sandbox's CPU, raw; and at a fixed rate) | ${cpu}×; raw ${raw}×${rateCell} | ${yes(met)} |`);
+  }
   if (at) rows.push(`| open loop at ${TARGETS.openLoopRate} sales/s, 50 ms gateway: p99 added ≤ ${TARGETS.openLoopAddedP99Ms} ms | ${at.added_p99_ms} ms | ${yes(at.added_p99_ms <= TARGETS.openLoopAddedP99Ms)} |`);
   if (o.redis_round_trips_per_sale !== undefined) {
     const { trips, own, flushes } = sequentialTrips(o);
@@ -182,12 +186,15 @@ function openLoopSection(rows) {
     '',
     'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`, in a fresh process of its own for each run: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate and each keeps its better run. The last column is how long each process of tokengate\'s run sat runnable without a free core (Linux schedstat, ms per second): on this shared 2-core box that is latency no code change in tokengate removes.',
     '',
-    '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) | waiting for a core, ms/s: tokengate / Redis / sandbox / generator |',
-    '|---|---|---|---|---|---|',
+    '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) | CPU ms per sale, tokengate / passthrough (×) | waiting for a core, ms/s: tokengate / Redis / sandbox / generator |',
+    '|---|---|---|---|---|---|---|',
     ...rows.map((x) => {
       const w = x.tokengate.waiting_for_cpu_ms_per_s ?? {};
-      return `| ${x.rate} | ${x.tokengate.p50_ms} / ${x.tokengate.p99_ms} / ${x.tokengate.p99_9_ms} | ${x.naive.p50_ms} / ${x.naive.p99_ms} / ${x.naive.p99_9_ms} | **${x.added_p50_ms} / ${x.added_p99_ms}** / ${x.added_p99_9_ms} | ${x.tokengate.achieved_rps} / ${x.naive.achieved_rps} | ${w.service} / ${w.redis} / ${w.sandbox} / ${w.generator} |`;
+      const cpu = x.cpu_ms_per_sale ? `${x.cpu_ms_per_sale.tokengate} / ${x.cpu_ms_per_sale.naive} (${x.cpu_tokengate_over_naive}×)` : 'n/a';
+      return `| ${x.rate} | ${x.tokengate.p50_ms} / ${x.tokengate.p99_ms} / ${x.tokengate.p99_9_ms} | ${x.naive.p50_ms} / ${x.naive.p99_ms} / ${x.naive.p99_9_ms} | **${x.added_p50_ms} / ${x.added_p99_ms}** / ${x.added_p99_9_ms} | ${x.tokengate.achieved_rps} / ${x.naive.achieved_rps} | ${cpu} | ${w.service} / ${w.redis} / ${w.sandbox} / ${w.generator} |`;
     }),
+    '',
+    'CPU per sale here is each service\'s CPU time over the measured run per sale answered (mean of its two runs), at the same arrival rate for both: it does not benefit the faster service the way a saturated run does (more requests per event-loop wake-up). At low rates every wake-up is paid in full, and a tokengate sale takes four (the request, the claim round trip, the gateway\'s answer, the completion round trip) where the passthrough takes two.',
     '',
   ];
 }

@@ -50,9 +50,21 @@ function cpuSeconds(pid) {
  * the process can remove: the open loop reports it per process so a tail can be told apart from our own work.
  */
 function runQueueWaitMs(pid) {
+  return schedstatMs(pid, 1);
+}
+
+/**
+ * Milliseconds a process's threads have run on a core so far (schedstat, first field): its CPU time in
+ * nanoseconds, where /proc/<pid>/stat counts in 10 ms ticks. NaN elsewhere.
+ */
+function onCpuMs(pid) {
+  return schedstatMs(pid, 0);
+}
+
+function schedstatMs(pid, field) {
   try {
     let ns = 0;
-    for (const task of fs.readdirSync(`/proc/${pid}/task`)) ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[1]);
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[field]);
     return ns / 1e6;
   } catch {
     return NaN;
@@ -142,4 +154,4 @@ function installCleanup() {
   }
 }
 
-module.exports = { ROOT, freePort, sleep, cpuSeconds, runQueueWaitMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
+module.exports = { ROOT, freePort, sleep, cpuSeconds, runQueueWaitMs, onCpuMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
