@@ -134,6 +134,17 @@ async function redisClientCommandsPerSale(redis, url, bearer, body, nextKey, n) 
   };
 }
 
+/** A fresh tokengate on its own key prefix, for a profiled run (node flags and env added). */
+function startProfiled(ctx, name, prefix, { nodeArgs, extraEnv = {} }) {
+  return startTokengate(name, ctx.creds, {
+    redisUrl: ctx.redis.url,
+    keyPrefix: `${prefix}-${name}`,
+    gatewayBaseUrl: `${ctx.sandbox.url}/api/${OVERHEAD_ENDPOINT_KEY}/`,
+    extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000', ...extraEnv },
+    nodeArgs,
+  });
+}
+
 /** A separate short run of a fresh tokengate under --cpu-prof: where its CPU time goes on the sale path. */
 async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) {
   const fs = require('node:fs');
@@ -142,13 +153,7 @@ async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix })
   const { summariseProfile } = require('./lib/profile');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokengate-bench-prof-'));
   try {
-    const tg = await startTokengate('tokengate-profiled', ctx.creds, {
-      redisUrl: ctx.redis.url,
-      keyPrefix: `${prefix}-prof`,
-      gatewayBaseUrl: `${ctx.sandbox.url}/api/${OVERHEAD_ENDPOINT_KEY}/`,
-      extraEnv: { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' },
-      nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
-    });
+    const tg = await startProfiled(ctx, 'tokengate-profiled', prefix, { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
     const base = { url: `${tg.url}/v1/sales`, method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody, connections: ctx.opts.connections, timeout: 10 };
     await runCannon({ ...base, duration: 1 }, nextKey);
     await runCannon({ ...base, duration: ctx.opts.profileSec }, nextKey);
@@ -158,6 +163,43 @@ async function profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix })
     const summary = summariseProfile(path.join(dir, file));
     ctx.log(`profile: ${summary.by_area.slice(0, 6).map((a) => `${a.area} ${a.pct}%`).join(', ')}`);
     return { note: `a separate ${ctx.opts.profileSec} s run under node --cpu-prof (startup and warm-up included); self time by area, % of non-idle`, ...summary };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Another fresh tokengate with V8's sampling heap profiler (bench/lib/alloc-sampler.js) over a fixed number of
+ * sales after a warm-up: bytes allocated per sale, garbage included, and which of our functions caused them.
+ * The garbage collector is one of the biggest areas of the CPU profile; this says where its work comes from.
+ */
+async function allocationProfile(ctx, { bearer, tokengateBody, nextKey, prefix }) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { summariseAllocations } = require('./lib/profile');
+  const { sleep } = require('./lib/procs');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokengate-bench-alloc-'));
+  const out = path.join(dir, 'sale.heapprofile');
+  try {
+    const tg = await startProfiled(ctx, 'tokengate-alloc', prefix, {
+      nodeArgs: ['-r', path.join(__dirname, 'lib', 'alloc-sampler.js')],
+      extraEnv: { ALLOC_PROFILE_OUT: out },
+    });
+    const base = { url: `${tg.url}/v1/sales`, method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: tokengateBody, connections: 16, timeout: 10 };
+    await runCannon({ ...base, duration: 1 }, nextKey);
+    tg.proc.child.kill('SIGUSR2');
+    await sleep(200);
+    const res = await runCannon({ ...base, amount: ctx.opts.allocSales }, nextKey);
+    tg.proc.child.kill('SIGUSR2');
+    const deadline = Date.now() + 15_000;
+    while (!fs.existsSync(out) && Date.now() < deadline) await sleep(100);
+    await tg.proc.stop('SIGTERM', 15000);
+    if (!fs.existsSync(out)) return { error: 'no heap profile written' };
+    if (res['2xx'] !== ctx.opts.allocSales) return { error: `${ctx.opts.allocSales - res['2xx']} of the profiled sales failed` };
+    const summary = summariseAllocations(out, res['2xx']);
+    if (!summary.error) ctx.log(`allocations: ${summary.bytes_per_sale} bytes per sale; ${summary.by_area.slice(0, 4).map((a) => `${a.area} ${a.bytes_per_sale}`).join(', ')}`);
+    return { note: `a separate run, ${res['2xx']} sales after a 1 s warm-up, V8's sampling heap profiler every 8 KiB, collected objects included`, ...summary };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -341,6 +383,7 @@ async function runOverhead(ctx) {
   await naive.proc.stop();
   await peer.proc.stop();
   const profile = ctx.opts.profileSec > 0 ? await profileTokengate(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
+  const allocation = ctx.opts.allocSales > 0 ? await allocationProfile(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
 
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   // Best round per target (highest req/s, its latencies with it): other tenants of a shared 2-core box only
@@ -409,6 +452,7 @@ async function runOverhead(ctx) {
     redis_script_commands_per_sale: roundTrips.script_commands_per_sale,
     redis_script_commands_by_command: roundTrips.script_by_command,
     profile,
+    allocation,
     redis_commands_per_sale: round(redisCommands.total / tokengateSales, 2),
     redis_commands_per_sale_by_command: perSale,
     connections,

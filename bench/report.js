@@ -76,6 +76,7 @@ function renderSummary(r) {
     '',
     ...latencySection(o.at_gateway_latency),
     ...profileSection(o.profile),
+    ...allocationSection(o.allocation),
     overheadVerdict(o, m),
     '',
     '## 2. Budget: the same burst through three schedulers',
@@ -212,6 +213,19 @@ function latencySection(l) {
     `| tokengate | ${l.tokengate.rps} | ${l.tokengate.p50_ms} | ${l.tokengate.p99_ms} | ${l.tokengate.non2xx} |`,
     '',
     `tokengate / naive = ${l.ratio}; tokengate adds ${l.added_p50_ms} ms at p50 and ${l.added_p99_ms} ms at p99.`,
+    '',
+  ];
+}
+
+function allocationSection(a) {
+  if (!a || a.error) return [a?.error ? `(allocation profile: ${a.error})` : '', ''];
+  const list = (rows) => rows.map((r) => `\`${r.area ?? r.fn}\` ${r.bytes_per_sale}`).join(', ');
+  return [
+    `Allocations (${a.note}): **${a.bytes_per_sale} bytes per sale**, nearly all of it garbage the collector then reclaims.`,
+    '',
+    `By area, bytes per sale: ${list(a.by_area.slice(0, 8))}.`,
+    '',
+    `By the nearest tokengate function on the allocating stack (what our code caused, library allocations included), bytes per sale: ${list(a.by_tokengate_function.slice(0, 10))}.`,
     '',
   ];
 }

@@ -42,6 +42,7 @@ const OPTS = {
   orderToleranceMs: 25,
   budgetTimeoutMs: 120_000,
   profileSec: QUICK ? 3 : 6,
+  allocSales: QUICK ? 2000 : 6000,
 };
 const HARD_LIMIT_MS = 9 * 60 * 1000;
 

@@ -73,4 +73,38 @@ function summariseProfile(file, topN = 15) {
   };
 }
 
-module.exports = { summariseProfile, bucketOf };
+/**
+ * Reads a sampling heap profile (bench/lib/alloc-sampler.js) taken over `sales` sales: bytes allocated per sale,
+ * by area (as above) and by the nearest tokengate function on the allocating stack (what our code caused,
+ * library allocations included), biggest first.
+ */
+function summariseAllocations(file, sales, topN = 12) {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
+  if (prof.error) return { error: prof.error };
+  const areas = {};
+  const ours = {};
+  let total = 0;
+  const walk = (node, nearest) => {
+    const { url, functionName, lineNumber } = node.callFrame;
+    const mine = /\/dist\//.test(url) ? `${functionName || '(anonymous)'} ${path.basename(url)}:${lineNumber + 1}` : nearest;
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      const area = bucketOf(url, functionName);
+      areas[area] = (areas[area] ?? 0) + node.selfSize;
+      const key = mine ?? '(no tokengate frame: Node or a library on its own)';
+      ours[key] = (ours[key] ?? 0) + node.selfSize;
+    }
+    for (const child of node.children ?? []) walk(child, mine);
+  };
+  walk(prof.head, undefined);
+  const perSale = (bytes) => Math.round(bytes / sales);
+  const top = (m, n) => Object.entries(m).sort((a, b) => b[1] - a[1]).slice(0, n);
+  return {
+    sales,
+    bytes_per_sale: perSale(total),
+    by_area: top(areas, topN).map(([area, b]) => ({ area, bytes_per_sale: perSale(b) })),
+    by_tokengate_function: top(ours, topN).map(([fn, b]) => ({ fn, bytes_per_sale: perSale(b) })),
+  };
+}
+
+module.exports = { summariseProfile, summariseAllocations, bucketOf };
