@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Frame, type Page, type Request } from 'playwright-core';
@@ -6,8 +6,8 @@ import { containsPan } from '../../src/card/pan';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
-import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium } from '../support/chromium';
-import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium, screenshotPath } from '../support/chromium';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
  * The /demo checkout page (issue 13) in Debian's Chromium through playwright-core, against `node dist/main.js`
@@ -18,8 +18,6 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
  * browser part is skipped with one message where Chromium is absent (.ci/run installs it); the page's CSP and
  * production's 404 are checked over HTTP everywhere.
  */
-const SCREENSHOT = path.join(ROOT, 'bench', 'results', 'demo-screenshot.png');
-
 const describeWithChromium = describeIfChromium('demo-browser');
 jest.setTimeout(60_000);
 
@@ -155,8 +153,7 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#charge').click();
       await expectAnswer(/Sale: approved/);
       expect(await answer().getAttribute('class')).toBe('approved');
-      mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      await page.screenshot({ path: screenshotPath('demo-screenshot.png'), fullPage: true });
     });
 
     it('when the last sale is voided, then the void is approved', async () => {

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium } from '../support/chromium';
-import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium, screenshotPath } from '../support/chromium';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
  * The /docs page in a real browser: Debian's Chromium driven by playwright-core (the machines cannot download
@@ -11,8 +11,6 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
  * of src/http/security.ts, with no console error, page error or CSP violation, and saves a screenshot.
  * Where Chromium is absent the suite is skipped with one message; .ci/run installs it.
  */
-const SCREENSHOT = path.join(ROOT, 'bench', 'results', 'docs-screenshot.png');
-
 const describeWithChromium = describeIfChromium('docs-browser');
 
 interface Problems {
@@ -103,8 +101,7 @@ describeWithChromium('docs page in headless Chromium', () => {
     expect(await sale.locator('button.try-out__btn').count()).toBe(1);
     expect(await page.locator('button.authorize').count()).toBeGreaterThan(0);
 
-    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: false });
+    await page.screenshot({ path: screenshotPath('docs-screenshot.png'), fullPage: false });
 
     expect(await cspViolations(page)).toEqual([]);
     expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });

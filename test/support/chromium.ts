@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * Debian's Chromium for the browser suites (docs-browser, demo-browser), driven by playwright-core: these
@@ -16,4 +18,15 @@ export function describeIfChromium(suite: string): jest.Describe {
   if (existsSync(CHROMIUM)) return describe;
   console.warn(`${suite}: SKIPPED, ${CHROMIUM} is missing; install it with \`apt-get install -y chromium\` (.ci/run does)`);
   return describe.skip;
+}
+
+/**
+ * Where a browser suite saves its screenshot: $SCREENSHOT_DIR when set, else a temporary directory, so a test
+ * run never rewrites the tracked copies in bench/results/ (refresh those with
+ * `SCREENSHOT_DIR=bench/results npx jest test/e2e/docs-browser test/e2e/demo-browser`).
+ */
+export function screenshotPath(file: string): string {
+  const dir = process.env.SCREENSHOT_DIR ?? path.join(os.tmpdir(), 'tokengate-screenshots');
+  mkdirSync(dir, { recursive: true });
+  return path.resolve(dir, file);
 }
