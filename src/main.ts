@@ -2,13 +2,13 @@
 // With no OTEL_* variable set this loads nothing from OpenTelemetry (src/observability/tracing.ts).
 import { startTracingFromEnv } from './observability/tracing';
 const tracing = startTracingFromEnv();
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devBanner } from './cli/dev-banner';
 import { buildService, type Service } from './compose';
 import { ConfigError, loadConfig } from './config';
 import type { Config } from './config/types';
-import { answerClientErrors } from './http';
+import { answerClientErrors, createAppServer } from './http';
 import { createLogger, type Logger } from './observability/logger';
 
 /**
@@ -85,9 +85,9 @@ async function main(): Promise<void> {
   });
 
   const service = await buildService(config, logger);
-  const api = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 }, service.app);
+  const api = createAppServer(service.app, { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 });
   answerClientErrors(api, logger);
-  const admin = http.createServer(service.admin);
+  const admin = createAppServer(service.admin);
   const url = await listen(api, config.host, config.port);
   const adminUrl = await listen(admin, config.host, config.adminPort);
   logger.info('listening', { url, adminUrl, env: config.env, gateway: service.sandbox ? 'embedded sandbox' : 'configured' });

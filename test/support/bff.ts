@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { buildService, type Service } from '../../src/compose';
-import { answerClientErrors } from '../../src/http';
+import { answerClientErrors, createAppServer } from '../../src/http';
 import { loadConfig } from '../../src/config';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { startSandbox, type RunningSandbox, type SandboxSettings } from '../../src/sandbox';
@@ -133,9 +133,9 @@ async function startInProcess(env: Record<string, string>): Promise<Running> {
   const stream = new CapturingStream();
   const logger = createLogger({ level: config.logLevel, stream, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret] });
   const service: Service = await buildService(config, logger);
-  const api = http.createServer(service.app);
+  const api = createAppServer(service.app);
   answerClientErrors(api, logger);
-  const admin = http.createServer(service.admin);
+  const admin = createAppServer(service.admin);
   const url = await listen(api);
   const adminUrl = await listen(admin);
   return {
