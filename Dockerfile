@@ -10,8 +10,14 @@
 FROM node:20.20.2-bookworm-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: runtime dependencies need no install scripts, and skipping them keeps the layer inert.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY patches ./patches
+# --ignore-scripts: runtime dependencies need no install scripts, and skipping them keeps the layer inert. Our
+# patches to installed packages (patches/README.md) are applied by patch-package, a dev dependency pinned by
+# the lockfile, so this stage installs everything, patches, then prunes to production dependencies.
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npx --no-install patch-package --error-on-fail \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
 
 # --- build: dev dependencies (TypeScript), compile to dist/ -----------------------------------------
 FROM node:20.20.2-bookworm-slim AS build
