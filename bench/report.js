@@ -62,7 +62,7 @@ function renderSummary(r) {
     '',
     `| measure | tokengate | naive |`,
     '|---|---|---|',
-    `| service CPU per request (ms, from /proc, mean of rounds) | ${o.tokengate_cpu_ms_per_sale} | ${o.naive_cpu_ms_per_request} |`,
+    `| service CPU per request (ms, from /proc, median of rounds) | ${o.tokengate_cpu_ms_per_sale} | ${o.naive_cpu_ms_per_request} |`,
     `| service CPU ÷ sandbox CPU in the same round (median; steady when the box is not) | ${o.cpu_per_sandbox_cpu.tokengate} | ${o.cpu_per_sandbox_cpu.naive} |`,
     `| CPU seconds in one measured run: service / sandbox / redis / autocannon | ${fmtCpu(o.cpu_s_per_run.tokengate)} | ${fmtCpu(o.cpu_s_per_run.naive)} |`,
     `| Redis round trips per sale (read events Redis processed over 50 sequential sales) | ${o.redis_round_trips_per_sale} | 0 |`,
