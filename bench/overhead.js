@@ -9,7 +9,7 @@ const { authorizationHeader } = require('../dist/gateway/signer');
 const { cpuSeconds } = require('./lib/procs');
 const { startTokengate, startNaiveProxy, startPeer, mintJwt } = require('./lib/services');
 const { openLoopInChild } = require('./open-loop');
-const { parseCommandStats, diffCommandStats, round } = require('./lib/stats');
+const { parseCommandStats, diffCommandStats, median, round } = require('./lib/stats');
 
 const OVERHEAD_ENDPOINT_KEY = 'benchoverhead';
 const PEER_ENDPOINT_KEY = 'benchpeer';
@@ -386,11 +386,6 @@ async function runOverhead(ctx) {
   const allocation = ctx.opts.allocSales > 0 ? await allocationProfile(ctx, { bearer, tokengateBody, nextKey, prefix }) : undefined;
 
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const median = (xs) => {
-    const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-    if (v.length === 0) return NaN;
-    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-  };
   // Best round per target (highest req/s, its latencies with it): other tenants of a shared 2-core box only
   // ever slow a round down, so the least disturbed round is the closest to what the code can do.
   const best = (name) => runs[name].reduce((a, b) => (b.rps > a.rps ? b : a));
@@ -411,7 +406,6 @@ async function runOverhead(ctx) {
   const peerA = agg('peer');
   const naiveA = agg('naive');
   const directA = agg('direct');
-
   const perRound = runs.tokengate.map((r, i) => round(r.rps / runs.naive[i].rps, 3));
   // Medians of an even count average two values: rounded like every other figure of the report.
   const normTg = round(median(runs.tokengate.map((r) => r.service_cpu_per_sandbox_cpu)), 3);

@@ -9,6 +9,13 @@ function percentile(values, p) {
   return s[Math.min(s.length - 1, Math.max(0, rank - 1))];
 }
 
+/** Median of the finite values, the two middle ones averaged for an even count; NaN when none is finite. */
+function median(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
 /**
  * A distribution-free confidence interval for the median (the sign test's): the sorted values at 0-based
  * ranks k and n-1-k, k the largest with P(Binomial(n, 1/2) <= k) <= (1 - confidence) / 2, so it covers the
@@ -67,4 +74,4 @@ function round(x, digits = 2) {
 }
 
 module.exports = {
-  medianCi, percentile, parseCommandStats, diffCommandStats, round };
+  median, medianCi, percentile, parseCommandStats, diffCommandStats, round };

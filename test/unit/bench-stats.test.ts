@@ -5,6 +5,7 @@ interface CommandStats {
 }
 const stats = require('../../bench/lib/stats') as {
   percentile(values: number[], p: number): number;
+  median(values: number[]): number;
   parseCommandStats(info: string, exclude?: string[]): CommandStats;
   diffCommandStats(before: CommandStats, after: CommandStats): CommandStats;
   round(x: number, digits?: number): number;
@@ -13,6 +14,15 @@ const stats = require('../../bench/lib/stats') as {
 const profile = require('../../bench/lib/profile') as { bucketOf(url: string, functionName: string): string };
 
 describe('bench measurement helpers', () => {
+  test('when asked for a median, then the middle value, or the two middle ones averaged, of the finite values', () => {
+    expect(stats.median([3, 1, 2])).toBe(2);
+    expect(stats.median([4, 1, 3, 2])).toBe(2.5);
+    expect(stats.median([1.352, 0.467, 0.513, 0.471])).toBeCloseTo(0.492, 10);
+    expect(stats.median([5, NaN, 1])).toBe(3);
+    expect(stats.median([NaN])).toBeNaN();
+    expect(stats.median([])).toBeNaN();
+  });
+
   test('when asked for percentiles, then they are nearest-rank over the sorted values', () => {
     const values = [5, 1, 4, 2, 3, 6, 7, 8, 9, 10];
     expect(stats.percentile(values, 50)).toBe(5);
