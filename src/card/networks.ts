@@ -10,6 +10,8 @@ export interface NetworkRow {
   name: string;
   prefixes: string[];
   lengths: number[];
+  /** Written in groups, a number with a group of one of these lengths is not this network's (networks.json: UATP). */
+  clockGroups?: number[];
 }
 
 interface Rule {
@@ -19,6 +21,8 @@ interface Rule {
   high: number;
   /** bit n set: length n is allowed */
   lengths: number;
+  /** bit n set: a grouped number with a group of n digits is not this network's (clockGroups) */
+  clockGroups: number;
 }
 
 export const NETWORKS: readonly NetworkRow[] = table.networks;
@@ -27,6 +31,7 @@ function compile(rows: readonly NetworkRow[]): Rule[][] {
   const byFirstDigit: Rule[][] = Array.from({ length: 10 }, () => []);
   for (const row of rows) {
     const lengths = row.lengths.reduce((mask, n) => mask | (1 << n), 0);
+    const clockGroups = (row.clockGroups ?? []).reduce((mask, n) => mask | (1 << n), 0);
     for (const prefix of row.prefixes) {
       const [low = '', high = low] = prefix.split('-');
       if (!/^\d+$/.test(low) || !/^\d+$/.test(high) || low.length !== high.length || low > high || low.length > 6) {
@@ -37,7 +42,7 @@ function compile(rows: readonly NetworkRow[]): Rule[][] {
       for (let d = Number(low[0]); d <= Number(high[0]); d++) {
         const from = d === Number(low[0]) ? Number(low) : d * 10 ** (width - 1);
         const to = d === Number(high[0]) ? Number(high) : (d + 1) * 10 ** (width - 1) - 1;
-        (byFirstDigit[d] as Rule[]).push({ name: row.name, width, low: from, high: to, lengths });
+        (byFirstDigit[d] as Rule[]).push({ name: row.name, width, low: from, high: to, lengths, clockGroups });
       }
     }
   }
@@ -49,13 +54,16 @@ const RULES = compile(NETWORKS);
 const POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000];
 export const PREFIX_DIGITS = 6; // the widest prefix in networks.json
 
-/** The first network whose ranges hold a number of `length` digits beginning with the six digits `first6`. */
-export function cardNetworkByPrefix(first6: number, length: number): string | undefined {
+/**
+ * The first network whose ranges hold a number of `length` digits beginning with the six digits `first6`.
+ * `groupLengths`: for a number written in groups, bit n set for each group of n digits; 0 when unbroken.
+ */
+export function cardNetworkByPrefix(first6: number, length: number, groupLengths = 0): string | undefined {
   const rules = RULES[Math.floor(first6 / 100000)];
   if (rules === undefined) return undefined;
   const bit = 1 << length;
   for (const rule of rules) {
-    if ((rule.lengths & bit) === 0) continue;
+    if ((rule.lengths & bit) === 0 || (groupLengths & rule.clockGroups) !== 0) continue;
     const prefix = Math.floor(first6 / (POW10[PREFIX_DIGITS - rule.width] as number));
     if (prefix >= rule.low && prefix <= rule.high) return rule.name;
   }

@@ -7,7 +7,8 @@ import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
  *
  * A card number is 12–19 digits, unbroken or in groups joined by ONE kind of separator among space, dash,
  * dot, underscore and slash, whose prefix and length fall in a card network's issuer ranges (networks.json)
- * and which passes Luhn.
+ * and which passes Luhn. A network may refuse groups of a clock value's length (UATP's clockGroups: a
+ * millisecond clock value and a counter, "order-1795369789000-23", is 15 digits starting with 1).
  *
  * A run is digit groups joined by single copies of one separator. Every sequence of WHOLE groups of 12–19
  * digits inside a run is tried, so a card number next to one more group ("1 4000100011112224",
@@ -31,9 +32,13 @@ export function isCardDigits(digits: string): boolean {
 
 const SEPARATORS = /[ ._/-]/g;
 
-/** True when the candidate, once its separators are dropped, is a card number (no other characters allowed). */
+/** True when the candidate (digit groups and separators, nothing else) is a card number as written. */
 export function isPan(candidate: string): boolean {
-  return isCardDigits(candidate.replace(SEPARATORS, ''));
+  const groups = candidate.split(SEPARATORS);
+  const digits = groups.join('');
+  if (digits.length < MIN_PAN_DIGITS || digits.length > MAX_PAN_DIGITS || !/^\d+$/.test(digits) || !luhnValid(digits)) return false;
+  const groupLengths = groups.length > 1 ? groups.reduce((mask, g) => mask | (1 << g.length), 0) : 0;
+  return cardNetworkByPrefix(Number(digits.slice(0, PREFIX_DIGITS)), digits.length, groupLengths) !== undefined;
 }
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
@@ -61,10 +66,12 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
     let undoubled = 0; // the Luhn sum with the rightmost digit so far not doubled (valid when ≡ 0 mod 10)
     let doubled = 0; // the same with the rightmost digit doubled
     let first6 = 0;
+    let groupLengths = 0; // bit n: a group of n digits so far (a network may refuse some: networks.json, clockGroups)
     for (let j = i; j < count; j++) {
       const groupStart = starts[j] as number;
       const to = ends[j] as number;
       if (size + to - groupStart > MAX_PAN_DIGITS) break;
+      groupLengths |= 1 << (to - groupStart);
       for (let k = groupStart; k < to; k++) {
         const d = text.charCodeAt(k) - 48;
         const next = doubled + d;
@@ -75,7 +82,7 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
       }
       if (size < MIN_PAN_DIGITS) continue;
       if (delimited && to < text.length && isAlnum(text.charCodeAt(to))) continue;
-      if (undoubled % 10 === 0 && cardNetworkByPrefix(first6, size) !== undefined) return true;
+      if (undoubled % 10 === 0 && cardNetworkByPrefix(first6, size, j > i ? groupLengths : 0) !== undefined) return true;
     }
   }
   return false;

@@ -6,7 +6,7 @@
  * Deterministic for a seed, so the published figures can be reproduced.
  */
 
-export type MerchantIdKind = 'ms-timestamp' | 'us-timestamp' | 'ns-timestamp' | 'snowflake' | 'zero-padded-order' | 'uuid' | 'gtin' | 'phone';
+export type MerchantIdKind = 'ms-timestamp' | 'us-timestamp' | 'ns-timestamp' | 'clock-counter' | 'snowflake' | 'zero-padded-order' | 'uuid' | 'gtin' | 'phone';
 
 export interface MerchantId {
   kind: MerchantIdKind;
@@ -70,6 +70,25 @@ function usTimestamp(rand: Rand): string {
 function nsTimestamp(rand: Rand): string {
   const ns = makeLuhnValid(String(clockMs(rand)) + digitsOf(rand, 6));
   return pick(rand, [ns, `trace-${ns}`]);
+}
+
+/**
+ * A clock value and a counter in a group of their own (`order-<ms>-42`, `<s>-00042`): the digits of both together
+ * are made Luhn-valid, so a ms value with a 2-digit counter, or a seconds value with a 5-digit one, is a
+ * 15-digit number starting with 1, UATP's shape but for its groups (networks.json, clockGroups).
+ */
+function clockCounter(rand: Rand): string {
+  const seconds = rand() < 0.3;
+  const clock = seconds ? String(Math.floor(clockMs(rand) / 1000)) : String(clockMs(rand));
+  const width = seconds ? int(rand, 1, 6) : int(rand, 1, 4);
+  const counter = digitsOf(rand, width);
+  const joined = makeLuhnValid(clock + counter);
+  const tail = joined.slice(clock.length);
+  const sep = pick(rand, ['-', '_', '.', '/', ' ']);
+  // The counter first (`shop-12-1795369789000`), sized to make 15 digits from 1 with the clock: UATP's shape again.
+  const before = makeLuhnValid(`1${digitsOf(rand, seconds ? 4 : 1)}${clock}`);
+  const lead = before.length - clock.length;
+  return pick(rand, [`${clock}${sep}${tail}`, `order-${clock}${sep}${tail}`, `INV${sep}${clock}${sep}${tail}`, `shop-${before.slice(0, lead)}${sep}${before.slice(lead)}`]);
 }
 
 // Twitter (2010-11-04) and Discord (2015-01-01) epochs: 41-bit ms, 10-bit worker, 12-bit sequence.
@@ -141,6 +160,7 @@ const MAKERS: Readonly<Record<MerchantIdKind, (rand: Rand) => string>> = {
   'ms-timestamp': msTimestamp,
   'us-timestamp': usTimestamp,
   'ns-timestamp': nsTimestamp,
+  'clock-counter': clockCounter,
   snowflake,
   'zero-padded-order': zeroPaddedOrder,
   uuid,

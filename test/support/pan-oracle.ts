@@ -10,9 +10,11 @@ const SEPARATORS = [' ', '-', '.', '_', '/'];
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 const ALNUM = /[A-Za-z0-9]/;
 
-export function oracleNetwork(digits: string): string | undefined {
-  for (const row of table.networks) {
+/** `groups`: the number's digit groups as written (unbroken: one). */
+export function oracleNetwork(digits: string, groups: string[] = [digits]): string | undefined {
+  for (const row of table.networks as { name: string; prefixes: string[]; lengths: number[]; clockGroups?: number[] }[]) {
     if (!row.lengths.includes(digits.length)) continue;
+    if (groups.length > 1 && groups.some((g) => row.clockGroups?.includes(g.length))) continue;
     for (const prefix of row.prefixes) {
       const [low = '', high = low] = prefix.split('-');
       const head = digits.slice(0, low.length);
@@ -22,8 +24,8 @@ export function oracleNetwork(digits: string): string | undefined {
   return undefined;
 }
 
-export function oracleIsCard(digits: string): boolean {
-  return /^\d{12,19}$/.test(digits) && oracleNetwork(digits) !== undefined && makeLuhnValid(digits) === digits;
+export function oracleIsCard(digits: string, groups: string[] = [digits]): boolean {
+  return /^\d{12,19}$/.test(digits) && oracleNetwork(digits, groups) !== undefined && makeLuhnValid(digits) === digits;
 }
 
 interface Run {
@@ -54,9 +56,10 @@ function runHoldsCard(text: string, run: Run, delimited: boolean): boolean {
     for (let j = i; j < groups.length; j++) {
       const from = (groups[i] as Run['groups'][number]).start;
       const to = (groups[j] as Run['groups'][number]).end;
-      const digits = groups.slice(i, j + 1).map((g) => text.slice(g.start, g.end)).join('');
+      const parts = groups.slice(i, j + 1).map((g) => text.slice(g.start, g.end));
+      const digits = parts.join('');
       if (delimited && (ALNUM.test(text[from - 1] ?? '') || ALNUM.test(text[to] ?? ''))) continue;
-      if (oracleIsCard(digits)) return true;
+      if (oracleIsCard(digits, parts)) return true;
     }
   }
   return false;
@@ -96,8 +99,9 @@ export function oracleHasNetworkCandidate(text: string): boolean {
   return runs(text).some(({ groups }) =>
     groups.some((_, i) =>
       groups.slice(i).some((_g, k) => {
-        const digits = groups.slice(i, i + k + 1).map((g) => text.slice(g.start, g.end)).join('');
-        return digits.length >= 12 && digits.length <= 19 && oracleNetwork(digits) !== undefined;
+        const parts = groups.slice(i, i + k + 1).map((g) => text.slice(g.start, g.end));
+        const digits = parts.join('');
+        return digits.length >= 12 && digits.length <= 19 && oracleNetwork(digits, parts) !== undefined;
       }),
     ),
   );

@@ -97,6 +97,24 @@ describe('card networks', () => {
     expect(isPan(makeLuhnValid('134123456789012'))).toBe(true); // UATP: 1, 15 digits
     expect(isPan(makeLuhnValid('1341234567890123'))).toBe(false);
   });
+  it('when a clock value and a counter make 15 digits starting with 1, then the groups tell them from a UATP card', () => {
+    // ms + 2-digit counter and s + 5-digit counter, Luhn-valid together: UATP's prefix and length, not its groups.
+    for (const [clock, counter] of [['1795369789000', '42'], ['1795369789', '00042']] as const) {
+      const joined = makeLuhnValid(clock + counter);
+      const id = `${clock}-${joined.slice(clock.length)}`;
+      for (const text of [`order-${id}`, id, id.replace('-', '_'), id.replace('-', ' ')]) {
+        expect([text, containsPan(text), containsPan(text, { delimited: true }), redactPans(text)]).toEqual([text, false, false, text]);
+      }
+      expect(isPan(id)).toBe(false);
+      expect(containsPan(`order-${joined}`)).toBe(true); // unbroken, the same 15 digits are a UATP number
+    }
+    const first = makeLuhnValid('231795369789000'); // the counter first, then the clock: 2-13
+    expect(containsPan(`shop-${first.slice(0, 2)}-${first.slice(2)}`)).toBe(false);
+    // The UATP test number in any grouping without a clock-length group stays a card number (4-5-6, 4-6-5, fours, 8-7, 9-6).
+    for (const text of ['1354 12345 678911', '1354-123456-78911', '1354.1234.5678.911', 'ref 12 1354 1234 5678 911', '13541234 5678911', '135412345-678911']) {
+      expect([text, containsPan(text), isPan(text.replace('ref 12 ', ''))]).toEqual([text, true, true]);
+    }
+  });
   it('when a 12-digit Maestro number is written out, then it is found; 12 digits elsewhere are not', () => {
     expect(containsPan(`pay ${makeLuhnValid('501800000000')}`)).toBe(true);
     expect(containsPan(`pay ${makeLuhnValid('401800000000')}`)).toBe(false);
