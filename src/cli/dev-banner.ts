@@ -1,6 +1,6 @@
 import type { Config } from '../config/types';
 import type { RunningSandbox } from '../sandbox';
-import { mintDevToken } from './token';
+import { canMintDevToken, mintDevToken } from './token';
 
 /**
  * What `npm start` prints in development: the URL, a ready dev token bound to the sandbox's first customer,
@@ -11,18 +11,22 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
   const approved = customer ? sandbox?.fixtures.paymentMethods(customer.key).find((p) => p.number.endsWith('2224')) : undefined;
   const custkey = customer?.key ?? 'CUSTOMER_KEY';
   const pmkey = approved?.key ?? 'PAYMENT_METHOD_KEY';
-  const token = mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600);
   const body = JSON.stringify({ customer: custkey, payment_method: pmkey, amount: '10.00' });
+  // With JWTs verified by a public key or JWKS (no HS secret), there is nothing to sign a dev token with:
+  // tokens come from the caller's own issuer, and the demo page (which needs one) is off.
+  const minting = canMintDevToken(config);
+  const tokenLines = minting
+    ? ['Dev token (sub dev-user, customer ' + custkey + ', 24 h):', `  export TOKEN=${mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600)}`]
+    : [`No dev token: JWTs are verified with ${config.jwt.algorithms.join(', ')} and no HS secret; set TOKEN to one from your issuer`, `  (iss ${config.jwt.issuer}, aud ${config.jwt.audience}, custkey ${custkey}, scope "sales:create payment_methods:read").`];
   return [
     '',
     `tokengate (development) listening on ${url}`,
     `  admin (health, metrics):  ${adminUrl}`,
     `  API docs:                 ${url}/docs`,
-    ...(sandbox ? [`  demo checkout page:       ${url}/demo   (add a test card through Pay.js, charge, void, refund)`] : []),
+    ...(sandbox && minting ? [`  demo checkout page:       ${url}/demo   (add a test card through Pay.js, charge, void, refund)`] : []),
     sandbox ? `  embedded sandbox gateway: ${sandbox.baseUrl}` : `  gateway:                  ${config.gateway.baseUrl ?? ''}`,
     '',
-    'Dev token (sub dev-user, customer ' + custkey + ', 24 h):',
-    `  export TOKEN=${token}`,
+    ...tokenLines,
     '',
     'Charge the customer\'s stored card (approved test card):',
     `  curl -s -X POST ${url}/v1/sales \\`,

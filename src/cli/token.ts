@@ -25,10 +25,20 @@ export class DevTokenRefused extends Error {
 export const DEFAULT_TTL_SEC = 3600;
 const MAX_TTL_SEC = 7 * 24 * 3600;
 
+/** The HS algorithm a development token is signed with, or undefined when JWTs are verified otherwise (RS, JWKS). */
+function devAlgorithm(config: Pick<Config, 'jwt'>): Algorithm | undefined {
+  return config.jwt.secret ? (config.jwt.algorithms.find((a) => a.startsWith('HS')) as Algorithm | undefined) : undefined;
+}
+
+/** Whether mintDevToken can work here: development or test, with an HS secret and algorithm configured. */
+export function canMintDevToken(config: Pick<Config, 'env' | 'jwt'>): boolean {
+  return config.env !== 'production' && devAlgorithm(config) !== undefined;
+}
+
 export function mintDevToken(config: Pick<Config, 'env' | 'jwt'>, claims: DevClaims, ttlSec = DEFAULT_TTL_SEC): string {
   if (config.env === 'production') throw new DevTokenRefused('refusing to mint a development token in production');
   const secret = config.jwt.secret;
-  const alg = config.jwt.algorithms.find((a) => a.startsWith('HS')) as Algorithm | undefined;
+  const alg = devAlgorithm(config);
   if (!secret || !alg) throw new DevTokenRefused('no HS secret and algorithm configured (JWT_SECRET, JWT_ALGORITHMS): cannot mint a development token');
   if (!claims.sub) throw new DevTokenRefused('--sub is required');
   if (!Number.isInteger(ttlSec) || ttlSec < 1 || ttlSec > MAX_TTL_SEC) throw new DevTokenRefused(`--ttl must be a whole number of seconds from 1 to ${MAX_TTL_SEC}`);

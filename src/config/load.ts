@@ -129,15 +129,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
       problems.push(`${setting.env} (${setting.path}) ${err.message}`);
     }
   }
-  if (nodeEnv === 'production') problems.push(...missingInProduction(out));
+  const missing = nodeEnv === 'production' ? missingInProduction(out) : [];
+  // The checks across settings run on whatever parsed, so one start names every problem (contract: one line
+  // each), not the first pass's and then, once those are fixed, the rest.
+  problems.push(...missing, ...crossChecks(out as PartialConfig, missing.length > 0));
   if (problems.length > 0) throw new ConfigError(problems);
-
   // Safe: every path of Config is in SETTINGS and was parsed above (test/unit/config.test.ts checks the shape).
-  const config = out as unknown as Config;
-  problems.push(...crossChecks(config));
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(config);
+  return deepFreeze(out as unknown as Config);
 }
+
+/** The config as far as it parsed: a setting that failed is undefined. */
+type PartialConfig = { [K in keyof Config]?: Config[K] extends object ? Partial<Config[K]> : Config[K] };
 
 /** Settings optional elsewhere but required in production, named even when other settings are also bad. */
 function missingInProduction(out: Json): string[] {
@@ -152,33 +154,44 @@ function missingInProduction(out: Json): string[] {
   return problems;
 }
 
-function crossChecks(c: Config): string[] {
+/** Checks across settings, each run when its settings parsed; `productionMissing`: missingInProduction spoke. */
+function crossChecks(c: PartialConfig, productionMissing: boolean): string[] {
   const problems: string[] = [];
-  const hs = c.jwt.algorithms.filter((a) => a.startsWith('HS'));
-  const asymmetric = c.jwt.algorithms.filter((a) => !a.startsWith('HS'));
+  const jwt = c.jwt ?? {};
+  const algorithms = jwt.algorithms ?? [];
+  const hs = algorithms.filter((a) => a.startsWith('HS'));
+  const asymmetric = algorithms.filter((a) => !a.startsWith('HS'));
+  const noKey = !jwt.secret && !jwt.publicKey && !jwt.jwksUrl; // in production, missingInProduction names it
   // Mixing families invites HS/RS confusion (a public key used as an HMAC secret).
   if (hs.length > 0 && asymmetric.length > 0) problems.push('JWT_ALGORITHMS (jwt.algorithms) must not mix HS* with asymmetric algorithms');
-  if (hs.length > 0 && !c.jwt.secret) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
-  if (asymmetric.length > 0 && !c.jwt.publicKey && !c.jwt.jwksUrl) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
-  if (c.limiter.saleReservedSlots >= c.gateway.ratePerMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');
-  problems.push(...redisChecks(c.redis));
+  if (!(noKey && productionMissing)) {
+    if (hs.length > 0 && !jwt.secret) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
+    if (asymmetric.length > 0 && !jwt.publicKey && !jwt.jwksUrl) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
+  }
+  const reserved = c.limiter?.saleReservedSlots;
+  const perMinute = c.gateway?.ratePerMinute;
+  if (reserved !== undefined && perMinute !== undefined && reserved >= perMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');
+  if (c.redis) problems.push(...redisChecks(c.redis));
 
   if (c.env !== 'production') return problems;
-  if (c.gateway.baseUrl?.startsWith('http:') && !c.gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
-  if (c.gateway.apiKey.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
-  if (c.gateway.apiPin.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
-  if (c.jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
-  if (c.jwt.secret && c.jwt.secret.length < 32) problems.push('JWT_SECRET (jwt.secret) must be at least 32 characters in production');
+  const gateway = c.gateway ?? {};
+  if (gateway.baseUrl?.startsWith('http:') && !gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
+  if (gateway.apiKey?.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
+  if (gateway.apiPin?.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
+  if (jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
+  if (jwt.secret && jwt.secret.length < 32) problems.push('JWT_SECRET (jwt.secret) must be at least 32 characters in production');
   return problems;
 }
 
 /** One topology at a time; the credentials and TLS of a single node live in its URL. */
-function redisChecks(r: Config['redis']): string[] {
+function redisChecks(r: Partial<Config['redis']>): string[] {
   const problems: string[] = [];
-  const topologies = [r.url && 'REDIS_URL', r.clusterNodes.length > 0 && 'REDIS_CLUSTER_NODES', r.sentinels.length > 0 && 'REDIS_SENTINELS'].filter(Boolean);
+  const clusterNodes = r.clusterNodes ?? [];
+  const sentinels = r.sentinels ?? [];
+  const topologies = [r.url && 'REDIS_URL', clusterNodes.length > 0 && 'REDIS_CLUSTER_NODES', sentinels.length > 0 && 'REDIS_SENTINELS'].filter(Boolean);
   if (topologies.length > 1) problems.push(`${topologies.join(' and ')} are ${topologies.length === 2 ? 'both' : 'all'} set: keep one`);
-  if (r.sentinels.length > 0 && !r.sentinelName) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) is required with REDIS_SENTINELS');
-  if (r.sentinelName && r.sentinels.length === 0) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) needs REDIS_SENTINELS');
+  if (sentinels.length > 0 && !r.sentinelName) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) is required with REDIS_SENTINELS');
+  if (r.sentinelName && sentinels.length === 0) problems.push('REDIS_SENTINEL_NAME (redis.sentinelName) needs REDIS_SENTINELS');
   if (r.url && r.password) problems.push('REDIS_PASSWORD (redis.password) is for Cluster or Sentinel: put a single node\'s password in REDIS_URL');
   if (r.url && r.tls) problems.push('REDIS_TLS (redis.tls) is for Cluster or Sentinel: use a rediss:// REDIS_URL');
   return problems;

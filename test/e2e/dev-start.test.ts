@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import jwt from 'jsonwebtoken';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -115,5 +117,41 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(list.data?.map((m) => m.ccnum4last)).toContain('2224');
     // No full card number anywhere in the answer (masked forms such as 4000xxxxxxxx2224 only).
     expect(answer.body).not.toMatch(/\d{12,}/);
+  }, 20000);
+});
+
+describe('npm start in development with JWTs verified by a public key (RS256, no HS secret)', () => {
+  let service: ServiceProcess;
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+  beforeAll(async () => {
+    service = await startServiceProcess({
+      NODE_ENV: 'development',
+      JWT_ALGORITHMS: 'RS256',
+      JWT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    });
+  }, 25000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('when it starts, then it stays up without a dev token, serves a sale signed by the caller\'s key, and has no demo page', async () => {
+    const deadline = Date.now() + 5000;
+    while (!service.output().includes('No dev token') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(service.output()).toContain('No dev token: JWTs are verified with RS256');
+    expect(service.output()).not.toMatch(/export TOKEN=/);
+    const fixtures = (await import('../../config/sandbox-fixtures.json')).customers;
+    const customer = fixtures[0]?.key as string;
+    const paymentMethod = fixtures[0]?.payment_methods[0]?.key as string;
+    const bearer = jwt.sign({ sub: 'rs-user', custkey: customer, scope: 'sales:create' }, privateKey, { algorithm: 'RS256', issuer: 'tokengate-dev', audience: 'tokengate', expiresIn: 300 });
+    const sale = await fetch(`${service.url}/v1/sales`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'idempotency-key': `rs-${Date.now().toString(36)}` },
+      body: JSON.stringify({ customer, payment_method: paymentMethod, amount: '10.00' }),
+    });
+    expect(sale.status).toBe(201);
+    expect((await fetch(`${service.url}/demo`)).status).toBe(404);
+    expect(service.child.exitCode).toBeNull();
   }, 20000);
 });

@@ -343,6 +343,10 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
   describe('admin port and docs', () => {
     it('when probed, then health and readiness answer and metrics expose the service counters', async () => {
       expect((await request(bff.adminUrl).get('/healthz')).status).toBe(200);
+      // The admin port answers like the public one: a request id on every answer, errors in the envelope.
+      for (const path of ['/healthz', '/readyz', '/metrics']) expect((await request(bff.adminUrl).get(path)).headers['x-request-id']).toMatch(/^[\w.-]{8,128}$/);
+      const unknown = await request(bff.adminUrl).get('/nothing').set('X-Request-Id', 'probe-admin-0001');
+      expect([unknown.status, unknown.headers['x-request-id'], unknown.body]).toEqual([404, 'probe-admin-0001', { error: { code: 'not_found', message: expect.any(String), request_id: 'probe-admin-0001' } }]);
       expect((await request(bff.adminUrl).get('/readyz')).body).toMatchObject({ status: 'ready' });
       const metrics = await request(bff.adminUrl).get('/metrics');
       for (const name of ['tokengate_http_request_duration_seconds', 'tokengate_upstream_calls_total', 'tokengate_token_cache_lookups_total', 'tokengate_idempotency_events_total']) {

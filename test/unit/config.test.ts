@@ -71,6 +71,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { ...prodEnv, GATEWAY_BASE_URL: 'http://127.0.0.1:1/api/v2/', GATEWAY_ALLOW_INSECURE: 'true' } }).gateway.baseUrl).toContain('http:');
   });
 
+  it('when production has a missing setting and a bad one across settings, then one start names both, each once', () => {
+    const { JWT_SECRET: _secret, ...noJwtKey } = prodEnv;
+    const problems = problemsOf(() => loadConfig({ env: { ...noJwtKey, GATEWAY_BASE_URL: 'http://gw.example/api/v2/', GATEWAY_API_PIN: '123456' } }));
+    expect(problems).toEqual([
+      'JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is required in production',
+      'GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)',
+      'GATEWAY_API_PIN (gateway.apiPin) is the development default',
+    ]);
+    // A value that does not parse is named with the checks that do not depend on it.
+    const mixed = problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_RATE_PER_MINUTE: 'many', GATEWAY_BASE_URL: 'http://gw.example/api/v2/' } })).join('\n');
+    expect(mixed).toMatch(/GATEWAY_RATE_PER_MINUTE/);
+    expect(mixed).toContain('must use https:');
+  });
+
   it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
     expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
   });

@@ -1,5 +1,8 @@
 import express, { type Express } from 'express';
+import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
+import { errorHandler, notFoundHandler } from '../error-handler';
+import { requestId } from '../request-id';
 
 /**
  * Readiness says whether THIS replica can serve: it booted (the admin port listens only after the service is
@@ -15,9 +18,11 @@ export interface Readiness {
 }
 
 /** The admin port: liveness, readiness and Prometheus metrics; never exposed through the Ingress. */
-export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness }): Express {
+export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; logger: Logger }): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Like the public port (contract: every response carries X-Request-Id; errors share one envelope).
+  app.use(requestId(deps.logger));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -29,8 +34,7 @@ export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness })
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
-  app.use((_req, res) => {
-    res.status(404).json({ error: { code: 'not_found', message: 'Not found.' } });
-  });
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
   return app;
 }
