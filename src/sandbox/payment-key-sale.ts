@@ -26,11 +26,23 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== '';
 
+/** Cardholder and AVS details a server may send beside a payment key. */
+const BILLING_FIELDS = ['cardholder', 'avs_street', 'avs_postalcode'] as const;
+
 /** Undefined when the body names no payment key; else the body to charge, or the answer refusing it. */
 export function usePaymentKey(core: SandboxCore, json: Record<string, unknown>, now: number): { json: Record<string, unknown>; use: PaymentKeyUse } | { answer: Processed } | undefined {
   if (!present(json.payment_key)) return undefined;
   if (present(json.creditcard) || present(json.UMCardRef)) return { answer: fail(ERRORS.ambiguousPaymentKey) };
   if (typeof json.payment_key !== 'string' || json.payment_key.length > 255) return { answer: fail(ERRORS.invalidField, 'payment_key must be a string') };
+  // The server's billing details beside the key (top level, like method_name) fill in or replace what the
+  // card form collected (emulator choice, README). Checked before the key is spent.
+  const billing: Pick<PaymentKeyCard, (typeof BILLING_FIELDS)[number]> = {};
+  for (const f of BILLING_FIELDS) {
+    const v = json[f];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string' || v.length > 255) return { answer: fail(ERRORS.invalidField, `${f} must be a string`) };
+    billing[f] = v;
+  }
   const taken = core.paymentKeys.consume(json.payment_key, core.publicKey, now);
   if (!taken.ok) {
     core.stats.saleErrors++;
@@ -38,8 +50,8 @@ export function usePaymentKey(core: SandboxCore, json: Record<string, unknown>, 
     const invoice = typeof json.invoice === 'string' ? json.invoice : '';
     return { answer: { status: 200, body: { type: 'transaction', key: '', refnum: '', is_duplicate: 'N', result_code: 'E', result: 'Error', authcode: '', invoice, ...e } } };
   }
-  const { card } = taken;
-  const rest = Object.fromEntries(Object.entries(json).filter(([k]) => k !== 'payment_key'));
+  const card = { ...taken.card, ...billing };
+  const rest = Object.fromEntries(Object.entries(json).filter(([k]) => k !== 'payment_key' && !(BILLING_FIELDS as readonly string[]).includes(k)));
   const creditcard = {
     number: card.number,
     expiration: card.expiration,

@@ -100,6 +100,14 @@ describe('POST /v1/customers/{custkey}/payment_methods', () => {
     expect(voids).toHaveLength(1);
   });
 
+  it('when the caller sends the cardholder and AVS details beside the key, then the stored method carries them', async () => {
+    const res = await add(await mintKey('4000100111112223'), { extra: { cardholder: 'Body Holder', avs_street: '1 Main St', avs_postalcode: '12345', method_name: 'Home' } });
+    expect(res.status).toBe(201);
+    const details = { cardholder: 'Body Holder', avs_street: '1 Main St', avs_postalcode: '12345', method_name: 'Home' };
+    expect(res.body).toMatchObject(details);
+    expect((await listed()).find((m) => m.key === res.body.key)).toMatchObject(details);
+  });
+
   it('when the same Idempotency-Key is sent again, then the stored answer is replayed and the gateway saw one verification', async () => {
     const key = idem();
     const pk = await mintKey('5555444433332226');
