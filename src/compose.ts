@@ -23,7 +23,7 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createCardService } from './payment-methods/add-card';
-import { mintDevToken } from './cli/token';
+import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 
@@ -148,7 +148,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const reconciler = createReconciler({
     pending,
     store: idempotency,
-    find: createWriteFinder({ gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs }),
+    find: createWriteFinder({ gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs }),
     settings: config.reconcile,
     logger,
     metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
@@ -157,10 +157,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const followUps = createFollowUpService({ gateway, budget, records, logger });
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, cards, draining: () => draining,
-    ...(sandbox && config.env === 'development' ? { demo: demoOptions(config, sandbox) } : {}),
+    // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
+    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });
   const admin = createAdminApp({
     metrics,
+    logger,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),

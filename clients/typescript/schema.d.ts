@@ -261,48 +261,65 @@ export interface components {
              */
             capture?: boolean;
         };
-        /** @description The gateway's transaction fields; `creditcard.number` is masked (first four and last four digits). */
+        /** @description The one sale object: every answer that is a sale (`POST /v1/sales`, the transaction of its 402, `GET /v1/sales/{key}`, capture, void, and a replay of any of them, reconciled ones included) has these fields with these meanings, and a capture's or a void's answer is what a `GET` right after reads. First the gateway's fields of the sale (`creditcard.number` masked: first four and last four digits), then its lifecycle status and amounts. A field tokengate cannot know is left out: `payment_method` of a sale made elsewhere, `batch` of an authorization not captured, `avs`/`cvc`/`creditcard` when the gateway gives none. */
         Sale: {
             /** @enum {string} */
-            type?: "sale";
+            type: "sale";
+            /** @description The gateway's transaction key */
             key: string;
             refnum: string;
-            /** @description `A` approved, `P` partial approval, `D` declined, `E` error */
+            /** @description The sale's own result, kept through its lifecycle (a captured partial approval stays `P`): `A` approved, `P` partial approval, `D` declined, `E` error */
             result_code: string;
             result: string;
-            authcode?: string;
-            /** @description Authorised amount (below `amount` on a partial approval) */
-            auth_amount?: string;
-            /** @description `Y` when the gateway folded a duplicate and returned the original */
-            is_duplicate?: string;
+            authcode: string;
+            /** @description The amount asked for */
+            amount: string;
+            /** @description What is held or captured now: below `amount` after a partial approval or a partial capture, `0.00` once voided or declined */
+            auth_amount: string;
+            /** @description `Y` only on an answer the gateway folded into an earlier identical call and that returned the original (duplicate folding); `N` otherwise, and always on `GET` */
+            is_duplicate: string;
             invoice?: string;
+            /** @description The customer charged (custkey); the sale belongs to it */
+            customer?: string;
+            /** @description The payment method charged; known for the sales tokengate made */
+            payment_method?: string;
             creditcard?: {
                 /** @description Masked, e.g. `4000xxxxxxxx2224` */
                 number?: string;
                 category_code?: string;
             };
+            /** @description Address verification: `result_code` (e.g. `YYY`) and its text */
             avs?: {
                 result_code?: string;
                 result?: string;
             };
+            /** @description Card code verification: `result_code` (e.g. `M`) and its text */
             cvc?: {
                 result_code?: string;
                 result?: string;
             };
+            /** @description The settlement batch the sale is in (an authorization joins one when captured) */
             batch?: {
                 type?: string;
                 key?: string;
                 sequence?: string;
+                batchrefnum?: string;
             };
-            /** @description The amount asked for */
-            amount?: string;
-            /** @description The customer charged (custkey); the sale belongs to it */
-            customer?: string;
             /**
              * @description Lifecycle status: `authorized` (authorization only, not captured), `pending_settlement` (in the open batch: voidable), `settled` (only refunds move money back), `voided`, `declined`, `error`
              * @enum {string}
              */
-            status?: "authorized" | "pending_settlement" | "settled" | "voided" | "declined" | "error";
+            status: "authorized" | "pending_settlement" | "settled" | "voided" | "declined" | "error";
+            /** @description Captured amount (`0.00` for an open authorization, a void or a decline) */
+            amount_captured: string;
+            /** @description Sum of the refunds that returned money */
+            amount_refunded: string;
+            /** @description Refunds issued against the sale (empty until it is settled and refunded) */
+            refunds: components["schemas"]["Refund"][];
+            /** @description A decline's text, from the gateway */
+            error?: string;
+            /** @description A decline's code, from the gateway (e.g. `10127`) */
+            error_code?: string;
         };
         Token: {
             /** @enum {string} */
@@ -373,14 +390,6 @@ export interface components {
                 transaction: components["schemas"]["Sale"];
             };
         };
-        /** @description The sale as the gateway knows it now (`GET /v1/sales/{key}`): the sale object plus its status, what was captured and refunded, and its refunds. */
-        SaleDetail: {
-            /** @description Captured amount (`0.00` for an open authorization, a void or a decline) */
-            amount_captured: string;
-            /** @description Sum of the refunds that returned money */
-            amount_refunded: string;
-            refunds: components["schemas"]["Refund"][];
-        } & WithRequired<components["schemas"]["Sale"], "status">;
         CaptureRequest: {
             /** @description At most the authorized amount; all of it when absent */
             amount?: components["schemas"]["Amount"];
@@ -690,14 +699,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The sale with `status`, `amount_captured`, `amount_refunded` and `refunds` */
+            /** @description The sale object, as the gateway knows it now */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SaleDetail"];
+                    "application/json": components["schemas"]["Sale"];
                 };
             };
             400: components["responses"]["InvalidRequest"];
@@ -741,7 +750,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The sale, `status` `pending_settlement` */
+            /** @description The sale object (what a `GET` right after reads), `status` `pending_settlement`; a partial approval keeps `result_code` `P` */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -821,7 +830,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The sale, `status` `voided` */
+            /** @description The sale object (what a `GET` right after reads), `status` `voided`, nothing held or captured */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1252,6 +1261,3 @@ export interface operations {
         };
     };
 }
-type WithRequired<T, K extends keyof T> = T & {
-    [P in K]-?: T[P];
-};

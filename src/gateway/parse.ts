@@ -165,6 +165,10 @@ export function parseTransactionDetail(body: unknown): TransactionDetail {
   }
   const card = creditcard(o.creditcard);
   if (card) tx.creditcard = card;
+  const avs = pair(o.avs);
+  if (avs) tx.avs = avs;
+  const cvc = pair(o.cvc);
+  if (cvc) tx.cvc = cvc;
   const batch = batchRef(o.batch);
   if (batch) tx.batch = batch;
   if (o.original !== undefined && o.original !== null) {

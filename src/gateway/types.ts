@@ -156,7 +156,10 @@ export interface TransactionDetail {
   invoice?: string;
   custkey?: string;
   creditcard?: { number: string; category_code?: string };
-  batch?: { type: 'batch'; key: string; sequence: string };
+  /** The verification results of the sale (the captured lookup carries them, as a sale's answer does). */
+  avs?: { result_code: string; result: string };
+  cvc?: { result_code: string; result: string };
+  batch?: Transaction['batch'];
   refunds: RefundSummary[];
   /** On a refund: the transaction it returned money for. */
   original?: { key: string; refnum: string };

@@ -1,15 +1,16 @@
 import type { UnknownRecord } from '../idempotency';
 import type { AnswerOf, Found } from '../reconcile/find';
 import { fromCents } from '../sales/money';
-import { saleView } from '../sales/sale-view';
+import { factsOfDetail, saleObject } from '../sales/sale-object';
 import { CardDeclined, GatewayErrorApi } from './errors';
 import { newRequestId } from './request-id';
 import { renderAddCard } from './payment-method-answers';
 
 /**
  * What a write found by the reconciler answers from then on (issue 12): the statuses and envelopes the first
- * attempt would have sent, with the sale as the gateway records it now (the `GET /v1/sales/{key}` shape:
- * status, amounts, refunds). The reconciler adds `Tokengate-Reconciled: true` to the stored headers.
+ * attempt would have sent, with the sale as the gateway records it now: the one sale object, as GET reads it
+ * (plus the payment method the write's record names). The reconciler adds `Tokengate-Reconciled: true` to the
+ * stored headers.
  */
 export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) => {
   if (found.op === 'payment_method') {
@@ -17,12 +18,14 @@ export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) 
     return { kind: 'found', charged: false, transaction: found.transaction, response: renderAddCard(found.result, newRequestId()) };
   }
   const tx = found.detail;
-  const sale = { ...saleView(tx), customer: record.context?.customer ?? tx.custkey };
   if (found.op === 'refund') {
     const { key, refnum, amountCents, method } = found.refund;
     const body = { type: 'refund', key, refnum, sale: tx.key, amount: fromCents(amountCents), result_code: 'A', result: 'Approved', method };
     return { kind: 'found', charged: true, transaction: key, response: { status: 201, body, headers: {} } };
   }
+  const paymentMethod = record.context?.payment_method;
+  const kept = { ...found.kept, ...(paymentMethod ? { payment_method: paymentMethod } : {}) };
+  const sale = saleObject(factsOfDetail(tx, { customer: record.context?.customer, fields: kept }));
   if (found.op === 'capture' || found.op === 'void') return { kind: 'found', charged: true, transaction: tx.key, response: { status: 200, body: sale, headers: {} } };
   const charged = tx.result_code === 'A' || tx.result_code === 'P';
   if (charged) return { kind: 'found', charged, transaction: tx.key, response: { status: 201, body: sale, headers: {} } };

@@ -38,6 +38,8 @@ export interface WriteContext {
   sale?: string;
   /** The amount sent (absent for a full refund or a full capture). */
   amount?: string;
+  /** Sales: the payment method charged (a reconciled answer carries it, as the sale's answer would have). */
+  payment_method?: string;
 }
 
 export interface UnknownRecord {

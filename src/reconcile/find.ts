@@ -2,17 +2,21 @@ import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
-import type { Reservation, SaleRecord, SaleRecords } from '../sale-records';
-import { capturedCents, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
+import type { Reservation, SaleFields, SaleRecord, SaleRecords } from '../sale-records';
+import { toCents } from '../sales/money';
+import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { PendingWrite } from './pending-write';
 import type { FindResult, Finder } from './reconciler';
 import { createSaleFinder } from './find-sale';
 
-/** What the reconciler found a write to have done, for the HTTP edge to render as the write would have. */
+/**
+ * What the reconciler found a write to have done, for the HTTP edge to render as the write would have.
+ * `kept`: the sale's fields its record keeps (follow-ups), for what a lookup does not say (the payment method).
+ */
 export type Found =
-  | { op: 'sale' | 'authorize' | 'capture' | 'void'; detail: TransactionDetail }
+  | { op: 'sale' | 'authorize' | 'capture' | 'void'; detail: TransactionDetail; kept?: SaleFields }
   /** A card added from a Pay.js payment key: its verification found, voided and the method named. */
   | { op: 'payment_method'; transaction: string; result: AddCardResult }
   | { op: 'refund'; detail: TransactionDetail; refund: { key: string; refnum: string; amountCents: number; method: 'refund' | 'void' } };
@@ -26,6 +30,8 @@ export interface WriteFinderDeps {
   records: SaleRecords;
   answer: AnswerOf;
   lookbackMarginMs: number;
+  /** The gateway's longest processing time: a write unknown for longer can no longer land (RECONCILE_MAX_PROCESSING_MS). */
+  maxProcessingMs: number;
   /** Finishes a card verification found open (void, then the new payment method). */
   cards: Pick<CardService, 'complete'>;
 }
@@ -61,8 +67,11 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const tx = await findSale({ command: op === 'sale' ? 'sale' : 'authonly', customer, invoice: record.invoice, amount, startedMs: record.startedMs });
     if (!tx) return { kind: 'absent' };
-    // The sale is tokengate's from now on: its customer owns it, and refunds are bounded by it.
-    await records.create(tx.key, { ...recordFromDetail(tx), customer });
+    // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
+    // and voids answer with its fields (the payment method charged included).
+    const seeded = recordFromDetail(tx);
+    const paymentMethod = record.context?.payment_method;
+    await records.create(tx.key, { ...seeded, customer, ...(seeded.fields && paymentMethod ? { fields: { ...seeded.fields, payment_method: paymentMethod } } : {}) });
     return answer(record, { op, detail: tx });
   }
 
@@ -93,15 +102,21 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     // Another capture or refund on this sale still in flight (not yet known or unknown) blurs the comparison.
     if (reservations.some((r) => r.id !== id && !r.unknown)) throw new NotYetError('another write on this sale is in flight');
     const tx = await read(() => gateway.getTransaction(saleKey));
-    const found = decide(op, tx, known, mine);
+    const others = reservations.filter((r) => r.id !== id && r.op === 'refund' && r.unknown);
+    // Several unknown refunds are told apart by a fixed rule only once none can still land (Redis's clock).
+    const nowMs = record.nowMs ?? Date.now();
+    const final = [mine, ...others].every((r) => r?.unknownSinceMs !== undefined && r.unknownSinceMs + deps.maxProcessingMs <= nowMs);
+    const found = decide(op, tx, known, mine, others, final);
     if (found === undefined) return { kind: 'absent', onProven: mine ? () => settle(saleKey, mine.op, id, 'released') : undefined };
     if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', capturedCents(tx));
+    // Captured, the sale is in a batch: its kept fields follow, so a later void answers it.
+    if (op === 'capture' && known?.fields) await records.describe(saleKey, { ...known.fields, ...fieldsOfDetail(tx), payment_method: known.fields.payment_method }, 'update');
     if (op === 'void') await records.markVoided(saleKey);
     if (op === 'refund' && mine) {
       await settle(saleKey, 'refund', id, 'applied', mine.cents);
       if (statusOf(tx) === 'voided') await records.markVoided(saleKey);
     }
-    return answer(record, found);
+    return answer(record, known?.fields && (found.op === 'capture' || found.op === 'void') ? { ...found, kept: known.fields } : found);
   }
 
   return async (write, record) => {
@@ -126,8 +141,11 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   };
 }
 
-/** Whether the original's state shows this follow-up done, and what it did. */
-function decide(op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known: SaleRecord | undefined, mine: Reservation | undefined): Found | undefined {
+/**
+ * Whether the original's state shows this follow-up done, and what it did. `others`: the sale's other refunds
+ * of unknown outcome, which the gateway's returned money may hold instead of (or beside) this one.
+ */
+function decide(op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known: SaleRecord | undefined, mine: Reservation | undefined, others: readonly Reservation[] = [], final = false): Found | undefined {
   const status = statusOf(tx);
   if (op === 'capture') return status === 'pending_settlement' || status === 'settled' ? { op, detail: tx } : undefined;
   if (op === 'void') return status === 'voided' ? { op, detail: tx } : undefined;
@@ -135,9 +153,81 @@ function decide(op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known:
   // Money returned on the gateway: refunds issued, what refund:adjust took off an unsettled capture, or all
   // of it when a creditvoid voided the sale.
   const returned = status === 'voided' ? known.capturedCents : refundedCents(tx) + Math.max(0, known.capturedCents - capturedCents(tx));
-  if (returned < known.refundedCents + mine.cents) return undefined;
-  const newest = tx.refunds[tx.refunds.length - 1];
-  const method = status === 'voided' || !newest ? 'void' : 'refund';
-  const ref = method === 'refund' && newest ? newest : { key: tx.key, refnum: tx.refnum };
+  if (others.length === 0) {
+    if (returned < known.refundedCents + mine.cents) return undefined;
+  } else {
+    // Several refunds of this sale are unknown at once: the money returned beyond what is already settled must
+    // be explained by which of them happened. Found only if this one is in every explanation, absent only if it
+    // is in none; otherwise wait (NotYetError), since crediting it with another's refund while that one could
+    // still land would let it be proven absent and sent again (money moved twice under one key). Once none can
+    // land, equal explanations (two refunds of one amount, one made) are decided by one fixed rule on every
+    // replica: money-wise they are the same, and each caller's retry makes the total right.
+    const unaccounted = returned - known.refundedCents;
+    let holds = explanations(unaccounted, mine, others);
+    if (holds === 'some' && final) holds = canonicalExplanation(unaccounted, mine, others) ?? 'some';
+    if (holds === 'none') return undefined;
+    if (holds === 'some') throw new NotYetError('the returned money does not yet tell which of this sale\'s unknown refunds happened');
+  }
+  // As the live path answers (follow-up-service refund()): `void` only when the sale was voided whole; a
+  // refund:adjust of an unsettled sale lowers its capture and lists no refund, so it names the sale itself.
+  const method = status === 'voided' ? 'void' : 'refund';
+  const ref = method === 'refund' ? listedRefundOf(tx, mine, others) ?? { key: tx.key, refnum: tx.refnum } : { key: tx.key, refnum: tx.refnum };
   return { op, detail: tx, refund: { key: ref.key, refnum: ref.refnum, amountCents: mine.cents, method } };
+}
+
+/**
+ * Whether `mine` happened, judged from the `unaccounted` cents the gateway returned beyond the sale's settled
+ * refunds: an explanation is a subset of the unknown refunds (mine and others) summing to it exactly. 'all':
+ * every explanation holds mine; 'none': some exist and none holds it; 'some': they disagree, or none exists (a
+ * refund made elsewhere, or one still landing), which proves nothing either way.
+ */
+export function explanations(unaccounted: number, mine: Reservation, others: readonly Reservation[]): 'all' | 'none' | 'some' {
+  const { fits, mineBit } = fittingSubsets(unaccounted, mine, others);
+  const withMine = fits.some((m) => (m & mineBit) !== 0);
+  const withoutMine = fits.some((m) => (m & mineBit) === 0);
+  if (withMine && !withoutMine) return 'all';
+  if (!withMine && withoutMine) return 'none';
+  return 'some';
+}
+
+/**
+ * Among the explanations of `unaccounted` (see explanations()), the one every replica picks: refunds in id order,
+ * the earliest included whenever some explanation allows it. Stable as its members settle one by one (what is
+ * left of it is the pick of what is left). Whether it holds mine; undefined when nothing explains the money.
+ */
+export function canonicalExplanation(unaccounted: number, mine: Reservation, others: readonly Reservation[]): 'all' | 'none' | undefined {
+  const { fits, mineBit } = fittingSubsets(unaccounted, mine, others);
+  if (fits.length === 0) return undefined;
+  return (Math.max(...fits) & mineBit) !== 0 ? 'all' : 'none';
+}
+
+const byId = (a: Reservation, b: Reservation) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Every subset of the unknown refunds (a handful; 2^16 subsets at most bound the work) whose cents sum to
+ * `unaccounted`, as masks over them in id order: bit n-1-i stands for the i-th, so the numerically largest
+ * mask includes the earliest ids it can. `mineBit`: this refund's bit.
+ */
+function fittingSubsets(unaccounted: number, mine: Reservation, others: readonly Reservation[]): { fits: number[]; mineBit: number } {
+  const sorted = [mine, ...others].slice(0, 16).sort(byId);
+  const n = sorted.length;
+  const fits: number[] = [];
+  for (let mask = 0; mask < 1 << n; mask++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) if (mask & (1 << (n - 1 - i))) sum += (sorted[i] as Reservation).cents;
+    if (sum === unaccounted) fits.push(mask);
+  }
+  return { fits, mineBit: 1 << (n - 1 - sorted.findIndex((r) => r.id === mine.id)) };
+}
+
+/**
+ * The listed refund that is this one: the newest of its amount, or, when other unknown refunds of the same
+ * amount are found too, the one matching its rank among them (reservation id order), so two refunds of 4.00
+ * do not both name the same gateway refund. None listed (refund:adjust of an unsettled sale): undefined.
+ */
+function listedRefundOf(tx: TransactionDetail, mine: Reservation, others: readonly Reservation[]): { key: string; refnum: string } | undefined {
+  const sameAmount = tx.refunds.filter((r) => toCents(r.amount) === mine.cents);
+  const peers = [mine, ...others].filter((r) => r.cents === mine.cents).sort(byId);
+  const rank = peers.findIndex((r) => r.id === mine.id);
+  return sameAmount[sameAmount.length - peers.length + rank] ?? sameAmount[sameAmount.length - 1] ?? tx.refunds[tx.refunds.length - 1];
 }

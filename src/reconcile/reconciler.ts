@@ -134,12 +134,21 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return entries.length;
   }
 
+  // A pass fails on every replica every interval while Redis is down: one line when passes start failing and
+  // one when they succeed again (the outage itself is tokengate_redis_up and its alert), not one a second.
+  let failing = false;
   function schedule(delayMs: number): void {
     if (stopped) return;
     timer = setTimeout(() => {
       running = runOnce()
-        .catch((err: unknown) => {
-          logger.warn('reconcile: pass failed', { err });
+        .then((n) => {
+          if (failing) logger.info('reconcile: passes succeed again');
+          failing = false;
+          return n;
+        }, (err: unknown) => {
+          if (failing) logger.debug('reconcile: pass failed', { err });
+          else logger.warn('reconcile: pass failed; quiet until a pass succeeds', { err });
+          failing = true;
           return 0;
         })
         // A full batch means more may be due: go again soon, else wait an interval (jittered across replicas).

@@ -1,9 +1,24 @@
-import type { ReserveResult, SaleRecord, SaleRecords } from './types';
+import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
+import type { ReserveResult, SaleFields, SaleRecord, SaleRecords } from './types';
 
 interface Reservation {
   op: 'capture' | 'refund';
   cents: number;
   unknown: boolean;
+  unknownSinceMs?: number;
+}
+
+/**
+ * The fields as Redis would give them back after HSET of `fields` over `over`: through the same hash fields
+ * (a value with a card number left out; one given sets that hash field and leaves the others).
+ */
+function kept(fields: SaleFields, over?: SaleFields): SaleFields | undefined {
+  const byName = new Map<string, string>();
+  for (const f of over ? [over, fields] : [fields]) {
+    const pairs = encodeSaleFields(f);
+    for (let i = 0; i < pairs.length; i += 2) byName.set(pairs[i] as string, pairs[i + 1] as string);
+  }
+  return decodeSaleFields(SALE_FIELD_NAMES.map((n) => byName.get(n)));
 }
 
 /**
@@ -16,11 +31,14 @@ export function createMemorySaleRecords(): SaleRecords {
     async get(saleKey) {
       const r = records.get(saleKey);
       if (!r) return undefined;
-      const { reservations: _ignored, ...record } = r;
-      return { ...record };
+      const { reservations: _ignored, fields, ...record } = r;
+      return fields ? { ...record, fields: structuredClone(fields) } : { ...record };
     },
     async create(saleKey, record) {
-      if (!records.has(saleKey)) records.set(saleKey, { ...record, pendingRefundCents: 0, reservations: new Map() });
+      if (records.has(saleKey)) return;
+      const { fields, ...rest } = record;
+      const stored = fields && kept(fields);
+      records.set(saleKey, { ...rest, ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map() });
     },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
@@ -46,7 +64,7 @@ export function createMemorySaleRecords(): SaleRecords {
       const res = r?.reservations.get(reservation);
       if (!r || !res) return;
       if (how === 'unknown') {
-        res.unknown = true;
+        if (!res.unknown) Object.assign(res, { unknown: true, unknownSinceMs: Date.now() });
         return;
       }
       r.reservations.delete(reservation);
@@ -67,5 +85,12 @@ export function createMemorySaleRecords(): SaleRecords {
       const r = records.get(saleKey);
       if (r) r.state = 'voided';
     },
+    async describe(saleKey, fields, how) {
+      const r = records.get(saleKey);
+      if (!r || (how === 'fill' && r.fields)) return;
+      const merged = kept(fields, r.fields);
+      if (merged) r.fields = merged;
+    },
   };
 }
+

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
+import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
 import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
@@ -27,11 +28,10 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
 
   return {
     async get(saleKey) {
-      const [customer, state, authorized, captured, refunded, pending] = await call('get', () => redis.hmget(
-        recordKey(saleKey), 'customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund',
-      ));
+      const reply = await call('get', () => redis.hmget(recordKey(saleKey), 'customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES));
+      const [customer, state, authorized, captured, refunded, pending] = reply;
       if (customer === null || customer === undefined || !state || !STATES.has(state)) return undefined;
-      return {
+      const record: SaleRecord = {
         customer,
         state: state as SaleState,
         authorizedCents: Number(authorized ?? 0),
@@ -39,9 +39,13 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
         refundedCents: Number(refunded ?? 0),
         pendingRefundCents: Number(pending ?? 0),
       };
+      const fields = decodeSaleFields(reply.slice(6));
+      if (fields) record.fields = fields;
+      return record;
     },
     async create(saleKey, r: SaleRecord) {
-      await call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs));
+      const fields = r.fields ? encodeSaleFields(r.fields) : [];
+      await call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs, ...fields));
     },
     async reserve(saleKey, op, reservation, amountCents): Promise<ReserveResult> {
       const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];
@@ -56,9 +60,11 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const fields = await call('reservations', () => redis.hgetall(recordKey(saleKey)));
       const out: Reservation[] = [];
       for (const [field, value] of Object.entries(fields)) {
-        // 'res:<id>' = '<op>:<cents>[:unknown]' (lua/reserve.lua, lua/settle.lua)
-        const m = /^(capture|refund):(\d+)(:unknown)?$/.exec(value);
-        if (field.startsWith('res:') && m) out.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined });
+        // 'res:<id>' = '<op>:<cents>[:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua; no time: marked before it was kept)
+        const m = /^(capture|refund):(\d+)(:unknown(?::(\d+))?)?$/.exec(value);
+        if (field.startsWith('res:') && m) {
+          out.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined, ...(m[4] ? { unknownSinceMs: Number(m[4]) } : {}) });
+        }
       }
       return out;
     },
@@ -66,6 +72,9 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       // Only an existing record changes (HSET on a missing key would create one without an owner).
       const key = recordKey(saleKey);
       if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.hset(key, 'state', 'voided'));
+    },
+    async describe(saleKey, fields, how) {
+      await call('describe', () => redis.tgSaleDescribe(recordKey(saleKey), how, ...encodeSaleFields(fields)));
     },
   };
 }

@@ -4,15 +4,22 @@ import { luaIn, withScripts } from '../redis/scripts';
 
 /** The Lua scripts of this folder as ioredis commands. */
 export interface SaleRecordCommands {
-  tgSaleCreate(key: string, customer: string, state: string, authorized: number, captured: number, refunded: number, ttlMs: number): Promise<unknown>;
+  /** `fields`: the sale's gateway fields as name, value pairs (fields.ts), spread after ttlMs. */
+  tgSaleCreate(key: string, customer: string, state: string, authorized: number, captured: number, refunded: number, ttlMs: number, ...fields: string[]): Promise<unknown>;
   tgSaleReserve(key: string, op: string, reservation: string, amount: string): Promise<unknown>;
   tgSaleSettle(key: string, reservation: string, how: string, applied: string): Promise<unknown>;
+  tgSaleDescribe(key: string, how: string, ...fields: string[]): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
 
 const lua = luaIn(path.join(__dirname, 'lua'));
-const SCRIPTS = [lua('tgSaleCreate', 'create.lua', 1), lua('tgSaleReserve', 'reserve.lua', 1), lua('tgSaleSettle', 'settle.lua', 1)];
+const SCRIPTS = [
+  lua('tgSaleCreate', 'create.lua', 1),
+  lua('tgSaleReserve', 'reserve.lua', 1),
+  lua('tgSaleSettle', 'settle.lua', 1),
+  lua('tgSaleDescribe', 'describe.lua', 1),
+];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {
   return withScripts<SaleRecordCommands>(redis, SCRIPTS);

@@ -1,7 +1,10 @@
+import type { Transaction } from '../gateway/types';
+
 /**
  * What tokengate knows about each sale it made, to decide ownership and money bounds without a gateway call
  * (contract: "A sale belongs to the customer it charged"; guarantee 7). One record per gateway transaction key,
- * no card data: the customer, amounts in integer cents, a state, and the reservations in flight.
+ * no card data: the customer, amounts in integer cents, a state, the reservations in flight, and the sale's
+ * own gateway fields (SaleFields: what a capture or a void answers without reading the sale again).
  *
  *   state   authorized (authonly, not captured) | capturing (a capture in flight or of unknown outcome)
  *           | captured (a sale, or a captured authorization) | voided | declined
@@ -15,6 +18,33 @@
  */
 export type SaleState = 'authorized' | 'capturing' | 'captured' | 'voided' | 'declined';
 
+/**
+ * The sale's own fields as the gateway gave them (its answer to the sale, or its lookup), and the payment
+ * method tokengate charged. Kept so that a capture or a void answers the whole sale object (contract: "200 the
+ * sale") although the gateway's follow-up answers are minimal (gateway-facts.md, The payment lifecycle), with
+ * no gateway read. No card data: `creditcard.number` is the gateway's masked number (the gateway client refuses
+ * an answer with more than 8 digits there), and the stores drop any value that holds a card number.
+ */
+export interface SaleFields {
+  refnum: string;
+  result_code: string;
+  result: string;
+  authcode: string;
+  /** What was asked for ("12.34"). */
+  amount: string;
+  invoice?: string;
+  creditcard?: { number: string; category_code?: string };
+  avs?: { result_code: string; result: string };
+  cvc?: { result_code: string; result: string };
+  /** The batch the sale is in; an authorization joins one when captured. */
+  batch?: Transaction['batch'];
+  /** The payment method charged: known only for sales tokengate made. */
+  payment_method?: string;
+  /** A decline's (or an error's) text and code, as the sale's answer gave them (a lookup does not). */
+  error?: string;
+  error_code?: string;
+}
+
 export interface SaleRecord {
   customer: string;
   state: SaleState;
@@ -26,6 +56,8 @@ export interface SaleRecord {
   refundedCents: number;
   /** Refunds reserved and not settled yet (in flight, or of unknown outcome), cents. */
   pendingRefundCents: number;
+  /** Absent on records kept before the fields were (they are read from the gateway once, then kept). */
+  fields?: SaleFields;
 }
 
 export type ReserveResult =
@@ -42,6 +74,8 @@ export interface Reservation {
   op: 'capture' | 'refund';
   cents: number;
   unknown: boolean;
+  /** When it was marked unknown (Redis TIME, ms): past it plus the longest processing time, it cannot land. */
+  unknownSinceMs?: number;
 }
 
 export interface SaleRecords {
@@ -54,6 +88,11 @@ export interface SaleRecords {
   settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void>;
   /** The sale was voided (its captured money never moves). */
   markVoided(saleKey: string): Promise<void>;
+  /**
+   * Keeps the sale's gateway fields on an existing record (never creates one): 'fill' only when it has none
+   * yet (a record kept before fields were), 'update' sets each field given (a capture puts the sale in a batch).
+   */
+  describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update'): Promise<void>;
   /** The reservations not settled yet (the reconciler settles unknown ones from the gateway's records). */
   reservations(saleKey: string): Promise<Reservation[]>;
 }

@@ -3,11 +3,12 @@ import { GatewayNotFoundError } from '../gateway/errors';
 import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
 import { StoreUnavailableError } from '../idempotency/errors';
 import type { Logger } from '../observability/logger';
-import type { SaleRecord, SaleRecords, Settlement } from '../sale-records';
+import type { SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness } from '../writes/not-sent';
 import { fromCents } from './money';
-import { isSale, recordFromDetail } from './sale-view';
+import { fieldsAfterCapture } from './sale-object';
+import { fieldsOfDetail, isSale, recordFromDetail } from './sale-view';
 
 /** Why a follow-up was refused before anything was sent (decided from the sale's record). */
 export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds';
@@ -31,6 +32,11 @@ export interface FollowUpResult {
   amountCents: number;
 }
 
+/** A capture or a void done: the gateway's (minimal) answer and the sale's fields, as kept from now on. */
+export interface SaleFollowUpResult extends FollowUpResult {
+  fields: SaleFields;
+}
+
 export interface RefundResult extends FollowUpResult {
   /** 'void' when the gateway voided the unsettled sale instead of refunding it (creditvoid, same key). */
   method: 'refund' | 'void';
@@ -42,11 +48,14 @@ export interface FollowUpService {
    * sale made before records existed, or expired). Undefined when the gateway does not know it as a sale.
    */
   find(saleKey: string): Promise<FoundSale | undefined>;
-  /** The gateway's current view (`GET /transactions/{key}`, a read); `known` saves the call when just fetched. */
-  lookup(saleKey: string, known?: TransactionDetail): Promise<TransactionDetail>;
+  /**
+   * The gateway's current view (`GET /transactions/{key}`, a read; none when find() just fetched it). A record
+   * kept without the sale's fields gets them from it.
+   */
+  lookup(saleKey: string, found: FoundSale): Promise<TransactionDetail>;
   /** `reservation`: the write's stable reference (Attempt.reference), so the reconciler can settle it. */
-  capture(saleKey: string, amountCents: number | undefined, reservation: string): Promise<FollowUpResult>;
-  void(saleKey: string, record: SaleRecord): Promise<FollowUpResult>;
+  capture(saleKey: string, found: FoundSale, amountCents: number | undefined, reservation: string): Promise<SaleFollowUpResult>;
+  void(saleKey: string, found: FoundSale): Promise<SaleFollowUpResult>;
   refund(saleKey: string, amountCents: number | undefined, reservation: string): Promise<RefundResult>;
 }
 
@@ -63,6 +72,35 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
     } catch (err) {
       logger.error('could not settle a sale reservation; it stays held', { op, how, err });
     }
+  }
+
+  /** Keeps the sale's fields on its record; a failure is logged (a later answer reads them again). */
+  async function describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update'): Promise<void> {
+    try {
+      await records.describe(saleKey, fields, how);
+    } catch (err) {
+      logger.warn('could not keep a sale\'s fields', { how, err });
+    }
+  }
+
+  /**
+   * The sale's own fields for a capture's or a void's answer, with no gateway read for any sale tokengate made
+   * or found: kept in its record, or in the lookup find() just made. Only a record kept before fields were
+   * costs one read (then they are kept). That read comes before the write: failing, it proves nothing was sent.
+   */
+  async function fieldsFor(saleKey: string, found: FoundSale): Promise<SaleFields> {
+    if (found.record.fields) return found.record.fields;
+    let detail = found.detail;
+    if (!detail) {
+      try {
+        detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+      } catch (err) {
+        throw new WriteNotSentError(err);
+      }
+    }
+    const fields = fieldsOfDetail(detail);
+    await describe(saleKey, fields, 'fill');
+    return fields;
   }
 
   /** Runs a follow-up under a reservation: released only when the call proved nothing was sent. */
@@ -100,27 +138,35 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       return { record: (await records.get(saleKey)) ?? recordFromDetail(detail), detail };
     },
 
-    async lookup(saleKey, known) {
-      if (known) return known;
-      return (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+    async lookup(saleKey, found) {
+      if (found.detail) return found.detail;
+      const detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+      if (!found.record.fields) await describe(saleKey, fieldsOfDetail(detail), 'fill');
+      return detail;
     },
 
-    async capture(saleKey, amountCents, reservation) {
+    async capture(saleKey, found, amountCents, reservation) {
       const r = await records.reserve(saleKey, 'capture', reservation, amountCents);
       if (!r.ok) throw refused('not_capturable');
       const amount = fromCents(r.amountCents);
-      const tx = await reserved(saleKey, 'capture', reservation, async () =>
-        (await budget.run('capture', () => gateway.capture({ trankey: saleKey, amount }))).value);
-      await settle(saleKey, 'capture', reservation, 'applied', r.amountCents);
-      return { transaction: tx, amountCents: r.amountCents };
+      const [fields, tx] = await reserved(saleKey, 'capture', reservation, async () => {
+        const f = await fieldsFor(saleKey, found);
+        return [f, (await budget.run('capture', () => gateway.capture({ trankey: saleKey, amount }))).value] as const;
+      });
+      // The captured authorization is in a batch now: kept with the settlement (one pipelined round trip).
+      const after = fieldsAfterCapture(fields, tx);
+      await Promise.all([settle(saleKey, 'capture', reservation, 'applied', r.amountCents), after !== fields ? describe(saleKey, after, 'update') : undefined]);
+      return { transaction: tx, amountCents: r.amountCents, fields: after };
     },
 
-    async void(saleKey, record) {
+    async void(saleKey, found) {
+      const { record } = found;
       if (record.state === 'voided' || record.state === 'declined') throw refused('not_voidable');
+      const fields = await fieldsFor(saleKey, found);
       // cc:void:release: the contract's void also releases the held funds at once.
       const tx = (await budget.run('capture', () => gateway.void({ trankey: saleKey, release: true }))).value;
       await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
-      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents };
+      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents, fields };
     },
 
     async refund(saleKey, amountCents, reservation) {

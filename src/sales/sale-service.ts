@@ -5,7 +5,7 @@ import type { Metrics } from '../observability/metrics';
 import type { AheadSlot } from '../limiter';
 import type { Budget, TokenService } from '../tokens/token-service';
 import { WriteNotSentError } from '../writes/not-sent';
-import type { SaleRecord } from '../sale-records';
+import type { SaleFields, SaleRecord } from '../sale-records';
 import { toCents } from './money';
 
 /** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
@@ -55,10 +55,10 @@ export interface ChargeOptions {
 
 /**
  * The record that makes `saleKey` this customer's, written with the idempotency completion (one pipeline):
- * ownership and the money bounds of later captures and refunds (src/sale-records). Declines are recorded too,
- * so their owner can read them and nobody else can.
+ * ownership and the money bounds of later captures and refunds (src/sale-records), and the sale's fields that
+ * captures and voids answer with. Declines are recorded too, so their owner can read them and nobody else can.
  */
-export function saleRecordOf(outcome: SaleOutcome, input: Pick<SaleInput, 'customer' | 'amount' | 'capture'>): SaleRecord {
+export function saleRecordOf(outcome: SaleOutcome, input: Pick<SaleInput, 'customer' | 'amount' | 'capture'>, fields: SaleFields): SaleRecord {
   const tx = outcome.transaction;
   const authorizedCents = outcome.kind === 'approved' ? toCents(tx.auth_amount ?? input.amount) : 0;
   const captured = input.capture !== false;
@@ -69,6 +69,7 @@ export function saleRecordOf(outcome: SaleOutcome, input: Pick<SaleInput, 'custo
     capturedCents: captured ? authorizedCents : 0,
     refundedCents: 0,
     pendingRefundCents: 0,
+    fields,
   };
 }
 

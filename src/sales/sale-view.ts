@@ -1,6 +1,6 @@
 import type { TransactionDetail } from '../gateway/types';
-import type { SaleRecord, SaleState } from '../sale-records';
-import { fromCents, toCents } from './money';
+import type { SaleFields, SaleRecord, SaleState } from '../sale-records';
+import { toCents } from './money';
 
 /** The public lifecycle status of a sale (contract, `GET /v1/sales/{key}`). */
 export type SaleStatus = 'authorized' | 'pending_settlement' | 'settled' | 'voided' | 'declined' | 'error';
@@ -35,6 +35,17 @@ export function capturedCents(tx: TransactionDetail): number {
   return toCents(tx.auth_amount ?? tx.amount);
 }
 
+/** The sale's own fields as the gateway's lookup gives them (the payment method is not among them). */
+export function fieldsOfDetail(tx: TransactionDetail): SaleFields {
+  const f: SaleFields = { refnum: tx.refnum, result_code: tx.result_code ?? '', result: tx.result ?? '', authcode: tx.authcode ?? '', amount: tx.amount };
+  if (tx.invoice !== undefined) f.invoice = tx.invoice;
+  if (tx.creditcard) f.creditcard = tx.creditcard;
+  if (tx.avs) f.avs = tx.avs;
+  if (tx.cvc) f.cvc = tx.cvc;
+  if (tx.batch) f.batch = tx.batch;
+  return f;
+}
+
 /** A record seeded from the gateway's view of a sale tokengate has no record of (made before, or expired). */
 export function recordFromDetail(tx: TransactionDetail): SaleRecord {
   const status = statusOf(tx);
@@ -46,29 +57,6 @@ export function recordFromDetail(tx: TransactionDetail): SaleRecord {
     capturedCents: capturedCents(tx),
     refundedCents: refundedCents(tx),
     pendingRefundCents: 0,
-  };
-}
-
-/** The sale object of `GET /v1/sales/{key}`: the gateway's fields plus status, amounts and refunds. */
-export function saleView(tx: TransactionDetail): Record<string, unknown> {
-  return {
-    type: 'sale',
-    key: tx.key,
-    refnum: tx.refnum,
-    result_code: tx.result_code,
-    result: tx.result,
-    authcode: tx.authcode,
-    amount: tx.amount,
-    auth_amount: tx.auth_amount,
-    invoice: tx.invoice,
-    customer: tx.custkey,
-    created: tx.created,
-    creditcard: tx.creditcard,
-    batch: tx.batch,
-    status: statusOf(tx),
-    amount_captured: fromCents(capturedCents(tx)),
-    amount_refunded: fromCents(refundedCents(tx)),
-    // Listed refunds are refunds (`method` refund): a refund that voided the sale shows as the sale's status instead.
-    refunds: tx.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: tx.key, amount: r.amount, method: 'refund', created: r.created, status_code: r.status_code })),
+    fields: fieldsOfDetail(tx),
   };
 }

@@ -102,7 +102,15 @@ describe('concurrent refunds and captures across three replicas', () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 409 && (a.body as { error: { code: string } }).error.code === 'sale_not_capturable')).toHaveLength(5);
     expect(sandbox.ledger.operations().filter((o) => o.trankey === authKey)).toHaveLength(1);
-    const won = answers.find((a) => a.status === 200)?.body as { amount_captured: string };
+    const winner = answers.find((a) => a.status === 200) as Answer;
+    const won = winner.body as { amount_captured: string };
     expect(sandbox.ledger.get(authKey)).toMatchObject({ captured: won.amount_captured });
+    // The winner answered the whole sale, as another replica reads it right after (the one sale shape: what the
+    // answer is built from is shared through Redis, not kept in the process that made the sale).
+    const reader = token({ sub: 'shop-read', custkey: cust(), scope: 'sales:read' });
+    const read = await replicas.call({ method: 'GET', path: `/v1/sales/${authKey}`, headers: { authorization: `Bearer ${reader}` }, replica: (winner.replica + 1) % 3 });
+    expect(read.status).toBe(200);
+    expect(winner.body).toEqual(read.body);
+    expect(read.body).toMatchObject({ payment_method: pm(), creditcard: { number: '4000xxxxxxxx2224' }, status: 'pending_settlement', amount: '30.00' });
   }, 60_000);
 });

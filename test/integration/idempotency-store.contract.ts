@@ -123,6 +123,14 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(5_000);
     });
 
+    test('when a sale dies mid-call, then its unknown record keeps the payment method charged (a reconciled answer carries it), in begin and inspect alike', async () => {
+      const context = { op: 'sale', customer: 'cust-9', amount: '12.00', payment_method: 'pm-42' };
+      started(await store.begin('u1', key, fp, { leaseMs: 60, invoice: 'inv-8', context }));
+      await sleep(100);
+      expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'outcome_unknown', record: { context } });
+      expect(await store.inspect('u1', key)).toMatchObject({ state: 'unknown', record: { context } });
+    });
+
     test('when the lease expired but nobody took over, then the late complete still stores the real answer', async () => {
       const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 60 }));
       await sleep(100);

@@ -53,6 +53,14 @@ async function untilKnown(path: string, key: string, body?: unknown, withinMs = 
   }
 }
 
+/** A reconciled answer is the sale a GET right after reads (the one sale shape): every field, every value. */
+async function expectSameAsRead(answer: Answer, sale: string): Promise<void> {
+  const read = await call('GET', `/v1/sales/${sale}`);
+  expect(read.status).toBe(200);
+  expect(answer.body).toEqual(read.body);
+  expect(answer.body).toMatchObject({ payment_method: paymentMethod, is_duplicate: 'N', avs: { result_code: expect.any(String) }, cvc: { result_code: expect.any(String) }, amount_refunded: '0.00', refunds: [] });
+}
+
 async function newSale(capture = true): Promise<string> {
   n += 1;
   const answer = await call('POST', '/v1/sales', `fu-sale-${run}-${n}`, { customer, payment_method: paymentMethod, amount: '40.00', invoice: `fu.${run}.${n}`, ...(capture ? {} : { capture: false }) });
@@ -69,6 +77,7 @@ test('when a capture was processed and its answer lost, then the key completes a
   expect(final.status).toBe(200);
   expect(final.headers.get('tokengate-reconciled')).toBe('true');
   expect(final.body).toMatchObject({ key: sale, status: 'pending_settlement', amount_captured: '25.00' });
+  await expectSameAsRead(final, sale);
   expect(bff.sandbox.ledger.get(sale)).toMatchObject({ captured: '25.00' });
   expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.command === 'cc:capture')).toHaveLength(1);
 });
@@ -81,13 +90,71 @@ test('when a partial refund was processed and its connection reset, then it is f
   const final = await untilKnown(`/v1/sales/${sale}/refunds`, key, { amount: '30.00' });
   expect(final.status).toBe(201);
   expect(final.headers.get('tokengate-reconciled')).toBe('true');
-  expect(final.body).toMatchObject({ type: 'refund', amount: '30.00', sale });
+  // Unsettled, the sale stays captured for 10.00: the replay says what the live answer says, a refund.
+  expect(final.body).toMatchObject({ type: 'refund', amount: '30.00', sale, method: 'refund' });
+  expect((await call('GET', `/v1/sales/${sale}`)).body.status).toBe('pending_settlement');
   // 30 of 40 refunded: 20 more would exceed what was captured, on any replica.
   expect((await call('POST', `/v1/sales/${sale}/refunds`, `fu-ref2-${run}`, { amount: '20.00' })).body.error?.code).toBe('refund_exceeds_sale');
   // Unsettled, a partial refund lowers what is captured (refund:adjust); settled, it is a refund: 30 either way.
   const entry = bff.sandbox.ledger.get(sale);
   expect(40 - Number(entry?.captured) + Number(entry?.refunded)).toBe(30);
 });
+
+test('when a whole refund of an unsettled sale was processed and its answer lost, then it replays as the void it was', async () => {
+  const sale = await newSale();
+  bff.sandbox.faults.next({ kind: '5xx', match: 'refund', when: 'after' });
+  const key = `fu-ref-whole-${run}`;
+  expect((await call('POST', `/v1/sales/${sale}/refunds`, key)).status).toBe(502);
+  const final = await untilKnown(`/v1/sales/${sale}/refunds`, key);
+  expect([final.status, final.headers.get('tokengate-reconciled')]).toEqual([201, 'true']);
+  expect(final.body).toMatchObject({ type: 'refund', amount: '40.00', sale, method: 'void', key: sale });
+  expect((await call('GET', `/v1/sales/${sale}`)).body.status).toBe('voided');
+});
+
+/**
+ * A settled sale with two refunds of unknown outcome: r1 never reached the gateway (5xx before), r2 was made
+ * and its answer lost (reset after).
+ */
+async function twoUnknownRefunds(prefix: string, first: string, second: string): Promise<{ sale: string; r1: string; r2: string }> {
+  const sale = await newSale();
+  bff.sandbox.ledger.closeBatch();
+  bff.sandbox.faults.next({ kind: '5xx', match: 'refund', when: 'before', status: 502 });
+  const r1 = `${prefix}-r1-${run}`;
+  expect((await call('POST', `/v1/sales/${sale}/refunds`, r1, { amount: first })).status).toBe(502);
+  bff.sandbox.faults.next({ kind: 'reset', match: 'refund', when: 'after' });
+  const r2 = `${prefix}-r2-${run}`;
+  expect([502, 504]).toContain((await call('POST', `/v1/sales/${sale}/refunds`, r2, { amount: second })).status);
+  return { sale, r1, r2 };
+}
+
+test('when two refunds of one settled sale are unknown at once and only one reached the gateway, then each key resolves to its own truth and no refund is made twice', async () => {
+  // r1 (3.00) never reaches the gateway; r2 (5.00) is made and its answer lost. Both keys turn unknown.
+  const { sale, r1, r2 } = await twoUnknownRefunds('fu-two', '3.00', '5.00');
+  const made = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey);
+  expect(made.map((o) => o.amount)).toEqual(['5.00']);
+
+  const [final1, final2] = await Promise.all([untilKnown(`/v1/sales/${sale}/refunds`, r1, { amount: '3.00' }), untilKnown(`/v1/sales/${sale}/refunds`, r2, { amount: '5.00' })]);
+  // r2 is found, naming the gateway's 5.00 refund; r1 is proven absent, released, and its retry refunds once.
+  expect([final2.status, final2.headers.get('tokengate-reconciled'), final2.body.amount, final2.body.key]).toEqual([201, 'true', '5.00', made[0]?.createdKey]);
+  expect([final1.status, final1.headers.get('tokengate-reconciled'), final1.body.amount]).toEqual([201, null, '3.00']);
+  const refunds = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey);
+  expect(refunds.map((o) => o.amount).sort()).toEqual(['3.00', '5.00']);
+  expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
+}, 20_000);
+
+test('when two refunds of the same amount are unknown at once and only one reached the gateway, then once neither can land one is found and the other released, and the sale is refunded exactly twice', async () => {
+  const { sale, r1, r2 } = await twoUnknownRefunds('fu-eq', '4.00', '4.00');
+  expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey)).toHaveLength(1);
+
+  const finals = await Promise.all([r1, r2].map((k) => untilKnown(`/v1/sales/${sale}/refunds`, k, { amount: '4.00' })));
+  // One key is credited with the refund the gateway made; the other is proven absent and its retry refunds once.
+  expect(finals.map((f) => [f.status, f.body.amount]).sort()).toEqual([[201, '4.00'], [201, '4.00']]);
+  expect(finals.map((f) => f.headers.get('tokengate-reconciled')).sort()).toEqual(['true', null].sort());
+  const made = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey);
+  expect(made.map((o) => o.amount)).toEqual(['4.00', '4.00']);
+  expect(new Set(finals.map((f) => f.body.key)).size).toBe(2);
+  expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
+}, 20_000);
 
 test('when a refund never reached the gateway (5xx before), then its reservation and key are released and a retry refunds once', async () => {
   const sale = await newSale();
@@ -112,5 +179,6 @@ test('when a void was processed and the gateway then hung, then the key complete
   const final = await untilKnown(`/v1/sales/${sale}/void`, key);
   expect(final.status).toBe(200);
   expect(final.body).toMatchObject({ key: sale, status: 'voided' });
+  await expectSameAsRead(final, sale);
   expect(bff.sandbox.ledger.get(sale)?.voided).toBe(true);
 });

@@ -86,6 +86,12 @@ describe('a sale whose answer never came', () => {
     const charged = charges(sale.body.invoice);
     expect(charged).toHaveLength(1);
     expect(final.body).toMatchObject({ key: charged[0]?.key, result_code: 'A', invoice: sale.body.invoice, status: 'pending_settlement', customer });
+    // The one sale shape: what a fresh answer carries (the payment method, verification results, is_duplicate),
+    // and exactly what a GET right after reads.
+    expect(final.body).toMatchObject({ payment_method: paymentMethod, is_duplicate: 'N', avs: { result_code: 'YYY' }, cvc: { result_code: 'M' }, amount: sale.body.amount });
+    const read = await fetch(`${bff.url}/v1/sales/${final.body.key}`, { headers: { authorization: `Bearer ${token({ sub: `reconcile-${run}`, custkey: customer, scope: 'sales:read' })}` } });
+    expect(read.status).toBe(200);
+    expect(final.body).toEqual(await read.json());
     // The log says which key was resolved how, and carries no card number.
     const line = bff.logs().split('\n').find((l) => l.includes(sale.key) && l.includes('resolved from the gateway records'));
     expect(JSON.parse(line ?? '{}')).toMatchObject({ idempotency_key: sale.key, operation: 'sale', resolution: 'found', transaction: charged[0]?.key });

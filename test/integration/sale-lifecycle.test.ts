@@ -1,6 +1,8 @@
 import request from 'supertest';
+import { containsPan } from '../../src/card/pan';
 import { startBff, token, type Bff } from '../support/bff';
 import { clientFor } from '../support/gateway';
+import { suiteRedis } from '../support/redis';
 
 /**
  * The payment lifecycle of contract.md against the sandbox and real Redis: authorize, capture, void, refund
@@ -8,21 +10,24 @@ import { clientFor } from '../support/gateway';
  * errors, scopes and per-customer authorization. The sandbox's ledger is the judge of what moved.
  */
 describe('sale lifecycle', () => {
+  // The service's key prefix is the suite's, so a test can look at what tokengate keeps in Redis.
+  const { prefix, redis } = suiteRedis('lifecycle');
   let bff: Bff;
   let custA: string;
   let custB: string;
   let approved: string;
   let declined: string;
+  let partial: string;
   let seq = 0;
   const idem = () => `lc-${Date.now().toString(36)}-${seq++}`;
 
   beforeAll(async () => {
-    bff = await startBff();
+    bff = await startBff({ env: { REDIS_KEY_PREFIX: prefix } });
     custA = bff.sandbox.fixtures.firstCustomer().key;
     custB = (bff.sandbox.fixtures.customers.find((c) => c.key !== custA) as { key: string }).key;
     const pms = bff.sandbox.fixtures.paymentMethods(custA);
     const by = (last4: string) => (pms.find((p) => p.number.endsWith(last4)) as { key: string }).key;
-    [approved, declined] = [by('2224'), by('2220')];
+    [approved, declined, partial] = [by('2224'), by('2220'), by('2275')];
   });
   afterAll(() => bff.stop());
   afterEach(() => bff.sandbox.faults.clear());
@@ -139,6 +144,14 @@ describe('sale lifecycle', () => {
       expect(code(await voidSale(k))).toBe('sale_not_voidable');
     });
 
+    it('when a declined sale is read back, then GET answers the transaction the 402 carried, its decline text and code included', async () => {
+      const res = await post('/v1/sales', userA(), { customer: custA, payment_method: declined, amount: '2.50' });
+      expect(res.status).toBe(402);
+      const tx = res.body.error.transaction as Record<string, unknown>;
+      expect(tx).toMatchObject({ error: expect.any(String), error_code: expect.any(String) });
+      expect((await get(tx.key as string)).body).toEqual(tx);
+    });
+
     it('when a declined sale is voided, then 409 sale_not_voidable', async () => {
       const k = await charge('2.00', { pm: declined });
       const res = await voidSale(k);
@@ -198,6 +211,128 @@ describe('sale lifecycle', () => {
         expect([res.status, code(res)]).toEqual([422, 'refund_exceeds_sale']);
         expect(opsOn(k)).toHaveLength(0);
       }
+    });
+  });
+
+  describe('one sale shape', () => {
+    /** The sale object's fields every answer carries (contract: the gateway's fields, then status and amounts). */
+    const SALE_FIELDS = [
+      'type', 'key', 'refnum', 'result_code', 'result', 'authcode', 'amount', 'auth_amount', 'is_duplicate', 'invoice',
+      'creditcard', 'avs', 'cvc', 'customer', 'status', 'amount_captured', 'amount_refunded', 'refunds',
+    ];
+
+    /** Transaction lookups the sandbox answered (GET /transactions/{key}, the customer's list): gateway reads. */
+    const lookups = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0), 0);
+
+    /** The answer is the sale a GET made right after reads: every field, every value. Returns what GET read. */
+    async function sameAsRead(answer: { status: number; body: Record<string, unknown> }, saleKey: string, bearer = userA()): Promise<Record<string, unknown>> {
+      const read = await get(saleKey, bearer);
+      expect(read.status).toBe(200);
+      expect(Object.keys(read.body)).toEqual(expect.arrayContaining(SALE_FIELDS));
+      expect(answer.body).toEqual(read.body);
+      return read.body as Record<string, unknown>;
+    }
+
+    it('when an authorization is made, captured in part and voided, then each answer is the sale GET reads right after, batch and card included', async () => {
+      const sold = await post('/v1/sales', userA(), { customer: custA, payment_method: approved, amount: '20.00', capture: false, invoice: `shape-${seq}` });
+      expect(sold.status).toBe(201);
+      const k = sold.body.key as string;
+      expect(await sameAsRead(sold, k)).toMatchObject({ status: 'authorized', amount: '20.00', auth_amount: '20.00', amount_captured: '0.00', payment_method: approved });
+
+      // Neither follow-up reads the sale from the gateway to answer it: what tokengate keeps is enough.
+      let before = lookups();
+      const captured = await capture(k, { amount: '12.50' });
+      expect(captured.status).toBe(200);
+      expect(lookups() - before).toBe(0);
+      expect(await sameAsRead(captured, k)).toMatchObject({
+        type: 'sale', key: k, refnum: sold.body.refnum, authcode: sold.body.authcode, result_code: 'A', amount: '20.00', auth_amount: '12.50',
+        invoice: sold.body.invoice, creditcard: { number: '4000xxxxxxxx2224' }, avs: sold.body.avs, cvc: sold.body.cvc, is_duplicate: 'N',
+        customer: custA, payment_method: approved, status: 'pending_settlement', amount_captured: '12.50', amount_refunded: '0.00', refunds: [],
+        batch: { key: expect.any(String) },
+      });
+
+      before = lookups();
+      const voided = await voidSale(k);
+      expect(voided.status).toBe(200);
+      expect(lookups() - before).toBe(0);
+      expect(await sameAsRead(voided, k)).toMatchObject({ status: 'voided', amount_captured: '0.00', batch: captured.body.batch, payment_method: approved });
+    });
+
+    it('when a partial approval (P) is captured, then the capture answers result_code P and the partial amount, as GET does', async () => {
+      const sold = await post('/v1/sales', userA(), { customer: custA, payment_method: partial, amount: '10.00', capture: false });
+      expect([sold.status, sold.body.result_code]).toEqual([201, 'P']);
+      const k = sold.body.key as string;
+      const held = sold.body.auth_amount as string;
+      expect(Number(held)).toBeLessThan(10);
+      const captured = await capture(k);
+      expect(captured.status).toBe(200);
+      expect(await sameAsRead(captured, k)).toMatchObject({ result_code: 'P', result: sold.body.result, amount: '10.00', auth_amount: held, amount_captured: held });
+    });
+
+    it('when a sale is made and voided, then the sale answer and the void answer are each the sale GET reads', async () => {
+      const sold = await post('/v1/sales', userA(), { customer: custA, payment_method: approved, amount: '9.10' });
+      expect(sold.status).toBe(201);
+      const k = sold.body.key as string;
+      await sameAsRead(sold, k);
+      const voided = await voidSale(k);
+      expect(await sameAsRead(voided, k)).toMatchObject({ status: 'voided', amount_captured: '0.00', auth_amount: '0.00', batch: sold.body.batch, creditcard: sold.body.creditcard });
+    });
+
+    it('when a capture is retried with its key, then the stored sale is replayed as stored', async () => {
+      const k = await charge('4.20', { capture: false });
+      const key = idem();
+      const first = await capture(k, undefined, userA(), key);
+      const again = await capture(k, undefined, userA(), key);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expect(Object.keys(again.body)).toEqual(expect.arrayContaining(SALE_FIELDS));
+    });
+
+    it('when an authorization made at the gateway directly is captured, then the answer is the whole sale, from the one read that found it', async () => {
+      const gw = clientFor(bff.sandbox);
+      let k: string;
+      try {
+        k = (await gw.authorize({ cardref: bff.sandbox.fixtures.cardrefFor(custA, approved), amount: '6.60', custkey: custA, invoice: `direct-${seq}` })).value.key;
+      } finally {
+        gw.close();
+      }
+      const before = lookups();
+      const captured = await capture(k, { amount: '6.00' });
+      expect(captured.status).toBe(200);
+      expect(lookups() - before).toBe(1); // the read that found the sale (tokengate had no record); none after the capture
+      expect(await sameAsRead(captured, k)).toMatchObject({ status: 'pending_settlement', amount_captured: '6.00', customer: custA });
+      expect(captured.body.payment_method).toBeUndefined(); // tokengate did not make it: it cannot know which method paid
+    });
+
+    it('when a sale record was kept before its gateway fields were (an older record), then a capture reads the sale once and answers it whole', async () => {
+      const k = await charge('5.55', { capture: false });
+      // The record as tokengate kept it before: ownership and amounts only.
+      const recordKey = `{${prefix}:sale:${encodeURIComponent(k)}}`;
+      const OLD = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund'];
+      const older = await redis.hmget(recordKey, ...OLD);
+      await redis.del(recordKey);
+      await redis.hset(recordKey, Object.fromEntries(OLD.map((f, i) => [f, older[i] as string])));
+      let before = lookups();
+      const captured = await capture(k);
+      expect(captured.status).toBe(200);
+      expect(lookups() - before).toBe(1);
+      await sameAsRead(captured, k);
+      // The fields read are kept from then on: the void needs no read.
+      before = lookups();
+      const voided = await voidSale(k);
+      expect(lookups() - before).toBe(0);
+      await sameAsRead(voided, k);
+    });
+
+    it('when sales are made, captured and voided, then what tokengate keeps in Redis holds masked numbers only, never a card number', async () => {
+      const k = await charge('3.30', { capture: false });
+      await capture(k);
+      await voidSale(k);
+      const fields = await redis.hgetall(`{${prefix}:sale:${encodeURIComponent(k)}}`);
+      expect(fields.customer).toBe(custA);
+      expect(JSON.stringify(fields)).toContain('4000xxxxxxxx2224');
+      for (const value of Object.values(fields)) expect(containsPan(value)).toBe(false);
+      expect(JSON.stringify(fields)).not.toMatch(/4000\D?1000\D?1111\D?2224/);
     });
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createMemorySaleRecords, createRedisSaleRecords, type SaleRecord, type SaleRecords } from '../../src/sale-records';
+import { createMemorySaleRecords, createRedisSaleRecords, type SaleFields, type SaleRecord, type SaleRecords } from '../../src/sale-records';
 import { suiteRedis } from '../support/redis';
 
 /**
@@ -10,6 +10,10 @@ const { prefix, redis } = suiteRedis('sales');
 
 const captured = (cents: number): SaleRecord => ({ customer: 'c1', state: 'captured', authorizedCents: cents, capturedCents: cents, refundedCents: 0, pendingRefundCents: 0 });
 const authorized = (cents: number): SaleRecord => ({ ...captured(cents), state: 'authorized', capturedCents: 0 });
+const fields: SaleFields = {
+  refnum: '3107222270', result_code: 'P', result: 'Partially Approved', authcode: '314407', amount: '10.00', invoice: 'inv-1', payment_method: 'pm1',
+  creditcard: { number: '4000xxxxxxxx2275', category_code: 'A' }, avs: { result_code: 'YYY', result: 'Address: Match & 5 Digit Zip: Match' }, cvc: { result_code: 'M', result: 'Match' },
+};
 
 const factories: Array<[string, () => SaleRecords]> = [
   ['memory', () => createMemorySaleRecords()],
@@ -80,5 +84,34 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.reserve('nosuch', 'refund', 'r3', 1)).toMatchObject({ ok: false, reason: 'absent' });
     await records.markVoided('nosuch');
     expect(await records.get('nosuch')).toBeUndefined();
+  });
+
+  it('when a record is created with the sale\'s fields, then it gives them back; one created without has none', async () => {
+    await records.create(sale, { ...authorized(500), fields });
+    expect(await records.get(sale)).toEqual({ ...authorized(500), fields });
+    await records.create(`${sale}b`, authorized(500));
+    expect((await records.get(`${sale}b`))?.fields).toBeUndefined();
+  });
+
+  it('when fields are described, then fill sets them only on a record without, update sets those given, and no record is ever created', async () => {
+    await records.create(sale, authorized(500));
+    await records.describe(sale, fields, 'fill');
+    expect((await records.get(sale))?.fields).toEqual(fields);
+    await records.describe(sale, { ...fields, refnum: 'other' }, 'fill');
+    expect((await records.get(sale))?.fields?.refnum).toBe('3107222270');
+    const batch = { type: 'batch' as const, key: 'b1', sequence: '7', batchrefnum: '42' };
+    await records.describe(sale, { ...fields, batch }, 'update');
+    expect(await records.get(sale)).toEqual({ ...authorized(500), fields: { ...fields, batch } });
+    await records.describe('nosuch', fields, 'fill');
+    await records.describe('nosuch', fields, 'update');
+    expect(await records.get('nosuch')).toBeUndefined();
+  });
+
+  it('when a field holds a card number, then it is never kept', async () => {
+    await records.create(sale, { ...captured(100), fields: { ...fields, creditcard: { number: '4000100011112224' }, invoice: '4000-1000-1111-2224' } });
+    const kept = (await records.get(sale))?.fields;
+    expect(kept).toMatchObject({ refnum: '3107222270', payment_method: 'pm1' });
+    expect(kept?.creditcard).toBeUndefined();
+    expect(kept?.invoice).toBeUndefined();
   });
 });

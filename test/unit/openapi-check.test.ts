@@ -3,7 +3,7 @@ import { checkAnswer } from '../support/openapi-check';
 /** The response check every suite runs (test/support/openapi-setup.ts) finds what drifted from openapi.json. */
 describe('checking an answer against openapi.json', () => {
   const headers = (h: Record<string, string>) => (n: string) => h[n.toLowerCase()];
-  const sale = { type: 'sale', key: 'k', refnum: '1', result_code: 'A', result: 'Approved', authcode: '1', auth_amount: '1.00', amount: '1.00', is_duplicate: 'N', invoice: 'i', customer: 'c', payment_method: 'p', status: 'pending_settlement' };
+  const sale = { type: 'sale', key: 'k', refnum: '1', result_code: 'A', result: 'Approved', authcode: '1', auth_amount: '1.00', amount: '1.00', is_duplicate: 'N', invoice: 'i', customer: 'c', payment_method: 'p', status: 'pending_settlement', amount_captured: '1.00', amount_refunded: '0.00', refunds: [] };
 
   it('when an answer matches its operation, then there is no problem', () => {
     expect(checkAnswer('POST', 'http://127.0.0.1:1/v1/sales', 201, headers({ 'x-request-id': 'r' }), JSON.stringify(sale))).toEqual([]);

@@ -31,8 +31,10 @@
   function describe(what, res) {
     var b = res.body || {};
     if (res.status >= 200 && res.status < 300) {
-      if (b.result_code === 'P') return show('partial', what + ': partially approved, ' + b.auth_amount + ' of ' + b.amount, b);
-      return show('approved', what + ': approved (' + res.status + ')', b);
+      // A follow-up answers the sale itself: its result_code stays the sale's (P after a partial approval), so a
+      // voided sale is said as such rather than as a partial approval.
+      if (b.result_code === 'P' && b.status !== 'voided') return show('partial', what + ': partially approved, ' + b.auth_amount + ' of ' + b.amount, b);
+      return show('approved', what + ': approved (' + res.status + (b.status ? ', ' + b.status : '') + ')', b);
     }
     var code = b.error && b.error.code ? b.error.code : 'HTTP ' + res.status;
     if (code === 'card_declined') return show('declined', what + ': declined (card_declined)', b.error);

@@ -1,10 +1,9 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../../config/types';
-import type { Transaction } from '../../gateway/types';
 import { fingerprintRequest, type StoredResponse, type WriteContext } from '../../idempotency';
 import type { FollowUpService, FoundSale } from '../../sales/follow-up-service';
 import { fromCents } from '../../sales/money';
-import { saleView } from '../../sales/sale-view';
+import { factsAfterCapture, factsAfterVoid, factsOfDetail, saleObject } from '../../sales/sale-object';
 import type { Attempt, Written, WriteProtocol } from '../../writes';
 import { canAccessCustomer, requireAuth, requireScope } from '../auth';
 import { NotFound } from '../errors';
@@ -20,22 +19,6 @@ export interface SaleLifecycleRouteDeps {
   authenticate: RequestHandler;
 }
 
-/** The sale object after a capture or a void: the gateway's answer and what tokengate knows of the sale. */
-function followUpSale(saleKey: string, customer: string, tx: Transaction, status: string, capturedCents: number): Record<string, unknown> {
-  return {
-    type: 'sale',
-    key: saleKey,
-    refnum: tx.refnum,
-    result_code: tx.result_code,
-    result: tx.result,
-    authcode: tx.authcode,
-    auth_amount: tx.auth_amount,
-    customer: customer || undefined,
-    status,
-    amount_captured: fromCents(capturedCents),
-  };
-}
-
 const ok = (status: number, body: unknown): Written => ({ response: { status, body, headers: {} } satisfies StoredResponse });
 
 /**
@@ -46,8 +29,9 @@ const ok = (status: number, body: unknown): Written => ({ response: { status, bo
 export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
   const { config, followUps, writes } = deps;
   const router = Router();
-  // A follow-up's attempt: its wait for a budget slot and the gateway call (the ownership lookup runs before).
-  const leaseMs = config.limiter.saleMaxWaitMs + config.gateway.timeoutMs + 10_000;
+  // A follow-up's attempt: its wait for a budget slot and the gateway call (the ownership lookup runs before),
+  // after a read of the sale's fields when its record was kept without them (a read's wait and timeout).
+  const leaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
 
   /** The sale if the caller may act on it; anything else is 404 not_found, with no hint which. */
   async function owned(auth: AuthContext, saleKey: string): Promise<FoundSale> {
@@ -92,20 +76,21 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
     const saleKey = parsePathKey(req.params.key, 'key');
     const found = await owned(auth, saleKey);
     try {
-      res.json(saleView(await followUps.lookup(saleKey, found.detail)));
+      const detail = await followUps.lookup(saleKey, found);
+      res.json(saleObject(factsOfDetail(detail, { customer: found.record.customer, fields: found.record.fields })));
     } catch (err) {
       throw toApiError(err);
     }
   });
 
   followUp('/v1/sales/:key/capture', 'sales:capture', (b) => parseAmountBody(b, 'capture'), 'capture', async (saleKey, found, input, attempt) => {
-    const r = await followUps.capture(saleKey, input.amountCents, attempt.reference);
-    return ok(200, followUpSale(saleKey, found.record.customer, r.transaction, 'pending_settlement', r.amountCents));
+    const r = await followUps.capture(saleKey, found, input.amountCents, attempt.reference);
+    return ok(200, saleObject(factsAfterCapture(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction, r.amountCents)));
   });
 
   followUp('/v1/sales/:key/void', 'sales:void', (b) => (parseEmptyBody(b), {}), 'void', async (saleKey, found) => {
-    const r = await followUps.void(saleKey, found.record);
-    return ok(200, followUpSale(saleKey, found.record.customer, r.transaction, 'voided', 0));
+    const r = await followUps.void(saleKey, found);
+    return ok(200, saleObject(factsAfterVoid(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction)));
   });
 
   followUp('/v1/sales/:key/refunds', 'refunds:create', (b) => parseAmountBody(b, 'refund'), 'refund', async (saleKey, _found, input, attempt) => {

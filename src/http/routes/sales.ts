@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { Config } from '../../config/types';
-import type { Transaction } from '../../gateway/types';
 import { fingerprintRequest, type StoredResponse } from '../../idempotency';
 import type { SaleRecords } from '../../sale-records';
+import { factsOfSale, saleObject, type SaleAsked, type SaleFacts } from '../../sales/sale-object';
 import { saleRecordOf, type SaleOutcome, type SaleService } from '../../sales/sale-service';
 import type { WriteProtocol } from '../../writes';
 import { assertCustomerAccess, requireAuth, requireScope } from '../auth';
 import { CardDeclined, GatewayErrorApi } from '../errors';
-import { parseIdempotencyKey, parseSaleRequest, type SaleInput } from '../validation';
+import { parseIdempotencyKey, parseSaleRequest } from '../validation';
 import { toApiError } from '../write-errors';
 import type { RequestHandler } from 'express';
 
@@ -28,39 +28,8 @@ export function deriveInvoice(sub: string, idempotencyKey: string): string {
   return 'tg' + createHash('sha256').update(`${sub}\u0000${idempotencyKey}`).digest('hex').slice(0, 14);
 }
 
-/** The public sale object: the gateway's transaction fields plus what was asked (contract.md, POST /v1/sales). */
-export function saleObject(tx: Transaction, input: SaleInput, status?: string): Record<string, unknown> {
-  return {
-    type: 'sale',
-    key: tx.key,
-    refnum: tx.refnum,
-    result_code: tx.result_code,
-    result: tx.result,
-    authcode: tx.authcode,
-    auth_amount: tx.auth_amount ?? (tx.result_code === 'A' ? input.amount : '0.00'),
-    amount: input.amount,
-    is_duplicate: tx.is_duplicate,
-    invoice: tx.invoice,
-    customer: input.customer,
-    payment_method: input.paymentMethod,
-    creditcard: tx.creditcard,
-    avs: tx.avs,
-    cvc: tx.cvc,
-    batch: tx.batch,
-    status,
-    ...(tx.error !== undefined ? { error: tx.error, error_code: tx.error_code } : {}),
-  };
-}
-
-/** The lifecycle status right after the sale (contract, `GET /v1/sales/{key}`). */
-function statusAfter(outcome: SaleOutcome, input: SaleInput): string {
-  if (outcome.kind === 'declined') return 'declined';
-  if (outcome.kind === 'error') return 'error';
-  return input.capture ? 'pending_settlement' : 'authorized';
-}
-
-function render(outcome: SaleOutcome, input: SaleInput, requestId: string): StoredResponse {
-  const sale = saleObject(outcome.transaction, input, statusAfter(outcome, input));
+function render(outcome: SaleOutcome, facts: SaleFacts, requestId: string): StoredResponse {
+  const sale = saleObject(facts);
   if (outcome.kind === 'approved') return { status: 201, body: sale, headers: {} };
   const error = outcome.kind === 'declined' ? new CardDeclined(sale) : new GatewayErrorApi('gateway_error');
   return { status: error.status, body: error.toBody(requestId), headers: { ...error.headers } };
@@ -94,7 +63,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
       scope: auth.sub,
       key,
       fingerprint: fingerprintRequest('POST', '/v1/sales', req.body),
-      context: { op: input.capture ? 'sale' : 'authorize', customer: input.customer, amount: input.amount },
+      context: { op: input.capture ? 'sale' : 'authorize', customer: input.customer, amount: input.amount, payment_method: input.paymentMethod },
       invoice,
       leaseMs,
       foldable: true,
@@ -103,18 +72,14 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     const slot = sales.reserveSlot();
     try {
       result = await writes.execute(spec, async (attempt) => {
-        const outcome = await sales.charge({
-          customer: input.customer,
-          payment_method: input.paymentMethod,
-          amount: input.amount,
-          amount_detail: input.amountDetail,
-          invoice: attempt.invoice ?? invoice,
-          capture: input.capture,
-        }, { peeked: await peeked, slot });
+        const asked: SaleAsked = { customer: input.customer, payment_method: input.paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
+        const outcome = await sales.charge({ ...asked, amount_detail: input.amountDetail }, { peeked: await peeked, slot });
         const saleKey = outcome.transaction.key;
-        // The ownership record rides with the idempotency completion (same tick: one pipelined round trip).
-        const alongside = saleKey ? () => records.create(saleKey, saleRecordOf(outcome, input)) : undefined;
-        return { response: render(outcome, input, req.id), alongside };
+        // The record (ownership, bounds, the sale's fields) rides with the idempotency completion (same tick:
+        // one pipelined round trip).
+        const facts = factsOfSale(outcome.transaction, asked);
+        const alongside = saleKey ? () => records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined;
+        return { response: render(outcome, facts, req.id), alongside };
       }, req.log);
     } catch (err) {
       throw toApiError(err);

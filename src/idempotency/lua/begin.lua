@@ -1,13 +1,14 @@
 -- Idempotency record transitions (contract guarantee 2). The record is one hash:
 --   fp, state (in_progress | completed | unknown), owner, lease_until, invoice, attempts, created,
 --   reason, since (unknown), response (completed: JSON), completed_at, and the write's context for the
---   reconciler: op, customer, sale (follow-ups: the original's key), amount, started (latest attempt).
+--   reconciler: op, customer, sale (follow-ups: the original's key), amount, payment_method (sales),
+--   started (latest attempt).
 --   The reconciler (issue 12) adds next_look (unknown: its next look) and reconciled (completed by it).
 -- Time comes from Redis TIME so replicas with skewed clocks agree on lease expiry.
 --
 -- begin / retryUnknown. KEYS[1] record. ARGV: fingerprint, attempt id, lease ms, retention ms,
 -- invoice ('' = none), resume ('1' = duplicate-folding retry of an unknown outcome), op, customer, sale,
--- amount ('' = none).
+-- amount, payment_method ('' = none).
 local key = KEYS[1]
 local fp, attempt, invoice = ARGV[1], ARGV[2], ARGV[5]
 local lease, retention, resume = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[6] == '1'
@@ -20,7 +21,8 @@ if not state then
   redis.call('HSET', key, 'fp', fp, 'state', 'in_progress', 'owner', attempt,
     'lease_until', string.format('%d', now + lease), 'invoice', invoice, 'attempts', 1,
     'created', string.format('%d', now), 'started', string.format('%d', now),
-    'op', ARGV[7] or '', 'customer', ARGV[8] or '', 'sale', ARGV[9] or '', 'amount', ARGV[10] or '')
+    'op', ARGV[7] or '', 'customer', ARGV[8] or '', 'sale', ARGV[9] or '', 'amount', ARGV[10] or '',
+    'payment_method', ARGV[11] or '')
   redis.call('PEXPIRE', key, keep)
   return {'started', invoice, 0}
 end
@@ -45,6 +47,7 @@ if resume and inv ~= '' then
   redis.call('PEXPIRE', key, keep)
   return {'started', inv, 1}
 end
-local f = redis.call('HMGET', key, 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look')
+local f = redis.call('HMGET', key, 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look',
+  'payment_method')
 return {'unknown', inv, f[1] or '', f[2] or '0', f[3] or '1', f[4] or '', f[5] or '', f[6] or '', f[7] or '', f[8] or f[9] or '0',
-  f[10] or '', string.format('%d', now)}
+  f[10] or '', string.format('%d', now), f[11] or ''}

@@ -15,6 +15,7 @@ if state == 'in_progress' then
   redis.call('HDEL', key, 'lease_until')
   redis.call('PEXPIRE', key, ARGV[1])
 end
-local f = redis.call('HMGET', key, 'invoice', 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look')
+local f = redis.call('HMGET', key, 'invoice', 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look',
+  'payment_method')
 return {'unknown', f[1] or '', f[2] or '', f[3] or '0', f[4] or '1', f[5] or '', f[6] or '', f[7] or '', f[8] or '', f[9] or f[10] or '0',
-  f[11] or '', string.format('%d', now)}
+  f[11] or '', string.format('%d', now), f[12] or ''}

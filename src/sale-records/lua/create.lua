@@ -1,8 +1,10 @@
 -- create: the record of a sale tokengate made (or seeded from a gateway lookup), unless one exists already:
 -- a seed must never clobber a record holding reservations. KEYS[1] record hash.
--- ARGV: customer, state, authorized, captured, refunded (cents), ttl ms. Returns 1 when written.
+-- ARGV: customer, state, authorized, captured, refunded (cents), ttl ms, then the sale's gateway fields as
+-- name, value pairs (src/sale-records/fields.ts; none for a record without them). Returns 1 when written.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'customer', ARGV[1], 'state', ARGV[2], 'authorized', ARGV[3], 'captured', ARGV[4],
   'refunded', ARGV[5], 'pending_refund', 0)
+if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return 1

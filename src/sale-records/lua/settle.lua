@@ -1,6 +1,7 @@
 -- settle: ends a reservation from the gateway's answer. KEYS[1] record hash.
 -- ARGV: reservation id, how ('applied' | 'released' | 'unknown'), applied cents ('' = the reserved amount).
--- 'unknown' keeps the reservation (the money may have moved) and only marks it, for the reconciler (issue 12).
+-- 'unknown' keeps the reservation (the money may have moved) and only marks it, with the time, for the
+-- reconciler (issue 12): 'res:<id>' = '<op>:<cents>:unknown:<ms>'.
 -- Returns 1 when a reservation was settled, 0 when there was none (already settled, or expired).
 local field = 'res:' .. ARGV[1]
 local res = redis.call('HGET', KEYS[1], field)
@@ -9,7 +10,12 @@ local op, cents = string.match(res, '^(%a+):(%d+)')
 cents = tonumber(cents)
 local how = ARGV[2]
 if how == 'unknown' then
-  redis.call('HSET', KEYS[1], field, op .. ':' .. cents .. ':unknown')
+  -- When it became unknown (Redis TIME, like the idempotency record's `since`): the reconciler tells several
+  -- unknown refunds of one sale apart only once none of them can still land (src/reconcile/find.ts).
+  if not string.find(res, ':unknown') then
+    local t = redis.call('TIME')
+    redis.call('HSET', KEYS[1], field, op .. ':' .. cents .. ':unknown:' .. string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000)))
+  end
   return 1
 end
 local applied = ARGV[3] ~= '' and tonumber(ARGV[3]) or cents

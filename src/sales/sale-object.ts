@@ -1,0 +1,222 @@
+import type { RefundSummary, Transaction, TransactionDetail } from '../gateway/types';
+import type { SaleFields } from '../sale-records';
+import { fromCents, toCents } from './money';
+import { capturedCents, fieldsOfDetail, refundedCents, statusOf, type SaleStatus } from './sale-view';
+
+/** A refund as a sale lists it (the contract's refund object, plus when and the gateway's status code). */
+export interface ListedRefund {
+  type: 'refund';
+  key: string;
+  refnum: string;
+  sale: string;
+  amount: string;
+  method: 'refund';
+  created: string;
+  status_code: string;
+}
+
+/**
+ * THE public sale object (contract.md: `POST /v1/sales`, `GET /v1/sales/{key}`, capture and void answer "the
+ * sale"; openapi.json `Sale`): the gateway's fields of the sale, then its lifecycle status and amounts.
+ * Undefined fields are left out of the JSON.
+ */
+export interface SaleObject {
+  type: 'sale';
+  key: string;
+  refnum: string;
+  result_code: string;
+  result: string;
+  authcode: string;
+  amount: string;
+  auth_amount: string;
+  is_duplicate: string;
+  invoice: string | undefined;
+  customer: string | undefined;
+  payment_method: string | undefined;
+  creditcard: SaleFields['creditcard'];
+  avs: SaleFields['avs'];
+  cvc: SaleFields['cvc'];
+  batch: SaleFields['batch'];
+  status: SaleStatus;
+  amount_captured: string;
+  amount_refunded: string;
+  refunds: ListedRefund[];
+  error?: string;
+  error_code?: string;
+}
+
+/** What a sale answer states, gathered from whichever source knows it (the facts… functions below). */
+export interface SaleFacts {
+  key: string;
+  fields: SaleFields;
+  customer: string | undefined;
+  /** What is held or captured now ("12.34"): below `amount` after a partial approval or a partial capture. */
+  authAmount: string;
+  /** 'Y' only on an answer the gateway folded into an earlier identical call; a lookup is never one. */
+  isDuplicate: string;
+  status: SaleStatus;
+  capturedCents: number;
+  refundedCents: number;
+  refunds: readonly RefundSummary[];
+  /** A decline's (or an error's) text and code, when the source gives them. */
+  error?: string;
+  errorCode?: string;
+}
+
+/**
+ * The ONE builder of a sale answer: the sale, capture and void answers, GET and every reconciled replay render
+ * through it, so they carry the same fields with the same meaning; only where the facts come from differs.
+ */
+export function saleObject(f: SaleFacts): SaleObject {
+  const x = f.fields;
+  const sale: SaleObject = {
+    type: 'sale',
+    key: f.key,
+    refnum: x.refnum,
+    result_code: x.result_code,
+    result: x.result,
+    authcode: x.authcode,
+    amount: x.amount,
+    auth_amount: f.authAmount,
+    is_duplicate: f.isDuplicate,
+    invoice: x.invoice,
+    customer: f.customer || undefined,
+    payment_method: x.payment_method,
+    creditcard: x.creditcard,
+    avs: x.avs,
+    cvc: x.cvc,
+    batch: x.batch,
+    status: f.status,
+    amount_captured: fromCents(f.capturedCents),
+    amount_refunded: fromCents(f.refundedCents),
+    // Listed refunds are refunds (`method` refund): a refund that voided the sale shows as the sale's status instead.
+    refunds: f.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: f.key, amount: r.amount, method: 'refund', created: r.created, status_code: r.status_code })),
+  };
+  if (f.error !== undefined) {
+    sale.error = f.error;
+    sale.error_code = f.errorCode;
+  }
+  return sale;
+}
+
+/** What `POST /v1/sales` asked for and sent. */
+export interface SaleAsked {
+  customer: string;
+  payment_method: string;
+  amount: string;
+  /** The invoice sent (the caller's, or the one derived for duplicate folding). */
+  invoice: string;
+  capture: boolean;
+}
+
+/** The sale's own fields from the gateway's answer to it and what was asked. */
+export function fieldsOfSale(tx: Transaction, asked: SaleAsked): SaleFields {
+  return {
+    refnum: tx.refnum,
+    result_code: tx.result_code,
+    result: tx.result,
+    authcode: tx.authcode,
+    amount: asked.amount,
+    invoice: tx.invoice ?? asked.invoice,
+    payment_method: asked.payment_method,
+    creditcard: tx.creditcard,
+    avs: tx.avs,
+    cvc: tx.cvc,
+    batch: tx.batch,
+    ...(tx.error !== undefined ? { error: tx.error, error_code: tx.error_code } : {}),
+  };
+}
+
+/** `POST /v1/sales` (and the transaction of its 402): the gateway's answer and what was asked. */
+export function factsOfSale(tx: Transaction, asked: SaleAsked): SaleFacts {
+  const approved = tx.result_code === 'A' || tx.result_code === 'P';
+  const authAmount = tx.auth_amount ?? (tx.result_code === 'A' ? asked.amount : '0.00');
+  const status: SaleStatus = approved ? (asked.capture ? 'pending_settlement' : 'authorized') : tx.result_code === 'E' ? 'error' : 'declined';
+  return {
+    key: tx.key,
+    fields: fieldsOfSale(tx, asked),
+    customer: asked.customer,
+    authAmount,
+    isDuplicate: tx.is_duplicate,
+    status,
+    capturedCents: status === 'pending_settlement' ? toCents(authAmount) : 0,
+    refundedCents: 0,
+    refunds: [],
+    ...(tx.error !== undefined ? { error: tx.error, errorCode: tx.error_code } : {}),
+  };
+}
+
+/**
+ * `GET /v1/sales/{key}` and reconciled answers: the gateway's record now, over what tokengate knows of the sale
+ * that a lookup does not say (the payment method it charged; a field a lookup leaves out).
+ */
+export function factsOfDetail(tx: TransactionDetail, known: { customer?: string; fields?: Partial<SaleFields> } = {}): SaleFacts {
+  const status = statusOf(tx);
+  const kept = known.fields ?? {};
+  return {
+    key: tx.key,
+    fields: {
+      ...kept,
+      ...fieldsOfDetail(tx),
+      result_code: tx.result_code ?? kept.result_code ?? '',
+      result: tx.result ?? kept.result ?? '',
+      authcode: tx.authcode ?? kept.authcode ?? '',
+    },
+    customer: known.customer || tx.custkey,
+    // A lookup without auth_amount (the captured real one has none): nothing is held by a void or a decline.
+    authAmount: tx.auth_amount ?? (status === 'voided' || status === 'declined' || status === 'error' ? '0.00' : tx.amount),
+    isDuplicate: 'N',
+    status,
+    capturedCents: capturedCents(tx),
+    refundedCents: refundedCents(tx),
+    refunds: tx.refunds,
+    // A lookup does not carry a decline's text; the sale's own answer did, and its record keeps it.
+    ...(tx.error !== undefined ? { error: tx.error, errorCode: tx.error_code } : kept.error !== undefined ? { error: kept.error, errorCode: kept.error_code } : {}),
+  };
+}
+
+/** The sale's fields once captured: in the batch the capture answer names (an authorization had none). */
+export function fieldsAfterCapture(fields: SaleFields, tx: Transaction): SaleFields {
+  return tx.batch ? { ...fields, batch: tx.batch } : fields;
+}
+
+/** What tokengate keeps of a sale it acts on: its owner and its fields (src/sale-records). */
+export interface KeptSale {
+  customer: string;
+  fields: SaleFields;
+}
+
+// Captures and voids list no refunds and nothing refunded: the gateway refunds only settled sales, a capture
+// takes an open authorization and a void an unsettled sale, and a part refunded of an unsettled sale lowered
+// its authorization instead (refund:adjust). gateway-facts.md, The payment lifecycle.
+
+/** An approved capture: the sale as kept, holding (and having captured) what the gateway says it captured. */
+export function factsAfterCapture(saleKey: string, kept: KeptSale, tx: Transaction, cents: number): SaleFacts {
+  const authAmount = tx.auth_amount ?? fromCents(cents);
+  return {
+    key: saleKey,
+    fields: fieldsAfterCapture(kept.fields, tx),
+    customer: kept.customer,
+    authAmount,
+    isDuplicate: tx.is_duplicate,
+    status: 'pending_settlement',
+    capturedCents: toCents(authAmount),
+    refundedCents: 0,
+    refunds: [],
+  };
+}
+
+/** An approved void (cc:void:release): nothing held or captured any more; the sale stays in its batch. */
+export function factsAfterVoid(saleKey: string, kept: KeptSale, tx: Transaction): SaleFacts {
+  return {
+    key: saleKey,
+    fields: kept.fields,
+    customer: kept.customer,
+    authAmount: '0.00',
+    isDuplicate: tx.is_duplicate,
+    status: 'voided',
+    capturedCents: 0,
+    refundedCents: 0,
+    refunds: [],
+  };
+}
