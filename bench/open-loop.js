@@ -25,6 +25,7 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
   const sendLag = [];
   let ok = 0;
   let failed = 0;
+  const failures = {};
   const start = performance.now() + 50;
   const inFlight = [];
   const fire = (due) => {
@@ -34,10 +35,15 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
         await res.body.dump();
         latencies.push(performance.now() - due);
         if (res.statusCode >= 200 && res.statusCode < 300) ok++;
-        else failed++;
-      }, () => {
+        else {
+          failed++;
+          failures[res.statusCode] = (failures[res.statusCode] ?? 0) + 1;
+        }
+      }, (err) => {
         latencies.push(performance.now() - due);
         failed++;
+        const code = err?.code ?? err?.name ?? 'error';
+        failures[code] = (failures[code] ?? 0) + 1;
       });
     inFlight.push(p);
   };
@@ -61,6 +67,7 @@ async function openLoop({ url, headers, body, rate, durationSec, makeKey, connec
     achieved_rps: round(ok / elapsed, 1),
     ok,
     failed,
+    failures,
     generator_send_lag_p99_ms: round(percentile(sendLag, 99), 2),
   };
 }
