@@ -2,7 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
-import type { Reservation, SaleFields, SaleRecord, SaleRecords } from '../sale-records';
+import type { Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
 import { toCents } from '../sales/money';
 import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
@@ -93,27 +93,39 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   }
 
   /** Settles this write's reservation when the look decided (found: applied; absent and proven: released). */
-  const settle = (saleKey: string, op: Reservation['op'], id: string, how: 'applied' | 'released', cents?: number) => records.settle(saleKey, op, id, how, cents);
+  const settle = (saleKey: string, op: Reservation['op'], id: string, how: 'applied' | 'released', cents?: number, refundKey?: string) => records.settle(saleKey, op, id, how, cents, refundKey);
+
+  /** The sale's record and moves, refused (NotYetError) while another capture or refund on it is in flight. */
+  async function quietRecord(saleKey: string, id: string): Promise<{ known: SaleRecord | undefined; moves: SaleMoves }> {
+    const [known, moves] = await Promise.all([records.get(saleKey), records.moves(saleKey)]);
+    // Another capture or refund on this sale still in flight (not yet known or unknown) blurs the comparison.
+    if (moves.reservations.some((r) => r.id !== id && !r.unknown)) throw new NotYetError('another write on this sale is in flight');
+    return { known, moves };
+  }
 
   async function followUp(write: PendingWrite, record: UnknownRecord, op: 'capture' | 'void' | 'refund', saleKey: string): Promise<FindResult> {
     const id = writeReference(write.scope, write.key);
-    const [known, reservations] = await Promise.all([records.get(saleKey), records.reservations(saleKey)]);
-    const mine = reservations.find((r) => r.id === id);
-    // Another capture or refund on this sale still in flight (not yet known or unknown) blurs the comparison.
-    if (reservations.some((r) => r.id !== id && !r.unknown)) throw new NotYetError('another write on this sale is in flight');
+    const { known, moves } = await quietRecord(saleKey, id);
     const tx = await read(() => gateway.getTransaction(saleKey));
+    // Read again after the gateway: a write that began meanwhile may be in the gateway's answer and not yet in
+    // the record (a refund made, not yet credited to its key). Anything moved: look again on a later pass.
+    const after = await quietRecord(saleKey, id);
+    if (!sameMoney(known, moves, after.known, after.moves)) throw new NotYetError('the sale\'s record moved while the gateway was read');
+    const { reservations, creditedRefunds } = moves;
+    const mine = reservations.find((r) => r.id === id);
     const others = reservations.filter((r) => r.id !== id && r.op === 'refund' && r.unknown);
     // Several unknown refunds are told apart by a fixed rule only once none can still land (Redis's clock).
     const nowMs = record.nowMs ?? Date.now();
     const final = [mine, ...others].every((r) => r?.unknownSinceMs !== undefined && r.unknownSinceMs + deps.maxProcessingMs <= nowMs);
-    const found = decide(op, tx, known, mine, others, final);
+    const found = decide(op, tx, known, mine, others, final, creditedRefunds);
     if (found === undefined) return { kind: 'absent', onProven: mine ? () => settle(saleKey, mine.op, id, 'released') : undefined };
     if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', capturedCents(tx));
     // Captured, the sale is in a batch: its kept fields follow, so a later void answers it.
     if (op === 'capture' && known?.fields) await records.describe(saleKey, { ...known.fields, ...fieldsOfDetail(tx), payment_method: known.fields.payment_method }, 'update');
     if (op === 'void') await records.markVoided(saleKey);
     if (op === 'refund' && mine) {
-      await settle(saleKey, 'refund', id, 'applied', mine.cents);
+      const own = found.op === 'refund' && found.refund.key !== saleKey ? found.refund.key : undefined;
+      await settle(saleKey, 'refund', id, 'applied', mine.cents, own);
       if (statusOf(tx) === 'voided') await records.markVoided(saleKey);
     }
     return answer(record, known?.fields && (found.op === 'capture' || found.op === 'void') ? { ...found, kept: known.fields } : found);
@@ -145,7 +157,10 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
  * Whether the original's state shows this follow-up done, and what it did. `others`: the sale's other refunds
  * of unknown outcome, which the gateway's returned money may hold instead of (or beside) this one.
  */
-function decide(op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known: SaleRecord | undefined, mine: Reservation | undefined, others: readonly Reservation[] = [], final = false): Found | undefined {
+function decide(
+  op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known: SaleRecord | undefined, mine: Reservation | undefined,
+  others: readonly Reservation[] = [], final = false, credited: ReadonlySet<string> = new Set(),
+): Found | undefined {
   const status = statusOf(tx);
   if (op === 'capture') return status === 'pending_settlement' || status === 'settled' ? { op, detail: tx } : undefined;
   if (op === 'void') return status === 'voided' ? { op, detail: tx } : undefined;
@@ -171,7 +186,7 @@ function decide(op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known:
   // As the live path answers (follow-up-service refund()): `void` only when the sale was voided whole; a
   // refund:adjust of an unsettled sale lowers its capture and lists no refund, so it names the sale itself.
   const method = status === 'voided' ? 'void' : 'refund';
-  const ref = method === 'refund' ? listedRefundOf(tx, mine, others) ?? { key: tx.key, refnum: tx.refnum } : { key: tx.key, refnum: tx.refnum };
+  const ref = method === 'refund' ? listedRefundOf(tx, mine, others, credited) ?? { key: tx.key, refnum: tx.refnum } : { key: tx.key, refnum: tx.refnum };
   return { op, detail: tx, refund: { key: ref.key, refnum: ref.refnum, amountCents: mine.cents, method } };
 }
 
@@ -221,13 +236,21 @@ function fittingSubsets(unaccounted: number, mine: Reservation, others: readonly
 }
 
 /**
- * The listed refund that is this one: the newest of its amount, or, when other unknown refunds of the same
- * amount are found too, the one matching its rank among them (reservation id order), so two refunds of 4.00
- * do not both name the same gateway refund. None listed (refund:adjust of an unsettled sale): undefined.
+ * The listed refund that is this one: among those of its amount not credited to another write (`credited`),
+ * the newest, or, when other unknown refunds of the same amount are found too, the one matching its rank
+ * among them (reservation id order), so two refunds of 4.00 never both name the same gateway refund. None
+ * listed (refund:adjust of an unsettled sale): undefined.
  */
-function listedRefundOf(tx: TransactionDetail, mine: Reservation, others: readonly Reservation[]): { key: string; refnum: string } | undefined {
-  const sameAmount = tx.refunds.filter((r) => toCents(r.amount) === mine.cents);
+function listedRefundOf(tx: TransactionDetail, mine: Reservation, others: readonly Reservation[], credited: ReadonlySet<string>): { key: string; refnum: string } | undefined {
+  const sameAmount = tx.refunds.filter((r) => toCents(r.amount) === mine.cents && !credited.has(r.key));
   const peers = [mine, ...others].filter((r) => r.cents === mine.cents).sort(byId);
   const rank = peers.findIndex((r) => r.id === mine.id);
   return sameAmount[sameAmount.length - peers.length + rank] ?? sameAmount[sameAmount.length - 1] ?? tx.refunds[tx.refunds.length - 1];
+}
+
+/** Whether the sale's money stood still between two reads: the same totals, reservations and credited refunds. */
+function sameMoney(a: SaleRecord | undefined, am: SaleMoves, b: SaleRecord | undefined, bm: SaleMoves): boolean {
+  const totals = (r: SaleRecord | undefined) => (r ? [r.state, r.authorizedCents, r.capturedCents, r.refundedCents, r.pendingRefundCents].join() : '');
+  const reservations = (m: SaleMoves) => m.reservations.map((r) => `${r.id}=${r.op}:${r.cents}:${r.unknown}`).sort().join();
+  return totals(a) === totals(b) && reservations(am) === reservations(bm) && [...am.creditedRefunds].sort().join() === [...bm.creditedRefunds].sort().join();
 }

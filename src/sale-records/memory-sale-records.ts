@@ -26,19 +26,19 @@ function kept(fields: SaleFields, over?: SaleFields): SaleFields | undefined {
  * completion (the same atomicity within one process).
  */
 export function createMemorySaleRecords(): SaleRecords {
-  const records = new Map<string, SaleRecord & { reservations: Map<string, Reservation> }>();
+  const records = new Map<string, SaleRecord & { reservations: Map<string, Reservation>; creditedRefunds: Set<string> }>();
   return {
     async get(saleKey) {
       const r = records.get(saleKey);
       if (!r) return undefined;
-      const { reservations: _ignored, fields, ...record } = r;
+      const { reservations: _ignored, creditedRefunds: _credited, fields, ...record } = r;
       return fields ? { ...record, fields: structuredClone(fields) } : { ...record };
     },
     async create(saleKey, record) {
       if (records.has(saleKey)) return;
       const { fields, ...rest } = record;
       const stored = fields && kept(fields);
-      records.set(saleKey, { ...rest, ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map() });
+      records.set(saleKey, { ...rest, ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map(), creditedRefunds: new Set() });
     },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
@@ -59,7 +59,7 @@ export function createMemorySaleRecords(): SaleRecords {
       r.reservations.set(reservation, { op, cents: amount, unknown: false });
       return { ok: true, amountCents: amount, whole };
     },
-    async settle(saleKey, _op, reservation, how, applied) {
+    async settle(saleKey, _op, reservation, how, applied, refundKey) {
       const r = records.get(saleKey);
       const res = r?.reservations.get(reservation);
       if (!r || !res) return;
@@ -70,7 +70,10 @@ export function createMemorySaleRecords(): SaleRecords {
       r.reservations.delete(reservation);
       if (res.op === 'refund') {
         r.pendingRefundCents -= res.cents;
-        if (how === 'applied') r.refundedCents += applied ?? res.cents;
+        if (how === 'applied') {
+          r.refundedCents += applied ?? res.cents;
+          if (refundKey) r.creditedRefunds.add(refundKey);
+        }
       } else if (how === 'applied') {
         r.state = 'captured';
         r.capturedCents = applied ?? res.cents;
@@ -78,8 +81,9 @@ export function createMemorySaleRecords(): SaleRecords {
         r.state = 'authorized';
       }
     },
-    async reservations(saleKey) {
-      return [...(records.get(saleKey)?.reservations ?? new Map<string, Reservation>())].map(([id, r]) => ({ id, ...r }));
+    async moves(saleKey) {
+      const r = records.get(saleKey);
+      return { reservations: [...(r?.reservations ?? new Map<string, Reservation>())].map(([id, x]) => ({ id, ...x })), creditedRefunds: new Set(r?.creditedRefunds) };
     },
     async markVoided(saleKey) {
       const r = records.get(saleKey);

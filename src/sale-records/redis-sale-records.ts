@@ -53,20 +53,23 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const reason = String(reply[1]);
       return { ok: false, reason: reason === 'absent' || reason === 'exceeds' ? reason : 'not_capturable', availableCents: Number(reply[2] ?? 0) };
     },
-    async settle(saleKey, _op, reservation, how, appliedCents) {
-      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents)));
+    async settle(saleKey, _op, reservation, how, appliedCents, refundKey) {
+      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents), refundKey ?? ''));
     },
-    async reservations(saleKey) {
-      const fields = await call('reservations', () => redis.hgetall(recordKey(saleKey)));
-      const out: Reservation[] = [];
+    async moves(saleKey) {
+      const fields = await call('moves', () => redis.hgetall(recordKey(saleKey)));
+      const reservations: Reservation[] = [];
+      const creditedRefunds = new Set<string>();
       for (const [field, value] of Object.entries(fields)) {
         // 'res:<id>' = '<op>:<cents>[:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua; no time: marked before it was kept)
         const m = /^(capture|refund):(\d+)(:unknown(?::(\d+))?)?$/.exec(value);
         if (field.startsWith('res:') && m) {
-          out.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined, ...(m[4] ? { unknownSinceMs: Number(m[4]) } : {}) });
+          reservations.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined, ...(m[4] ? { unknownSinceMs: Number(m[4]) } : {}) });
         }
+        // 'rk:<refund key>' = the reservation credited with it (lua/settle.lua)
+        if (field.startsWith('rk:')) creditedRefunds.add(field.slice(3));
       }
-      return out;
+      return { reservations, creditedRefunds };
     },
     async markVoided(saleKey) {
       // Only an existing record changes (HSET on a missing key would create one without an owner).

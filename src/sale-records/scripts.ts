@@ -7,7 +7,7 @@ export interface SaleRecordCommands {
   /** `fields`: the sale's gateway fields as name, value pairs (fields.ts), spread after ttlMs. */
   tgSaleCreate(key: string, customer: string, state: string, authorized: number, captured: number, refunded: number, ttlMs: number, ...fields: string[]): Promise<unknown>;
   tgSaleReserve(key: string, op: string, reservation: string, amount: string): Promise<unknown>;
-  tgSaleSettle(key: string, reservation: string, how: string, applied: string): Promise<unknown>;
+  tgSaleSettle(key: string, reservation: string, how: string, applied: string, refundKey: string): Promise<unknown>;
   tgSaleDescribe(key: string, how: string, ...fields: string[]): Promise<unknown>;
 }
 

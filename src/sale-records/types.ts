@@ -78,14 +78,25 @@ export interface Reservation {
   unknownSinceMs?: number;
 }
 
+/** What moves on a sale beside its totals: reservations not settled yet, and the gateway refunds credited to a write. */
+export interface SaleMoves {
+  reservations: Reservation[];
+  /** The gateway keys of refunds settled applied with their key (settle's `refundKey`). */
+  creditedRefunds: ReadonlySet<string>;
+}
+
 export interface SaleRecords {
   get(saleKey: string): Promise<SaleRecord | undefined>;
   /** Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). */
   create(saleKey: string, record: SaleRecord): Promise<void>;
   /** `amountCents` undefined: all that is left (refund) or all that is authorized (capture). */
   reserve(saleKey: string, op: 'capture' | 'refund', reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
-  /** Ends a reservation. `appliedCents`: what the gateway actually moved (a capture's amount), when known. */
-  settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void>;
+  /**
+   * Ends a reservation. `appliedCents`: what the gateway actually moved (a capture's amount), when known.
+   * `refundKey`: an applied refund's own gateway transaction, now credited to this reservation's write, so the
+   * reconciler never names it as another write's refund (two refunds of one amount).
+   */
+  settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number, refundKey?: string): Promise<void>;
   /** The sale was voided (its captured money never moves). */
   markVoided(saleKey: string): Promise<void>;
   /**
@@ -93,8 +104,8 @@ export interface SaleRecords {
    * yet (a record kept before fields were), 'update' sets each field given (a capture puts the sale in a batch).
    */
   describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update'): Promise<void>;
-  /** The reservations not settled yet (the reconciler settles unknown ones from the gateway's records). */
-  reservations(saleKey: string): Promise<Reservation[]>;
+  /** The reservations not settled yet and the refunds credited (the reconciler reads them to settle unknown ones). */
+  moves(saleKey: string): Promise<SaleMoves>;
 }
 
 /** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */

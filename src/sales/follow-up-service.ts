@@ -66,9 +66,9 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
   const { gateway, budget, records, logger } = deps;
 
   /** Settles a reservation from how the call ended; a failure to settle is logged (the reservation stays held). */
-  async function settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number): Promise<void> {
+  async function settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number, refundKey?: string): Promise<void> {
     try {
-      await records.settle(saleKey, op, reservation, how, appliedCents);
+      await records.settle(saleKey, op, reservation, how, appliedCents, refundKey);
     } catch (err) {
       logger.error('could not settle a sale reservation; it stays held', { op, how, err });
     }
@@ -181,7 +181,9 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
       const tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
       const method = whole && tx.key === saleKey ? 'void' : 'refund';
-      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents);
+      // A refund with a transaction of its own is credited to this write: the reconciler never names it as
+      // another (unknown) refund's (two refunds of one amount). refund:adjust of an unsettled sale has none.
+      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined);
       if (method === 'void') await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
       return { transaction: tx, amountCents: r.amountCents, method };
     },

@@ -156,6 +156,27 @@ test('when two refunds of the same amount are unknown at once and only one reach
   expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
 }, 20_000);
 
+test('when a refund of one amount is unknown and a later refund of the same amount succeeds first, then the unknown one is found naming its own gateway refund, not the later one', async () => {
+  const sale = await newSale();
+  bff.sandbox.ledger.closeBatch();
+  // r1 (4.00) is made and its answer lost; the gateway's reads fail until r2 is done, so it cannot be looked up yet.
+  bff.sandbox.faults.next({ kind: '5xx', match: 'lookup', count: 10_000, status: 502 });
+  bff.sandbox.faults.next({ kind: 'reset', match: 'refund', when: 'after' });
+  const r1 = `fu-later-r1-${run}`;
+  expect([502, 504]).toContain((await call('POST', `/v1/sales/${sale}/refunds`, r1, { amount: '4.00' })).status);
+  const r2 = await call('POST', `/v1/sales/${sale}/refunds`, `fu-later-r2-${run}`, { amount: '4.00' });
+  expect([r2.status, r2.body.amount]).toEqual([201, '4.00']);
+  bff.sandbox.faults.clear();
+
+  const final1 = await untilKnown(`/v1/sales/${sale}/refunds`, r1, { amount: '4.00' });
+  const made = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey).map((o) => o.createdKey);
+  expect(made).toHaveLength(2);
+  // Each key names its own gateway refund: r1 the first made, r2 the one it was answered with.
+  expect([final1.status, final1.headers.get('tokengate-reconciled'), final1.body.key]).toEqual([201, 'true', made[0]]);
+  expect(r2.body.key).toBe(made[1]);
+  expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
+}, 20_000);
+
 test('when a refund never reached the gateway (5xx before), then its reservation and key are released and a retry refunds once', async () => {
   const sale = await newSale();
   bff.sandbox.faults.next({ kind: '5xx', match: 'refund', when: 'before', status: 502 });

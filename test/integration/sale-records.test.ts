@@ -52,6 +52,19 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.reserve(sale, 'refund', 'd', undefined)).toMatchObject({ ok: true, amountCents: 400 });
   });
 
+  it('when a refund settles applied with its gateway key, then the key is credited (once, not for a release), and the unknown ones are listed with their time', async () => {
+    await records.create(sale, captured(1000));
+    for (const id of ['a', 'b', 'c']) await records.reserve(sale, 'refund', id, 200);
+    await records.settle(sale, 'refund', 'a', 'applied', undefined, 'gw-refund-1');
+    await records.settle(sale, 'refund', 'b', 'released', undefined, 'gw-refund-2');
+    await records.settle(sale, 'refund', 'c', 'unknown');
+    await records.settle(sale, 'refund', 'a', 'applied', undefined, 'gw-refund-3'); // already settled: nothing changes
+    const moves = await records.moves(sale);
+    expect([...moves.creditedRefunds]).toEqual(['gw-refund-1']);
+    expect(moves.reservations).toEqual([{ id: 'c', op: 'refund', cents: 200, unknown: true, unknownSinceMs: expect.any(Number) }]);
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 200, pendingRefundCents: 200 });
+  });
+
   it('when an authorization is captured, then one capture at a time, never over the authorization; a release makes it capturable again', async () => {
     await records.create(sale, authorized(500));
     expect(await records.reserve(sale, 'refund', 'r', 1)).toMatchObject({ ok: false, reason: 'exceeds' });

@@ -1,5 +1,6 @@
 -- settle: ends a reservation from the gateway's answer. KEYS[1] record hash.
--- ARGV: reservation id, how ('applied' | 'released' | 'unknown'), applied cents ('' = the reserved amount).
+-- ARGV: reservation id, how ('applied' | 'released' | 'unknown'), applied cents ('' = the reserved amount),
+-- refund key ('' = none: an applied refund's own gateway transaction, kept as 'rk:<key>' = reservation id).
 -- 'unknown' keeps the reservation (the money may have moved) and only marks it, with the time, for the
 -- reconciler (issue 12): 'res:<id>' = '<op>:<cents>:unknown:<ms>'.
 -- Returns 1 when a reservation was settled, 0 when there was none (already settled, or expired).
@@ -22,7 +23,10 @@ local applied = ARGV[3] ~= '' and tonumber(ARGV[3]) or cents
 redis.call('HDEL', KEYS[1], field)
 if op == 'refund' then
   redis.call('HINCRBY', KEYS[1], 'pending_refund', -cents)
-  if how == 'applied' then redis.call('HINCRBY', KEYS[1], 'refunded', applied) end
+  if how == 'applied' then
+    redis.call('HINCRBY', KEYS[1], 'refunded', applied)
+    if ARGV[4] and ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'rk:' .. ARGV[4], ARGV[1]) end
+  end
 else
   if how == 'applied' then
     redis.call('HSET', KEYS[1], 'state', 'captured', 'captured', applied)
