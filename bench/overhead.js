@@ -247,6 +247,7 @@ async function runOpenLoop(targets, nextKey, ctx, pids) {
     const cpu = { tokengate: cpuPerSale(got.tokengate), naive: cpuPerSale(got.naive) };
     const row = {
       rate,
+      duration_s: openLoopSec,
       added_p50_ms: round(tg.p50_ms - nv.p50_ms, 2),
       added_p99_ms: round(tg.p99_ms - nv.p99_ms, 2),
       added_p99_9_ms: round(tg.p99_9_ms - nv.p99_9_ms, 2),

@@ -198,7 +198,7 @@ function openLoopSection(rows) {
   return [
     '## Open loop: latency added at fixed rates',
     '',
-    'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`, in a fresh process of its own for each run: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate and each keeps its better run. The last column is how long each process of tokengate\'s run sat runnable without a free core (Linux schedstat, ms per second): on this shared 2-core box that is latency no code change in tokengate removes.',
+    'Sales arrive at a fixed rate whatever the answers do (`bench/open-loop.js`, in a fresh process of its own for each run: each latency is measured from the time the request was due, so a stall cannot hide by lowering the rate), the sandbox answering after 50 ms; tokengate and the passthrough alternate twice at each rate (runs of ' + (rows[0].duration_s ?? '?') + ' s after a second of warm-up) and each keeps its better run. The last column is how long each process of tokengate\'s run sat runnable without a free core (Linux schedstat, ms per second): on this shared 2-core box that is latency no code change in tokengate removes.',
     '',
     '| rate /s | tokengate p50 / p99 / p99.9 ms | passthrough p50 / p99 / p99.9 ms | added p50 / p99 / p99.9 ms | achieved req/s (tokengate / passthrough) | CPU ms per sale, tokengate / passthrough (×) | waiting for a core, ms/s: tokengate / Redis / sandbox / generator |',
     '|---|---|---|---|---|---|---|',
