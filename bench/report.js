@@ -108,7 +108,7 @@ function renderSummary(r) {
     '',
     '## Reproduce',
     '',
-    '`npm run bench` (builds, then `node bench/run.js`; needs `redis-server` on PATH; about 3 minutes on 2 cores). `BENCH_QUICK=1 npm run bench` is a short smoke run. Raw figures: [latest.json](latest.json).',
+    `\`npm run bench\` (builds, then \`node bench/run.js\`; needs \`redis-server\` on PATH; this run took ${Math.round(r.durations.total_s / 6) / 10} minutes on ${m.cores} cores). \`BENCH_QUICK=1 npm run bench\` is a short smoke run. Raw figures: [latest.json](latest.json).`,
     '',
   );
   return lines.join('\n');
