@@ -15,7 +15,9 @@ import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
  * "4000-1000-1111-2224-9") is still found; an unbroken digit stretch is never cut, so
  * "40001000111122240000" is not a card number. Where the separator changes ("12.4000-1000-1111-2224"), the
  * group at the change ends one run and starts the next. `delimited`: the chosen groups must not touch letters
- * either (header values hold hex and base64 ids whose digit stretches are not card numbers).
+ * either (header values hold hex and base64 ids whose digit stretches are not card numbers). A run wholly
+ * inside a canonical UUID (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from
+ * `crypto.randomUUID()`) is an identifier, not a card number.
  */
 
 export interface PanScanOptions {
@@ -44,6 +46,32 @@ export function isPan(candidate: string): boolean {
 const isDigit = (c: number) => c >= 48 && c <= 57;
 const isSeparator = (c: number) => c === 32 || c === 45 || c === 46 || c === 95 || c === 47; // space - . _ /
 const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isHex = (c: number) => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+
+/** Where the dashes of a canonical UUID stand (8-4-4-4-12 hex digits, 36 characters in all). */
+const UUID_LENGTH = 36;
+const isUuidDash = (k: number) => k === 8 || k === 13 || k === 18 || k === 23;
+
+/** True when text[s, s + 36) is a canonical UUID touching no letter or digit on either side. */
+function isUuidAt(text: string, s: number): boolean {
+  if (s < 0 || s + UUID_LENGTH > text.length) return false;
+  if ((s > 0 && isAlnum(text.charCodeAt(s - 1))) || (s + UUID_LENGTH < text.length && isAlnum(text.charCodeAt(s + UUID_LENGTH)))) return false;
+  for (let k = 0; k < UUID_LENGTH; k++) {
+    const c = text.charCodeAt(s + k);
+    if (isUuidDash(k) ? c !== 45 : !isHex(c)) return false;
+  }
+  return true;
+}
+
+/**
+ * True when the run text[from, to) lies wholly inside a canonical UUID: its decimal groups are pieces of an
+ * identifier (a v4 UUID's first groups are all decimal about once in 2,300, its last one once in 280), not a
+ * card number, which no network prints in a UUID's 8-4-4-4-12 layout. Only asked of runs that hold a candidate.
+ */
+function insideUuid(text: string, from: number, to: number): boolean {
+  for (let s = Math.max(0, to - UUID_LENGTH); s <= from; s++) if (isUuidAt(text, s)) return true;
+  return false;
+}
 
 // Group offsets of the run being tried, reused across calls (nothing here re-enters the scanner).
 const starts: number[] = [];
@@ -150,7 +178,7 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
     }
     const end = runEnd(text, i);
     const next = runNext;
-    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, runSeparator, delimited) && onRun(i, end)) return true;
+    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, runSeparator, delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
     i = next >= 0 ? next : end;
   }
   return false;

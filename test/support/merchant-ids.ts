@@ -109,10 +109,21 @@ function zeroPaddedOrder(rand: Rand): string {
 
 const hex = (rand: Rand, n: number) => Array.from({ length: n }, () => '0123456789abcdef'[int(rand, 0, 15)]).join('');
 
-/** A v4 UUID whose last group came out all decimal (about 1 in 280 do), made Luhn-valid. */
+/**
+ * A v4 UUID, as `crypto.randomUUID()` writes it or upper-cased, whose decimal stretch is made Luhn-valid: its
+ * last group all decimal (about 1 in 280 come out so), or its first three groups, the version digit included
+ * (8-4-4: 16 digits, about 1 in 2,300).
+ */
 function uuid(rand: Rand): string {
-  const node = makeLuhnValid(digitsOf(rand, 12));
-  return `${hex(rand, 8)}-${hex(rand, 4)}-4${hex(rand, 3)}-${pick(rand, ['8', '9', 'a', 'b'])}${hex(rand, 3)}-${node}`;
+  const variant = pick(rand, ['8', '9', 'a', 'b']);
+  let text: string;
+  if (int(rand, 0, 1) === 0) {
+    text = `${hex(rand, 8)}-${hex(rand, 4)}-4${hex(rand, 3)}-${variant}${hex(rand, 3)}-${makeLuhnValid(digitsOf(rand, 12))}`;
+  } else {
+    const lead = makeLuhnValid(`${digitsOf(rand, 12)}4${digitsOf(rand, 3)}`);
+    text = `${lead.slice(0, 8)}-${lead.slice(8, 12)}-${lead.slice(12)}-${variant}${hex(rand, 3)}-${hex(rand, 12)}`;
+  }
+  return int(rand, 0, 3) === 0 ? text.toUpperCase() : text;
 }
 
 // GS1 prefixes seen on shelves (US/CA, FR, DE, JP, UK, CH, IT, ES, NL, CN, AU, books).

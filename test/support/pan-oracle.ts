@@ -34,7 +34,15 @@ interface Run {
   groups: { start: number; end: number }[];
 }
 
+/** Canonical UUIDs (8-4-4-4-12 hex, touching no letter or digit): a run wholly inside one is an identifier. */
+const UUID = /(?<![A-Za-z0-9])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![A-Za-z0-9])/g;
+
 function runs(text: string): Run[] {
+  const uuids = [...text.matchAll(UUID)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+  return allRuns(text).filter((run) => !uuids.some((u) => u.start <= run.start && run.end <= u.end));
+}
+
+function allRuns(text: string): Run[] {
   const found: Run[] = [];
   for (const sep of SEPARATORS) {
     for (const m of text.matchAll(new RegExp(`\\d+(?:${escape(sep)}\\d+)*`, 'g'))) {

@@ -28,6 +28,11 @@ describe('card detector precision on merchant identifiers', () => {
     expect(outside).toBeGreaterThan(5000);
   });
 
+  it('when UUIDs are used (lower or upper case, a decimal stretch Luhn-valid in a network\'s range or not), then none is refused', () => {
+    const uuids = ids.filter((id) => id.kind === 'uuid');
+    expect(uuids.filter((id) => refused(id.text)).map((id) => id.text)).toEqual([]);
+  });
+
   it('when clock-based invoices and keys are used (ORD-<ms>, order-<ms>-3, order-<ms>-42, <s>-00042, µs, ns), then none is refused', () => {
     const clock = ids.filter((id) => id.kind.endsWith('timestamp') || id.kind === 'clock-counter');
     expect(clock.filter((id) => refused(id.text)).map((id) => id.text)).toEqual([]);

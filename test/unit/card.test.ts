@@ -82,6 +82,30 @@ describe('PAN detection next to other digit groups', () => {
 });
 
 
+describe('PAN detection inside UUIDs', () => {
+  // Random v4 UUIDs whose leading groups came out decimal, in a network's range and Luhn-valid (about 1 in 3,000
+  // of crypto.randomUUID()'s): Idempotency-Keys that were refused as card data before.
+  const keys = ['66422251-1355-4707-9c8a-89ddd225b5b4', 'c1ec9bec-5773-4339-8092-05c00c2ba1cd', '66422251-1355-4707-9C8A-89DDD225B5B4'];
+  it.each(keys)('when a canonical UUID (%s) holds a card-shaped digit run, then it is an identifier, not card data', (key) => {
+    for (const text of [key, `{"invoice":"${key}"}`, `order ${key}.`]) {
+      expect(containsPan(text)).toBe(false);
+      expect(containsPan(text, { delimited: true })).toBe(false);
+      expect(redactPans(text)).toBe(text);
+    }
+  });
+  it('when the same digits are not a whole UUID (a group missing, glued to a letter), then they are a card number', () => {
+    for (const text of ['66422251-1355-4707', '66422251-1355-4707-9c8a', '66422251-1355-4707-9c8a-89ddd225b5b4f', 'x66422251-1355-4707-9c8a-89ddd225b5b4']) {
+      expect(containsPan(text)).toBe(true);
+    }
+  });
+  it('when a card number stands beside a UUID, then it is still found', () => {
+    const text = '66422251-1355-4707-9c8a-89ddd225b5b4 / 4000 1000 1111 2224';
+    expect(containsPan(text)).toBe(true);
+    expect(redactPans(text)).not.toMatch(/4000.?1000.?1111.?2224/);
+    expect(redactPans(text)).toContain('66422251-1355-4707-9c8a-89ddd225b5b4');
+  });
+});
+
 describe('card networks', () => {
   it('when a Luhn-valid run has no network prefix (a clock value, a leading zero, a 7), then it is not a card number', () => {
     for (const digits of ['1795369789000', '1795369789000123', '1795369789000123456', '0000000012345678', '7000100011112224', '9000100011112224']) {
@@ -155,6 +179,8 @@ describe('the scanner against an independent oracle', () => {
     fc.constantFrom(...pans).chain((p) => fc.constantFrom(' ', '-', '.', '_', '/').map((sep) => p.replace(/(\d{4})(?=\d)/g, `$1${sep}`))),
     fc.stringMatching(/^[0-9]{1,8}$/),
     fc.constantFrom(' ', '-', '.', '_', '/', '  ', '--', ' -', '._', 'a', 'Z', '=', '\n', '+'),
+    // UUIDs whose decimal groups hold a card number, whole or in pieces, so the UUID rule meets every neighbour.
+    fc.constantFrom('66422251-1355-4707-9c8a-89ddd225b5b4', '40001000-1111-2224-9C8A-89DDD225B5B4', 'c1ec9bec-5773-4339-8092-400010001111', '40001000-1111-2224', '-9c8a-89ddd225b5b4', 'c1ec9bec-'),
     fc.string({ maxLength: 6 }),
   );
 
