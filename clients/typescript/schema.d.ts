@@ -504,7 +504,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Raw card data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits, unbroken or in groups joined by one kind of separator (space, `-`, `.`, `_` or `/`), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data */
+        /** @description Raw card data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits, unbroken or in groups joined by one to three separators, of one kind or mixed (spaces, tabs, line breaks, no-break spaces, `-` and the Unicode hyphens and dashes, `.`, `_`, `/`; four or more end a number), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data */
         CardDataForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -658,7 +658,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits, unbroken or in groups joined by one kind of separator (space, `-`, `.`, `_` or `/`), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request */
+            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits, unbroken or in groups joined by one to three separators, of one kind or mixed (spaces, tabs, line breaks, no-break spaces, `-` and the Unicode hyphens and dashes, `.`, `_`, `/`; four or more end a number), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

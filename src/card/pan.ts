@@ -5,17 +5,19 @@ import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
  * The one card-number detector: the card-data guard, the logger's redaction, the scrub of stored replays and
  * the gateway client's unmasked-number check all call it (contract: 422 `card_data_forbidden`).
  *
- * A card number is 12–19 digits, unbroken or in groups joined by ONE kind of separator among space, dash,
- * dot, underscore and slash, whose prefix and length fall in a card network's issuer ranges (networks.json)
- * and which passes Luhn. A network may refuse groups of a clock value's length (UATP's clockGroups: a
- * millisecond clock value and a counter, "order-1795369789000-23", is 15 digits starting with 1).
+ * A card number is 12–19 digits, unbroken or in groups joined by separators (one to three characters between
+ * two groups, of one kind or mixed: spaces, tabs, line breaks, no-break and thin spaces, dashes and hyphens, dots,
+ * underscores, slashes), whose prefix and length fall in a card network's issuer ranges (networks.json) and
+ * which passes Luhn: a card number in any form a person types or pastes ("4000  1000  1111  2224",
+ * "4000 - 1000 - 1111 - 2224", "4000\u00a01000…", "4000-1000.1111 2224"). A network may refuse groups of a clock
+ * value's length (UATP's clockGroups: a millisecond clock value and a counter, "order-1795369789000-23", is 15
+ * digits starting with 1).
  *
- * A run is digit groups joined by single copies of one separator. Every sequence of WHOLE groups of 12–19
- * digits inside a run is tried, so a card number next to one more group ("1 4000100011112224",
- * "4000-1000-1111-2224-9") is still found; an unbroken digit stretch is never cut, so
- * "40001000111122240000" is not a card number. Where the separator changes ("12.4000-1000-1111-2224"), the
- * group at the change ends one run and starts the next. `delimited`: the chosen groups must not touch letters
- * either (header values hold hex and base64 ids whose digit stretches are not card numbers). A run wholly
+ * A run is digit groups joined by separators. Every sequence of WHOLE groups of 12–19 digits inside a run is
+ * tried, so a card number next to one more group ("1 4000100011112224", "4000-1000-1111-2224-9") is still
+ * found; an unbroken digit stretch is never cut, so "40001000111122240000" is not a card number, and four
+ * separators or more end a run.
+ * `delimited`: the chosen groups must not touch letters either (header values hold hex and base64 ids whose digit stretches are not card numbers). A run wholly
  * inside a canonical UUID (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from
  * `crypto.randomUUID()`) is an identifier, not a card number.
  */
@@ -32,10 +34,13 @@ export function isCardDigits(digits: string): boolean {
   return digits.length >= MIN_PAN_DIGITS && digits.length <= MAX_PAN_DIGITS && cardNetwork(digits) !== undefined && luhnValid(digits);
 }
 
-const SEPARATORS = /[ ._/-]/g;
+/** The most separator characters between two groups of one card number ("4000 - 1000": three). */
+const MAX_SEPARATOR = 3;
+const SEPARATORS = /[ \t\n\r\u00a0\u2007\u2009\u202f\u2010-\u2013\u2212._/-]+/g;
 
 /** True when the candidate (digit groups and separators, nothing else) is a card number as written. */
 export function isPan(candidate: string): boolean {
+  if ((candidate.match(SEPARATORS) ?? []).some((sep) => sep.length > MAX_SEPARATOR)) return false;
   const groups = candidate.split(SEPARATORS);
   const digits = groups.join('');
   if (digits.length < MIN_PAN_DIGITS || digits.length > MAX_PAN_DIGITS || !/^\d+$/.test(digits) || !luhnValid(digits)) return false;
@@ -44,7 +49,11 @@ export function isPan(candidate: string): boolean {
 }
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
-const isSeparator = (c: number) => c === 32 || c === 45 || c === 46 || c === 95 || c === 47; // space - . _ /
+/** Space, tab, LF, CR, - . _ /, no-break space, figure space, thin space, narrow no-break space, hyphens and dashes, minus. */
+function isSeparator(c: number): boolean {
+  if (c < 128) return c === 32 || c === 45 || c === 46 || c === 95 || c === 47 || c === 9 || c === 10 || c === 13;
+  return c === 0xa0 || c === 0x2007 || c === 0x2009 || c === 0x202f || (c >= 0x2010 && c <= 0x2013) || c === 0x2212;
+}
 const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isHex = (c: number) => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 
@@ -116,51 +125,38 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
   return false;
 }
 
-/** Records the groups of the run text[from, to) (joined by `separator`) and tries them: the rare, long-run path. */
-function runAt(text: string, from: number, to: number, separator: number, delimited: boolean): boolean {
+/** Records the digit groups of the run text[from, to) and tries them: the rare, long-run path. */
+function runAt(text: string, from: number, to: number, delimited: boolean): boolean {
   let count = 0;
-  let groupStart = from;
-  for (let k = from; k <= to; k++) {
-    if (k === to || text.charCodeAt(k) === separator) {
-      starts[count] = groupStart;
-      ends[count] = k;
-      count++;
-      groupStart = k + 1;
-    }
+  for (let k = from; k < to; k++) {
+    if (!isDigit(text.charCodeAt(k))) continue;
+    starts[count] = k;
+    while (k < to && isDigit(text.charCodeAt(k))) k++;
+    ends[count] = k;
+    count++;
   }
   return runHoldsPan(text, count, delimited);
 }
 
-// What runEnd found besides the end: the run's separator (-1 if one group), its digit count, and where the next
-// run starts when the separator changed (the shared group), else -1. Module state keeps runEnd allocation-free.
-let runSeparator = -1;
+// What runEnd counted besides the end: the run's digits. Module state keeps runEnd allocation-free.
 let runDigits = 0;
-let runNext = -1;
 
-/** The end of the run starting with the digit at `start`: groups joined by single copies of one separator. */
+/** The end of the run starting with the digit at `start`: digit groups joined by one to three separators. */
 function runEnd(text: string, start: number): number {
   let j = start + 1;
   let digits = 1;
-  let separator = -1;
-  let lastGroup = start;
-  runNext = -1;
   for (;;) {
     if (j < text.length && isDigit(text.charCodeAt(j))) {
       j++;
       digits++;
-    } else if (j + 1 < text.length && isSeparator(text.charCodeAt(j)) && isDigit(text.charCodeAt(j + 1))) {
-      const c = text.charCodeAt(j);
-      if (separator === -1) separator = c;
-      else if (c !== separator) {
-        runNext = lastGroup;
-        break;
-      }
-      lastGroup = j + 1;
-      j += 2;
-      digits++;
-    } else break;
+      continue;
+    }
+    let k = j;
+    while (k < text.length && k - j < MAX_SEPARATOR && isSeparator(text.charCodeAt(k))) k++;
+    if (k === j || k >= text.length || !isDigit(text.charCodeAt(k))) break;
+    j = k + 1;
+    digits++;
   }
-  runSeparator = separator;
   runDigits = digits;
   return j;
 }
@@ -177,9 +173,8 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
       continue;
     }
     const end = runEnd(text, i);
-    const next = runNext;
-    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, runSeparator, delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
-    i = next >= 0 ? next : end;
+    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
+    i = end;
   }
   return false;
 }
@@ -196,8 +191,7 @@ export function redactPans(text: string, replacement = '[card]'): string {
   let out = '';
   let copied = 0;
   scan(text, false, (start, end) => {
-    // Runs of two separators share the group where they meet: an overlap extends the last replacement.
-    if (start >= copied) out += text.slice(copied, start) + replacement;
+    out += text.slice(copied, start) + replacement;
     copied = end;
     return false;
   });

@@ -105,17 +105,19 @@ const panArb = fc.oneof(
   ),
 );
 /**
- * A PAN written with ONE kind of separator (among `seps`) between random groups, or unbroken. The rule's one
- * grouping exception (a UATP number with a clock-length group, networks.json clockGroups) is left to the
- * card and precision suites: the independent oracle keeps only what the rule calls a card number.
+ * A PAN written with separators (among `seps`) between random groups, one to three characters at each cut, of
+ * one kind or mixed, or unbroken. The rule's one grouping exception (a UATP number with a clock-length group,
+ * networks.json clockGroups) is left to the card and precision suites: the independent oracle keeps only what
+ * the rule calls a card number.
  */
 const formatted = (seps: readonly string[]) =>
-  fc.tuple(panArb, fc.constantFrom(...seps)).chain(([pan, sep]) =>
-    fc.array(fc.constantFrom('', sep), { minLength: pan.length - 1, maxLength: pan.length - 1 }).map((cuts) => ({
+  fc.tuple(panArb, fc.constantFrom(...seps)).chain(([pan, sep]) => {
+    const cut = fc.oneof(fc.constant(''), fc.constant(sep), fc.array(fc.constantFrom(...seps), { minLength: 1, maxLength: 3 }).map((s) => s.join('')));
+    return fc.array(cut, { minLength: pan.length - 1, maxLength: pan.length - 1 }).map((cuts) => ({
       pan,
       text: [...pan].map((d, i) => d + (i < cuts.length ? (cuts[i] as string) : '')).join(''),
-    })),
-  ).filter(({ text }) => oracleContainsPan(text));
+    }));
+  }).filter(({ text }) => oracleContainsPan(text));
 const noDigits = (unit: 'grapheme' | 'grapheme-ascii') => fc.string({ unit, maxLength: 12 }).map((s) => s.replace(/[0-9]/g, 'x'));
 const keyArb = fc.oneof(fc.constantFrom(...PROTO_KEYS, 'customer', 'payment_method', 'amount', 'amount_detail', 'invoice', 'tax', 'tip', 'number', 'card'), fc.string({ unit: 'grapheme', maxLength: 10 }));
 const numberText = fc.oneof(

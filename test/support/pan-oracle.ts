@@ -1,13 +1,13 @@
 /**
- * An independent, deliberately slow statement of the card-number rule, for property tests: one regex per
- * separator finds the runs, every sequence of whole groups is tried, the network table is read as written
+ * An independent, deliberately slow statement of the card-number rule, for property tests: one regex finds the
+ * runs, every sequence of whole groups is tried, the network table is read as written
  * (prefix strings compared as strings) and Luhn is recomputed here. Shares no code with src/card/pan.ts.
  */
 import table from '../../src/card/networks.json';
 import { makeLuhnValid } from './merchant-ids';
 
-const SEPARATORS = [' ', '-', '.', '_', '/'];
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+/** A run: digit groups joined by one to three separators, of one kind or mixed (the contract's "any form"). */
+const RUN = /\d+(?:[ \t\n\r\u00a0\u2007\u2009\u202f\u2010\u2011\u2012\u2013\u2212._/-]{1,3}\d+)*/g;
 const ALNUM = /[A-Za-z0-9]/;
 
 /** `groups`: the number's digit groups as written (unbroken: one). */
@@ -37,25 +37,22 @@ interface Run {
 /** Canonical UUIDs (8-4-4-4-12 hex, touching no letter or digit): a run wholly inside one is an identifier. */
 const UUID = /(?<![A-Za-z0-9])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![A-Za-z0-9])/g;
 
-function runs(text: string): Run[] {
-  const uuids = [...text.matchAll(UUID)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
-  return allRuns(text).filter((run) => !uuids.some((u) => u.start <= run.start && run.end <= u.end));
+function uuidSpans(text: string): { start: number; end: number }[] {
+  return [...text.matchAll(UUID)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
 }
 
-function allRuns(text: string): Run[] {
-  const found: Run[] = [];
-  for (const sep of SEPARATORS) {
-    for (const m of text.matchAll(new RegExp(`\\d+(?:${escape(sep)}\\d+)*`, 'g'))) {
-      const groups: Run['groups'] = [];
-      let at = m.index;
-      for (const g of m[0].split(sep)) {
-        groups.push({ start: at, end: at + g.length });
-        at += g.length + 1;
-      }
-      found.push({ start: m.index, end: m.index + m[0].length, groups });
-    }
-  }
-  return found;
+function inUuid(text: string, start: number, end: number): boolean {
+  return uuidSpans(text).some((u) => u.start <= start && end <= u.end);
+}
+
+function toRun(text: string, run: string, at: number): Run {
+  const groups = [...run.matchAll(/\d+/g)].map((g) => ({ start: at + g.index, end: at + g.index + g[0].length }));
+  return { start: at, end: at + run.length, groups };
+}
+
+/** The runs of the text, less those wholly inside a UUID. */
+function runs(text: string): Run[] {
+  return [...text.matchAll(RUN)].map((m) => toRun(text, m[0], m.index)).filter((run) => !inUuid(text, run.start, run.end));
 }
 
 function runHoldsCard(text: string, run: Run, delimited: boolean): boolean {
@@ -77,29 +74,9 @@ export function oracleContainsPan(text: string, delimited = false): boolean {
   return runs(text).some((run) => runHoldsCard(text, run, delimited));
 }
 
-/** Every run holding a card number replaced; runs that overlap (a shared group) are replaced as one. */
+/** Every run holding a card number replaced, whole (runs never overlap: one regex pass). */
 export function oracleRedact(text: string, replacement: string): string {
-  const spans = runs(text)
-    .filter((run) => runHoldsCard(text, run, false))
-    .sort((a, b) => a.start - b.start);
-  let out = '';
-  let copied = 0;
-  let open: { start: number; end: number } | undefined;
-  for (const span of spans) {
-    if (open && span.start < open.end) open.end = Math.max(open.end, span.end);
-    else {
-      if (open) {
-        out += text.slice(copied, open.start) + replacement;
-        copied = open.end;
-      }
-      open = { start: span.start, end: span.end };
-    }
-  }
-  if (open) {
-    out += text.slice(copied, open.start) + replacement;
-    copied = open.end;
-  }
-  return out + text.slice(copied);
+  return text.replace(RUN, (run, at: number) => (runHoldsCard(text, toRun(text, run, at), false) && !inUuid(text, at, at + run.length) ? replacement : run));
 }
 
 /** True when some candidate in the text (whole groups, 12–19 digits) has a network's prefix and length, Luhn aside. */

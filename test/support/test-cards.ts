@@ -67,7 +67,10 @@ export function printedGroups(number: string): string[] {
 
 export const PAN_SEPARATORS = [' ', '-', '.', '_', '/'] as const;
 
-/** The number unbroken and printed with each separator. */
+/** Ways people paste a number besides one separator: tabs, doubled spaces, spaced dashes, no-break spaces, en dashes. */
+const PASTED_JOINS = ['\t', '  ', ' - ', '\u00a0', '\u2013'] as const;
+
+/** The number unbroken, printed with each separator, and as pasted from documents. */
 export function separatorForms(number: string): string[] {
-  return [number, ...PAN_SEPARATORS.map((sep) => printedGroups(number).join(sep))];
+  return [number, ...[...PAN_SEPARATORS, ...PASTED_JOINS].map((sep) => printedGroups(number).join(sep))];
 }

@@ -148,6 +148,21 @@ describe('card-data guard: separators and network ranges (issue 10)', () => {
     }
   });
 
+  it('when a card number is pasted with doubled, spaced, mixed or no-break separators, in the body, query or a header, then 422', async () => {
+    // A contract probe's forms: a cardholder "4000  1000  1111  2224", an invoice "4000-1000.1111-2224", " - ", tab, NBSP.
+    for (const form of ['4000  1000  1111  2224', '4000-1000.1111-2224', '4000 - 1000 - 1111 - 2224', '4000\t1000\t1111\t2224', '4000\u00a01000\u00a01111\u00a02224', '3711-222233 32225']) {
+      await expectRejected(postJson(JSON.stringify({ amount: '1.00', cardholder: form })), 'body', form);
+      await expectRejected((app) => request(app).get(`/v1/customers?q=${encodeURIComponent(form)}`), 'query', form);
+      if (!form.includes('\u00a0')) await expectRejected((app) => request(app).get('/v1/customers').set('X-Note', form), 'header', form);
+    }
+  });
+
+  it('when an Idempotency-Key is a random UUID whose leading groups are card-shaped, then the request passes', async () => {
+    const { app } = guardedApp();
+    const res = await request(app).post('/v1/sales').set('Content-Type', 'application/json').set('Idempotency-Key', '66422251-1355-4707-9c8a-89ddd225b5b4').send({ amount: '1.00', invoice: 'c1ec9bec-5773-4339-8092-05c00c2ba1cd' });
+    expect(res.status).toBe(200);
+  });
+
   it('when invoices, Idempotency-Keys and request ids carry Luhn-valid clock values outside every network, then the request passes', async () => {
     // The issue's key (17953697890003 passes Luhn) and runs that pass Luhn on purpose; none has a network's prefix at its length.
     const { app } = guardedApp();
