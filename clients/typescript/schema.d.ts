@@ -241,6 +241,12 @@ export interface components {
          * @example 1.25
          */
         AmountPart: string;
+        /**
+         * @description Money in an answer: always two decimals (`"10.50"`, `"10.00"`), however the request wrote it (`"10.5"`, `"10"`)
+         * @example 10.50
+         * @example 0.00
+         */
+        Money: string;
         /** @description Breakdown of `amount`; `tax` + `tip` must not exceed `amount`. */
         AmountDetail: {
             tax?: components["schemas"]["AmountPart"];
@@ -273,9 +279,9 @@ export interface components {
             result: string;
             authcode: string;
             /** @description The amount asked for */
-            amount: string;
+            amount: components["schemas"]["Money"];
             /** @description What is held or captured now: below `amount` after a partial approval or a partial capture, `0.00` once voided or declined */
-            auth_amount: string;
+            auth_amount: components["schemas"]["Money"];
             /** @description `Y` only on an answer the gateway folded into an earlier identical call and that returned the original (duplicate folding); `N` otherwise, and always on `GET` */
             is_duplicate: string;
             invoice?: string;
@@ -311,10 +317,10 @@ export interface components {
              */
             status: "authorized" | "pending_settlement" | "settled" | "voided" | "declined" | "error";
             /** @description Captured amount (`0.00` for an open authorization, a void or a decline) */
-            amount_captured: string;
+            amount_captured: components["schemas"]["Money"];
             /** @description Sum of the refunds that returned money */
-            amount_refunded: string;
-            /** @description Refunds issued against the sale (empty until it is settled and refunded) */
+            amount_refunded: components["schemas"]["Money"];
+            /** @description Refunds issued against the sale (empty until it is settled and refunded), each a refund object as `POST /v1/sales/{key}/refunds` answers it, with `created` and `status_code` */
             refunds: components["schemas"]["Refund"][];
             /** @description A decline's text, from the gateway */
             error?: string;
@@ -403,15 +409,18 @@ export interface components {
             /** @enum {string} */
             type: "refund";
             key: string;
-            refnum?: string;
+            refnum: string;
             /** @description The sale's key */
             sale: string;
-            amount: string;
-            result_code?: string;
-            result?: string;
+            amount: components["schemas"]["Money"];
+            /** @description The refund's result: `A` approved, `E` error. A listed refund the gateway's lookup gives no result for was approved (`A`), unless its `status_code` is `E` */
+            result_code: string;
+            result: string;
             /** @enum {string} */
             method: "refund" | "void";
+            /** @description Listed refunds only (`GET /v1/sales/{key}`): when the gateway made it, `YYYY-MM-DD hh:mm:ss` */
             created?: string;
+            /** @description Listed refunds only: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */

@@ -39,6 +39,14 @@ function pair(value: unknown): { result_code: string; result: string } | undefin
   return { result_code: str(o, 'result_code', false) ?? '', result: str(o, 'result', false) ?? '' };
 }
 
+const MONEY = /^\d{1,12}(\.\d{1,2})?$/;
+
+/** "7.5" → "7.50", "007" → "7.00": an amount of the money pattern with two decimals, as answers carry money. */
+function twoDecimals(s: string): string {
+  const [whole = '0', frac = ''] = s.split('.');
+  return `${Number(whole)}.${frac.padEnd(2, '0')}`;
+}
+
 const RESULT_CODES: readonly string[] = ['A', 'P', 'D', 'E', 'V'];
 
 /** `GET /publickey`: a bare JSON string (gateway-facts.md, Pay.js). */
@@ -66,6 +74,8 @@ export function parseTransaction(body: unknown): Transaction {
     const v = str(o, f, false);
     if (v !== undefined) tx[f] = v;
   }
+  // Written with two decimals like all money, but not refused when odd: a decline's auth_amount is undocumented.
+  if (tx.auth_amount !== undefined && MONEY.test(tx.auth_amount)) tx.auth_amount = twoDecimals(tx.auth_amount);
   const card = creditcard(o.creditcard);
   if (card) tx.creditcard = card;
   const avs = pair(o.avs);
@@ -113,19 +123,27 @@ function statusCode(o: Obj): StatusCode {
   return v as StatusCode;
 }
 
-/** Money as the gateway writes it: "12.34" (numbers are accepted and written back with two decimals). */
+/** Money as the gateway writes it: "12.34" (numbers and fewer decimals are accepted and written back with two). */
 function money(o: Obj, field: string, required = true): string | undefined {
   const v = o[field];
   if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v.toFixed(2);
   const s = str(o, field, required);
   if (s === undefined) return undefined;
-  if (!/^\d{1,12}(\.\d{1,2})?$/.test(s)) throw new ShapeError(`field ${field} is not an amount`);
-  return s;
+  if (!MONEY.test(s)) throw new ShapeError(`field ${field} is not an amount`);
+  return twoDecimals(s);
 }
 
 function refundSummary(value: unknown): RefundSummary {
   const o = obj(value, 'refund');
-  return { key: str(o, 'key') as string, refnum: str(o, 'refnum') as string, amount: money(o, 'amount') as string, created: str(o, 'created', false) ?? '', status_code: statusCode(o) };
+  const r: RefundSummary = { key: str(o, 'key') as string, refnum: str(o, 'refnum') as string, amount: money(o, 'amount') as string, created: str(o, 'created', false) ?? '', status_code: statusCode(o) };
+  // Neither the captured lookup nor the emulator lists a refund's result; kept when a gateway does.
+  const resultCode = str(o, 'result_code', false);
+  if (resultCode !== undefined) {
+    if (!RESULT_CODES.includes(resultCode)) throw new ShapeError('result_code is unknown');
+    r.result_code = resultCode as ResultCode;
+    r.result = str(o, 'result', false) ?? '';
+  }
+  return r;
 }
 
 /** `GET /transactions/{key}` and the items of the transaction lists. */

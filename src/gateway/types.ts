@@ -129,6 +129,9 @@ export interface RefundSummary {
   amount: string;
   created: string;
   status_code: StatusCode;
+  /** The refund's own result, when the lookup lists it (neither the captured lookup nor the emulator does). */
+  result_code?: ResultCode;
+  result?: string;
 }
 
 /**

@@ -15,12 +15,15 @@ import addFormats from 'ajv-formats';
 import openapi from './openapi.json';
 import { InvalidRequest, type ErrorDetail } from './errors';
 import { hasForbiddenKey } from './json-body';
-import { toCents } from '../sales/money';
+import { canonicalAmount, toCents } from '../sales/money';
 
 export interface SaleInput {
   customer: string;
   paymentMethod: string;
-  /** As sent, e.g. "10.50"; `amountCents` is the same value in integer cents. */
+  /**
+   * Canonical ("10.50" for "10.5"), so every answer, the sale's record and the gateway get one spelling; the
+   * idempotency fingerprint hashes the raw body. `amountCents` is the same value in integer cents.
+   */
   amount: string;
   amountCents: number;
   amountDetail?: { tax?: string; tip?: string };
@@ -31,6 +34,7 @@ export interface SaleInput {
 
 /** The body of a capture or a refund: all (absent) or part of the sale. */
 export interface AmountInput {
+  /** Canonical, as SaleInput's. */
   amount?: string;
   amountCents?: number;
 }
@@ -116,11 +120,11 @@ export function parseSaleRequest(body: unknown): SaleInput {
   if (detail && toCents(detail.tax ?? '0') + toCents(detail.tip ?? '0') > amountCents) details.push({ path: 'body.amount_detail', rule: 'exceeds_amount' });
   if (details.length > 0) throw new InvalidRequest(details);
 
-  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: raw.amount, amountCents, capture: raw.capture !== false };
+  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: canonicalAmount(raw.amount), amountCents, capture: raw.capture !== false };
   if (detail) {
     input.amountDetail = {};
-    if (detail.tax !== undefined) input.amountDetail.tax = detail.tax;
-    if (detail.tip !== undefined) input.amountDetail.tip = detail.tip;
+    if (detail.tax !== undefined) input.amountDetail.tax = canonicalAmount(detail.tax);
+    if (detail.tip !== undefined) input.amountDetail.tip = canonicalAmount(detail.tip);
   }
   if (raw.invoice !== undefined) input.invoice = raw.invoice;
   return input;
@@ -140,7 +144,7 @@ export function parseAmountBody(body: unknown, kind: 'capture' | 'refund'): Amou
   if (amount === undefined) return {};
   const amountCents = toCents(amount);
   if (amountCents <= 0) throw new InvalidRequest([{ path: 'body.amount', rule: 'positive' }]);
-  return { amount, amountCents };
+  return { amount: canonicalAmount(amount), amountCents };
 }
 
 /** The body of `POST /v1/customers/{custkey}/payment_methods`: a Pay.js payment key and optional labels. */

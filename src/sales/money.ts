@@ -11,3 +11,8 @@ export function fromCents(cents: number): string {
   const c = Math.max(0, Math.round(cents));
   return `${Math.floor(c / 100)}.${String(c % 100).padStart(2, '0')}`;
 }
+
+/** "10.5" → "10.50", "5" → "5.00": the one way tokengate writes money, to callers and to the gateway. */
+export function canonicalAmount(amount: string): string {
+  return fromCents(toCents(amount));
+}

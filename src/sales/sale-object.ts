@@ -10,9 +10,26 @@ export interface ListedRefund {
   refnum: string;
   sale: string;
   amount: string;
+  result_code: string;
+  result: string;
   method: 'refund';
   created: string;
   status_code: string;
+}
+
+/**
+ * A refund of the sale's lookup as the contract's refund object. Listed refunds are refunds (`method` refund): a
+ * refund that voided the sale shows as the sale's status instead.
+ */
+export function listedRefund(saleKey: string, r: RefundSummary): ListedRefund {
+  // A listed refund is a transaction the gateway made, and follow-ups answer only A or E (gateway-facts.md, The
+  // payment lifecycle). So a refund listed without a result of its own (the emulator's lookup, src/sandbox/
+  // README.md) was approved, unless its status is E Error (which amount_refunded leaves out too). A voided (V)
+  // refund was approved, then voided.
+  const [resultCode, result] = r.result_code !== undefined ? [r.result_code, r.result ?? ''] : r.status_code === 'E' ? ['E', 'Error'] : ['A', 'Approved'];
+  return {
+    type: 'refund', key: r.key, refnum: r.refnum, sale: saleKey, amount: r.amount, result_code: resultCode, result, method: 'refund', created: r.created, status_code: r.status_code,
+  };
 }
 
 /**
@@ -89,8 +106,7 @@ export function saleObject(f: SaleFacts): SaleObject {
     status: f.status,
     amount_captured: fromCents(f.capturedCents),
     amount_refunded: fromCents(f.refundedCents),
-    // Listed refunds are refunds (`method` refund): a refund that voided the sale shows as the sale's status instead.
-    refunds: f.refunds.map((r) => ({ type: 'refund', key: r.key, refnum: r.refnum, sale: f.key, amount: r.amount, method: 'refund', created: r.created, status_code: r.status_code })),
+    refunds: f.refunds.map((r) => listedRefund(f.key, r)),
   };
   if (f.error !== undefined) {
     sale.error = f.error;

@@ -1,5 +1,5 @@
 import { refusalReason } from '../../src/gateway/errors';
-import { ShapeError, parseBatch, parseTransactionDetail } from '../../src/gateway/parse';
+import { ShapeError, parseBatch, parseTransaction, parseTransactionDetail } from '../../src/gateway/parse';
 
 describe('lifecycle answers parsing', () => {
   const detail = {
@@ -19,6 +19,19 @@ describe('lifecycle answers parsing', () => {
 
   it('when amounts come as numbers (as some real answers send them), then they are written back with two decimals', () => {
     expect(parseTransactionDetail({ ...detail, amount: 10, auth_amount: 7.5 })).toMatchObject({ amount: '10.00', auth_amount: '7.50' });
+  });
+
+  it('when amounts come with fewer than two decimals, then they are written back with two, the refunds\' too', () => {
+    const refunds = [{ ...detail.refunds[0], amount: '2.5' }];
+    expect(parseTransactionDetail({ ...detail, amount: '10', auth_amount: '7.5', refunds })).toMatchObject({ amount: '10.00', auth_amount: '7.50', refunds: [{ amount: '2.50' }] });
+    expect(parseTransaction({ type: 'transaction', key: 'k', refnum: '1', result_code: 'A', auth_amount: '4.5' }).auth_amount).toBe('4.50');
+  });
+
+  it('when a listed refund carries its own result, then it is kept; an unknown one is refused', () => {
+    const withResult = (r: object) => parseTransactionDetail({ ...detail, refunds: [{ ...detail.refunds[0], ...r }] }).refunds[0];
+    expect(withResult({ result_code: 'E', result: 'Error' })).toMatchObject({ result_code: 'E', result: 'Error' });
+    expect(withResult({})).not.toHaveProperty('result_code');
+    expect(() => withResult({ result_code: 'Z' })).toThrow(ShapeError);
   });
 
   it('when refunds are absent, then the list is empty; when the status is unknown or the card unmasked, then the answer is refused', () => {

@@ -18,16 +18,16 @@ function detailsOf(fn: () => unknown): readonly ErrorDetail[] {
 const base = { customer: 'cust_1', payment_method: 'pm-1', amount: '10.00' };
 
 describe('parseSaleRequest', () => {
-  it('when the body is complete and valid, then a typed SaleInput comes back with integer cents', () => {
+  it('when the body is complete and valid, then a typed SaleInput comes back with integer cents and two-decimal amounts', () => {
     expect(parseSaleRequest({ ...base, amount: '12.3', amount_detail: { tax: '1.00', tip: '0' }, invoice: 'INV-42/a' })).toEqual({
-      customer: 'cust_1', paymentMethod: 'pm-1', amount: '12.3', amountCents: 1230, amountDetail: { tax: '1.00', tip: '0' }, invoice: 'INV-42/a', capture: true,
+      customer: 'cust_1', paymentMethod: 'pm-1', amount: '12.30', amountCents: 1230, amountDetail: { tax: '1.00', tip: '0.00' }, invoice: 'INV-42/a', capture: true,
     });
     expect(parseSaleRequest(base)).toEqual({ customer: 'cust_1', paymentMethod: 'pm-1', amount: '10.00', amountCents: 1000, capture: true });
     expect(parseSaleRequest({ ...base, capture: false })).toMatchObject({ capture: false });
   });
 
-  it.each(['1', '0.01', '1.5', '99999999.99'])('when the amount is %s, then it is accepted', (amount) => {
-    expect(parseSaleRequest({ ...base, amount }).amount).toBe(amount);
+  it.each([['1', '1.00'], ['0.01', '0.01'], ['1.5', '1.50'], ['99999999.99', '99999999.99']])('when the amount is %s, then it is accepted as %s', (amount, canonical) => {
+    expect(parseSaleRequest({ ...base, amount }).amount).toBe(canonical);
   });
 
   it.each(['0', '0.00', '-1', '1.234', '.5', '5.', '01.00', '1,00', '1e2', ' 1', '100000000', '100000000.00', 'NaN', ''])(

@@ -2,7 +2,7 @@ import { containsPan } from '../../src/card/pan';
 import { parseTransaction, parseTransactionDetail } from '../../src/gateway/parse';
 import type { Transaction, TransactionDetail } from '../../src/gateway/types';
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES, type SaleFields } from '../../src/sale-records';
-import { factsAfterCapture, factsAfterVoid, factsOfDetail, factsOfSale, fieldsOfSale, saleObject, type SaleAsked } from '../../src/sales/sale-object';
+import { factsAfterCapture, factsAfterVoid, factsOfDetail, factsOfSale, fieldsOfSale, listedRefund, saleObject, type SaleAsked } from '../../src/sales/sale-object';
 import { fieldsOfDetail } from '../../src/sales/sale-view';
 import ccSale from '../fixtures/wire/cc-sale.json';
 import transactionGet from '../fixtures/wire/transaction-get.json';
@@ -87,6 +87,22 @@ describe('the one sale object', () => {
   it('when a sale is declined, then its answer carries the gateway\'s error text and code, and nothing held', () => {
     const declined = parseTransaction({ ...partialAnswer, result_code: 'D', result: 'Declined', authcode: '', auth_amount: undefined, error: 'Card Declined (00)', error_code: '10127' });
     expect(wire(saleObject(factsOfSale(declined, asked)))).toMatchObject({ status: 'declined', auth_amount: '0.00', amount_captured: '0.00', error: 'Card Declined (00)', error_code: '10127' });
+  });
+});
+
+describe('a listed refund', () => {
+  const refund = { key: 'd1', refnum: '3107222271', amount: '2.50', created: '2026-11-22 22:41:00', status_code: 'P' } as const;
+
+  it('when the lookup gives it no result, then it is the contract\'s refund object, approved unless its status is Error', () => {
+    expect(listedRefund('k1', refund)).toEqual({
+      type: 'refund', key: 'd1', refnum: '3107222271', sale: 'k1', amount: '2.50', result_code: 'A', result: 'Approved', method: 'refund', created: '2026-11-22 22:41:00', status_code: 'P',
+    });
+    expect(listedRefund('k1', { ...refund, status_code: 'V' })).toMatchObject({ result_code: 'A', result: 'Approved' });
+    expect(listedRefund('k1', { ...refund, status_code: 'E' })).toMatchObject({ result_code: 'E', result: 'Error' });
+  });
+
+  it('when the lookup gives it a result, then that result is the one listed', () => {
+    expect(listedRefund('k1', { ...refund, result_code: 'E', result: 'Refund not permitted' })).toMatchObject({ result_code: 'E', result: 'Refund not permitted' });
   });
 });
 
