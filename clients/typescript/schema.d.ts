@@ -477,6 +477,7 @@ export interface components {
         Unauthenticated: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -604,6 +605,8 @@ export interface components {
         "Retry-After": number;
         /** @description `true` on an answer the reconciler recovered from the gateway's own records after the first attempt's outcome was unknown (contract guarantee 6): the write happened (or was declined) exactly as this answer says. Absent on every other answer. */
         "Tokengate-Reconciled": "true";
+        /** @description The bearer challenge every 401 carries (RFC 9110 §15.5.2, RFC 6750 §3): `Bearer error="invalid_token"` when a Bearer token was sent and refused, plain `Bearer` when none was sent (or another scheme was). Fixed text: nothing of the token is echoed. */
+        "WWW-Authenticate": "Bearer error=\"invalid_token\"" | "Bearer";
     };
     pathItems: never;
 }

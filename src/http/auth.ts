@@ -8,7 +8,8 @@
  * Verification: `Authorization: Bearer <JWT>` only, at most 8 KiB; the algorithm list comes from config,
  * never from the token (alg none and HS/RS confusion fail there); `iss`, `aud`, `exp` (required), `nbf`,
  * clock tolerance ≤ 30 s. Keys: the HS secret, a PEM public key, or JWKS (jwks.ts, jose's remote key set). Every failure is the
- * same 401 with a fixed message; the reason code goes to the debug log, the token never does.
+ * same 401 with a fixed message and `WWW-Authenticate: Bearer` (`error="invalid_token"` when a Bearer credential was
+ * sent); the reason code goes to the debug log, the token never does.
  * A token that passed is remembered by its SHA-256 until its exp (+ tolerance), at most 60 s, and is not
  * verified again meanwhile (verified-tokens.ts: 5-8 % of a sale's CPU); failures are never remembered.
  */
@@ -26,6 +27,7 @@ export const MAX_TOKEN_BYTES = 8 * 1024;
 export const ANY_CUSTOMER_SCOPE = 'customers:any';
 const MAX_CLOCK_TOLERANCE_SEC = 30;
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
+const BEARER_PRESENTED = /^Bearer[ \t]+\S/i;
 // A kid is looked up, never used as a path or URL; still, only short plain tokens reach the key source.
 const SAFE_KID = /^[A-Za-z0-9._-]{1,128}$/;
 const CUSTKEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -153,11 +155,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   const authenticate: RequestHandler = (req, _res, next) => {
     const log = req.log ?? logger;
+    const header = req.headers.authorization;
+    // A Bearer credential was sent (whatever its shape): the challenge says invalid_token (RFC 6750 §3.1).
+    const presented = header !== undefined && BEARER_PRESENTED.test(header);
     const reject = (reason: string) => {
       log.debug('authentication failed', { reason });
-      next(new Unauthenticated());
+      next(new Unauthenticated(presented));
     };
-    const header = req.headers.authorization;
     if (header === undefined) return reject('missing');
     if (header.length > MAX_TOKEN_BYTES + 16) return reject('too_large');
     const match = BEARER.exec(header);
@@ -170,7 +174,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       (err: unknown) => {
         if (err instanceof Rejected) return reject(err.reason);
         log.warn('authentication error', { err });
-        next(new Unauthenticated());
+        next(new Unauthenticated(presented));
       },
     );
   };

@@ -73,7 +73,7 @@ export class ApiError extends Error {
     this.retryAfterSec = init.retryAfterSec === undefined ? undefined : Math.max(1, Math.ceil(init.retryAfterSec));
   }
 
-  /** Headers this answer must carry besides the body (Retry-After for 409/429/503). */
+  /** Headers this answer must carry besides the body (Retry-After for 409/429/503, WWW-Authenticate for 401). */
   get headers(): Readonly<Record<string, string>> {
     return this.retryAfterSec === undefined ? {} : { 'Retry-After': String(this.retryAfterSec) };
   }
@@ -91,9 +91,18 @@ export class InvalidRequest extends ApiError {
   }
 }
 
+/**
+ * 401 with the challenge RFC 9110 §15.5.2 requires on every 401. Per RFC 6750 §3.1: `error="invalid_token"`
+ * when a bearer token was sent and refused; plain `Bearer` (no error code) when none was sent, or another
+ * scheme was. The challenge is fixed text: nothing of the token or the reason is ever in it.
+ */
 export class Unauthenticated extends ApiError {
-  constructor() {
+  constructor(readonly tokenRejected = false) {
     super(401, 'unauthenticated', 'A valid bearer token is required.');
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'WWW-Authenticate': this.tokenRejected ? 'Bearer error="invalid_token"' : 'Bearer' };
   }
 }
 

@@ -209,6 +209,7 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
       const res = await r.send(JSON.stringify({ customer: custA, payment_method: approved, amount: '1.00' }));
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('unauthenticated');
+      expect(res.headers['www-authenticate']).toBe(bearer ? 'Bearer error="invalid_token"' : 'Bearer');
     });
 
     it('when the route is unknown, then 404 not_found in the error shape', async () => {

@@ -61,6 +61,7 @@ async function expect401(app: express.Express, authorization: string | undefined
   const res = await req;
   expect(res.status).toBe(401);
   expect(res.body.error).toEqual({ code: 'unauthenticated', message: 'A valid bearer token is required.', request_id: expect.any(String) });
+  expect(res.headers['www-authenticate']).toBe(/^Bearer\s+\S/i.test(authorization ?? '') ? 'Bearer error="invalid_token"' : 'Bearer');
   const token = authorization?.replace(/^Bearer /i, '') ?? '';
   if (token.length > 20) expect(stream.text()).not.toContain(token.slice(token.lastIndexOf('.') + 1) || token.slice(0, 40));
   if (reason) expect(stream.text()).toContain(`"reason":"${reason}"`);
@@ -80,6 +81,25 @@ describe('JWT verification (HS256)', () => {
     await expect401(app, `Basic ${Buffer.from('a:b').toString('base64')}`, stream, 'malformed');
     await expect401(app, 'Bearer not-a-jwt', stream, 'malformed');
     await expect401(app, `Bearer ${hs({})} extra`, stream, 'malformed');
+  });
+
+  it('when no credential or another scheme is sent, then the 401 carries WWW-Authenticate: Bearer with no error code', async () => {
+    const { app } = appFor(hsConfig);
+    for (const authorization of [undefined, `Basic ${Buffer.from('a:b').toString('base64')}`, 'Bearer', 'Bearer   ', 'Token abc.def.ghi']) {
+      const req = request(app).get('/me');
+      if (authorization !== undefined) req.set('Authorization', authorization);
+      const res = await req;
+      expect([res.status, res.headers['www-authenticate']]).toEqual([401, 'Bearer']);
+    }
+  });
+
+  it('when a Bearer token is sent and refused, then the 401 carries WWW-Authenticate: Bearer error="invalid_token" and nothing of the token', async () => {
+    const { app } = appFor(hsConfig);
+    const expired = hs({ exp: now() - 60 }, { expiresIn: undefined });
+    for (const token of [expired, hs({}, {}, 'another-secret-0123456789-abcdefgh'), 'not-a-jwt', `${expired} extra`, hs({ pad: 'x'.repeat(9000) })]) {
+      const res = await request(app).get('/me').set('Authorization', `bearer ${token}`);
+      expect([res.status, res.headers['www-authenticate']]).toEqual([401, 'Bearer error="invalid_token"']);
+    }
   });
 
   it('when alg is none, then 401 before any key is used', async () => {
@@ -328,7 +348,8 @@ describe('scopes and customer binding', () => {
   });
 
   it('when a handler asks for auth that never ran, then it fails closed with 401', async () => {
-    expect((await request(app).get('/unguarded')).status).toBe(401);
+    const res = await request(app).get('/unguarded');
+    expect([res.status, res.headers['www-authenticate']]).toEqual([401, 'Bearer']);
   });
 });
 

@@ -67,6 +67,15 @@ describe('error classes', () => {
     expect(plain.headers['retry-after']).toBeUndefined();
   });
 
+  it('when a 401 is answered, then it carries the Bearer challenge (invalid_token only for a refused token) and no other error does', async () => {
+    const none = await request(appThrowing(new Unauthenticated()).app).get('/throw');
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    const refused = await request(appThrowing(new Unauthenticated(true)).app).get('/throw');
+    expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    const forbidden = await request(appThrowing(new Forbidden()).app).get('/throw');
+    expect(forbidden.headers['www-authenticate']).toBeUndefined();
+  });
+
   it('when validation fails, then details name paths and rules only', async () => {
     const res = await request(appThrowing(new InvalidRequest([{ path: 'body.amount', rule: 'pattern' }])).app).get('/throw');
     expect(res.body).toEqual({ error: { code: 'invalid_request', message: expect.any(String), request_id: expect.any(String), details: [{ path: 'body.amount', rule: 'pattern' }] } });
