@@ -1212,6 +1212,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            422: components["responses"]["CardDataForbidden"];
         };
     };
     getDocs: {
@@ -1240,6 +1241,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            422: components["responses"]["CardDataForbidden"];
         };
     };
     getPaymentConfig: {

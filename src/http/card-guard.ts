@@ -2,6 +2,8 @@
  * The card-data guard (contract.md guarantee 1 and the 422 `card_data_forbidden` row). Mount after
  * `jsonBody(config)` and before any route:
  *   app.use(jsonBody(config)); app.use(cardGuard());
+ * Routers mounted before it (docs, demo: GET only, no body) put it on each of their own routes instead: a
+ * request they answer is scanned there, once, and one they do not match (every sale) never meets that copy.
  * It scans headers (names, and values for delimited PAN runs), the raw and decoded URL path and query, and the parsed body deeply
  * (keys, string and number values, arrays). A hit answers 422 with a fixed message; only the location kind
  * (`header`, `path`, `query`, `body`) is logged, never the value. The raw body text is scanned separately

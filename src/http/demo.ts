@@ -9,10 +9,12 @@
  * The session hands out a token to whoever asks: acceptable only because this router exists only in
  * development with the embedded sandbox, whose JWT secret is the printed dev default (anyone who can reach
  * the port can mint the same token) and whose customers and cards are the sandbox's test fixtures.
+ * Mounted ahead of the app's cardGuard, like the docs: each route runs the guard itself (docs.ts).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router } from 'express';
+import { cardGuard } from './card-guard';
 import { helmetOptions } from './security';
 import { staticAsset } from './static-asset';
 
@@ -50,10 +52,11 @@ function file(name: string, type: string, csp: string): ReturnType<typeof static
 export function demoRouter(demo: DemoOptions): Router {
   const router = Router();
   const csp = demoCsp(demo.payJsOrigin);
-  router.get('/demo', file('index.html', 'html', csp));
-  router.get('/demo/app.js', file('app.js', 'application/javascript', csp));
-  router.get('/demo/style.css', file('style.css', 'text/css', csp));
-  router.get('/demo/session', (_req, res) => {
+  const guard = cardGuard();
+  router.get('/demo', guard, file('index.html', 'html', csp));
+  router.get('/demo/app.js', guard, file('app.js', 'application/javascript', csp));
+  router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
+  router.get('/demo/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ customer: demo.customer, token: demo.token() });
   });
   return router;

@@ -5,12 +5,15 @@
  *   GET /docs/swagger-ui-bundle.js, /docs/swagger-ui.css, /docs/init.js
  * Every script is a file of this origin, so helmetOptions' `script-src 'self'` CSP holds unchanged. "Try it
  * out" is enabled in development only (`tryIt`), against this same origin.
+ * The router is mounted ahead of the app's cardGuard, so each route runs the guard itself (card data in the
+ * query, path or headers is 422 here too, contract's card_data_forbidden row); a GET has no body to scan.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router } from 'express';
 // Not the package's index: that one evaluates the 1.4 MB browser bundle in Node (+10 MB heap, ~0.25 s startup).
 import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path.js';
+import { cardGuard } from './card-guard';
 import openapi from './openapi.json';
 import { staticAsset as asset } from './static-asset';
 
@@ -20,10 +23,11 @@ export function docsRouter(options: { tryIt: boolean } = { tryIt: false }): Rout
   const router = Router();
   const dist = getAbsoluteFSPath();
   const html = readFileSync(path.join(OWN, 'index.html'), 'utf8').replace('__TRY_IT__', options.tryIt ? 'true' : 'false');
-  router.get('/openapi.json', asset('application/json', JSON.stringify(openapi)));
-  router.get('/docs', asset('html', html));
-  router.get('/docs/init.js', asset('application/javascript', readFileSync(path.join(OWN, 'init.js'))));
-  router.get('/docs/swagger-ui-bundle.js', asset('application/javascript', readFileSync(path.join(dist, 'swagger-ui-bundle.js'))));
-  router.get('/docs/swagger-ui.css', asset('text/css', readFileSync(path.join(dist, 'swagger-ui.css'))));
+  const guard = cardGuard();
+  router.get('/openapi.json', guard, asset('application/json', JSON.stringify(openapi)));
+  router.get('/docs', guard, asset('html', html));
+  router.get('/docs/init.js', guard, asset('application/javascript', readFileSync(path.join(OWN, 'init.js'))));
+  router.get('/docs/swagger-ui-bundle.js', guard, asset('application/javascript', readFileSync(path.join(dist, 'swagger-ui-bundle.js'))));
+  router.get('/docs/swagger-ui.css', guard, asset('text/css', readFileSync(path.join(dist, 'swagger-ui.css'))));
   return router;
 }

@@ -4,7 +4,7 @@
  *   app.use(requestId(logger));                 // X-Request-Id, req.id, req.log
  *   app.use(helmet(helmetOptions));
  *   app.use(cors(config));
- *   app.use(docsRouter());                      // GET /openapi.json, /docs (public)
+ *   app.use(docsRouter());                      // GET /openapi.json, /docs (public; each route runs cardGuard itself)
  *   app.use(jsonBody(config));                  // 16 KiB strict JSON, raw-text PAN scan, __proto__ guard
  *   app.use(cardGuard());                       // 422 card_data_forbidden for headers, path, query, body
  *   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });

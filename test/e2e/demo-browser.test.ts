@@ -83,6 +83,25 @@ describe('/demo in development (npm start)', () => {
     }
   });
 
+  it('when card data rides in the query or headers of /demo, its assets or its session, then 422 card_data_forbidden and no token is handed out', async () => {
+    const probes: [string, Record<string, string>][] = [
+      ['/demo?q=4000100011112224', {}],
+      ['/demo/app.js?note=4000-1000-1111-2224', {}],
+      ['/demo/style.css', { 'X-Note': '5555444433332226' }],
+      ['/demo/session', { 'X-Note': '4000 1000 1111 2224' }],
+      ['/demo/session?cvv=123', {}],
+    ];
+    const logged = service.output().length;
+    for (const [p, headers] of probes) {
+      const res = await fetch(`${service.url}${p}`, { headers: { 'X-Request-Id': 'probe-demo-0001', ...headers } });
+      const text = await res.text();
+      expect([res.status, (JSON.parse(text) as { error: { code: string; request_id: string } }).error]).toEqual([422, expect.objectContaining({ code: 'card_data_forbidden', request_id: 'probe-demo-0001' })]);
+      expect(res.headers.get('x-request-id')).toBe('probe-demo-0001');
+      expect(text).not.toMatch(/token|4000.?1000.?1111.?2224|5555444433332226/);
+    }
+    expect(service.output().slice(logged)).not.toMatch(/4000.?1000.?1111.?2224|5555444433332226/);
+  });
+
   describeWithChromium('in headless Chromium', () => {
     let browser: BrowserContext;
     let userDataDir: string;

@@ -238,6 +238,31 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
       }
       expect(bff.logs()).not.toMatch(/4000.?1000.?1111.?2224|5555444433332226|6011.?2222.?3333.?2224|371122223332225/);
     });
+
+    it('when card data rides in the query, path or headers of /openapi.json, /docs or its assets, then 422 card_data_forbidden like any route, never echoed', async () => {
+      const get = (path: string, headers: Record<string, string> = {}) => request(bff.url).get(path).set({ 'X-Request-Id': `probe-docs-${seq++}`, ...headers });
+      const probes = [
+        get('/openapi.json?q=4000100011112224'),
+        get('/docs?q=4000-1000-1111-2224'),
+        get('/docs/init.js?note=5555444433332226'),
+        get('/docs/swagger-ui-bundle.js?q=6011%202222%203333%202224'),
+        get('/openapi.json', { 'X-Note': '4000100011112224' }),
+        get('/docs', { 'X-Note': '371122223332225' }),
+        get('/docs/swagger-ui.css', { 'X-Card-Number': 'x' }),
+        get('/docs/4000100011112224'),
+      ];
+      for (const res of await Promise.all(probes)) {
+        expect([res.status, res.body.error?.code]).toEqual([422, 'card_data_forbidden']);
+        expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
+        expect(res.headers['x-request-id']).toMatch(/^probe-docs-\d+$/);
+        expect(res.text + JSON.stringify(res.headers)).not.toMatch(/4000.?1000.?1111.?2224|5555444433332226|6011.?2222.?3333.?2224|371122223332225/);
+      }
+      const head = await request(bff.url).head('/docs?q=4000100011112224');
+      expect(head.status).toBe(422);
+      expect(bff.logs()).not.toMatch(/4000.?1000.?1111.?2224|5555444433332226|6011.?2222.?3333.?2224|371122223332225/);
+      // the same routes without card data are served as before
+      for (const path of ['/openapi.json?q=hello', '/docs?q=2024-11-26', '/docs/init.js']) expect((await get(path, { 'X-Note': 'order 1234' })).status).toBe(200);
+    });
   });
 
   describe('scopes and customer binding', () => {

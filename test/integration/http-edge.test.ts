@@ -108,6 +108,20 @@ describe('the HTTP edge composed', () => {
     expect(ok.body).toMatchObject({ limit: 20, offset: 0 });
   });
 
+  it('when the docs are fetched with card data in the query or a header, then 422 card_data_forbidden before anything is served', async () => {
+    const { app, stream } = edgeApp();
+    for (const res of [
+      await request(app).get('/openapi.json?q=4000100011112224'),
+      await request(app).get('/docs').set('X-Note', '4000 1000 1111 2224'),
+      await request(app).get('/docs/swagger-ui.css?cvv=123'),
+    ]) {
+      expect([res.status, res.body.error?.code]).toEqual([422, 'card_data_forbidden']);
+      expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
+      expect(res.text).not.toMatch(/4000.?1000.?1111.?2224/);
+    }
+    expect(stream.text()).not.toMatch(/4000.?1000.?1111.?2224/);
+  });
+
   it('when the docs are fetched without a token, then they are served', async () => {
     const { app } = edgeApp();
     expect((await request(app).get('/docs')).status).toBe(200);
