@@ -11,7 +11,7 @@ import type { HttpConfig } from '../config/types';
 
 export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'OPTIONS'] as const;
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'] as const;
-export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After'] as const;
+export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After', 'WWW-Authenticate'] as const;
 const PREFLIGHT_MAX_AGE_SEC = 600;
 
 export function cors(config: { http: Pick<HttpConfig, 'corsOrigins'> }): RequestHandler {

@@ -17,7 +17,7 @@ describe('cors', () => {
   it('when a listed origin calls, then its exact origin is echoed with the exposed headers, never *', async () => {
     const res = await request(app([SHOP])).get('/v1/x').set('Origin', SHOP);
     expect(res.headers['access-control-allow-origin']).toBe(SHOP);
-    expect(res.headers['access-control-expose-headers']).toBe('X-Request-Id, Idempotent-Replayed, Cache-Status, Retry-After');
+    expect(res.headers['access-control-expose-headers']).toBe('X-Request-Id, Idempotent-Replayed, Cache-Status, Retry-After, WWW-Authenticate');
     expect(res.headers['access-control-allow-credentials']).toBeUndefined();
     expect(res.headers.vary).toMatch(/Origin/);
   });
