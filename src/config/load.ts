@@ -69,12 +69,14 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function rawFromEnv(setting: Setting, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+/** The environment's value; a value given but unusable is named in `problems` and its path added to `invalid`. */
+function rawFromEnv(setting: Setting, env: NodeJS.ProcessEnv, problems: string[], invalid: Set<string>): unknown {
   const direct = env[setting.env];
   const fileVar = `${setting.env}_FILE`;
   const file = setting.file ? env[fileVar] : undefined;
   if (direct !== undefined && direct !== '' && file) {
     problems.push(`${setting.env} and ${fileVar} are both set: keep one`);
+    invalid.add(setting.path);
     return undefined;
   }
   if (file) {
@@ -82,6 +84,7 @@ function rawFromEnv(setting: Setting, env: NodeJS.ProcessEnv, problems: string[]
       return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
     } catch {
       problems.push(`${fileVar} (${setting.path}): cannot read the file it names`);
+      invalid.add(setting.path);
       return undefined;
     }
   }
@@ -112,8 +115,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
 
   const out: Json = {};
+  // Settings given a value that was named as invalid: never named again as missing (one line per setting).
+  const invalid = new Set<string>();
   for (const setting of SETTINGS) {
-    const fromEnv = rawFromEnv(setting, env, problems);
+    const fromEnv = rawFromEnv(setting, env, problems, invalid);
+    if (invalid.has(setting.path)) {
+      setPath(out, setting.path, undefined);
+      continue;
+    }
     let value = options.overrides && setting.path in options.overrides ? options.overrides[setting.path] : fromEnv ?? raw.get(setting.path);
     if (setting.path === 'env') value = nodeEnv;
     if (value === undefined || value === null) {
@@ -127,12 +136,13 @@ export function loadConfig(options: LoadOptions = {}): Config {
       if (!(err instanceof InvalidSetting)) throw err;
       // The reason never repeats the value: it may be a credential.
       problems.push(`${setting.env} (${setting.path}) ${err.message}`);
+      invalid.add(setting.path);
     }
   }
-  const missing = nodeEnv === 'production' ? missingInProduction(out) : [];
+  const missing = nodeEnv === 'production' ? missingInProduction(out, invalid) : [];
   // The checks across settings run on whatever parsed, so one start names every problem (contract: one line
   // each), not the first pass's and then, once those are fixed, the rest.
-  problems.push(...missing, ...crossChecks(out as PartialConfig, missing.length > 0));
+  problems.push(...missing, ...crossChecks(out as PartialConfig, missing.length > 0, invalid));
   if (problems.length > 0) throw new ConfigError(problems);
   // Safe: every path of Config is in SETTINGS and was parsed above (test/unit/config.test.ts checks the shape).
   return deepFreeze(out as unknown as Config);
@@ -141,21 +151,28 @@ export function loadConfig(options: LoadOptions = {}): Config {
 /** The config as far as it parsed: a setting that failed is undefined. */
 type PartialConfig = { [K in keyof Config]?: Config[K] extends object ? Partial<Config[K]> : Config[K] };
 
-/** Settings optional elsewhere but required in production, named even when other settings are also bad. */
-function missingInProduction(out: Json): string[] {
+/**
+ * Settings optional elsewhere but required in production, named even when other settings are also bad; a group
+ * with a member that was given but invalid is not missing (its own line already names it).
+ */
+function missingInProduction(out: Json, invalid: ReadonlySet<string>): string[] {
   const redis = (out.redis ?? {}) as Json;
   const gateway = (out.gateway ?? {}) as Json;
   const jwt = (out.jwt ?? {}) as Json;
   const problems: string[] = [];
   const listed = (v: unknown) => Array.isArray(v) && v.length > 0;
-  if (!redis.url && !listed(redis.clusterNodes) && !listed(redis.sentinels)) problems.push('REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS (redis.url) is required in production');
-  if (!gateway.baseUrl) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) is required in production');
-  if (!jwt.secret && !jwt.publicKey && !jwt.jwksUrl) problems.push('JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is required in production');
+  const given = (...paths: string[]) => paths.some((p) => invalid.has(p));
+  if (!redis.url && !listed(redis.clusterNodes) && !listed(redis.sentinels) && !given('redis.url', 'redis.clusterNodes', 'redis.sentinels')) problems.push('REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS (redis.url) is required in production');
+  if (!gateway.baseUrl && !given('gateway.baseUrl')) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) is required in production');
+  if (!jwt.secret && !jwt.publicKey && !jwt.jwksUrl && !given('jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl')) problems.push('JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is required in production');
   return problems;
 }
 
-/** Checks across settings, each run when its settings parsed; `productionMissing`: missingInProduction spoke. */
-function crossChecks(c: PartialConfig, productionMissing: boolean): string[] {
+/**
+ * Checks across settings, each run when its settings parsed; `productionMissing`: missingInProduction spoke;
+ * `invalid`: settings given but refused (a key named bad is not named again as required).
+ */
+function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: ReadonlySet<string>): string[] {
   const problems: string[] = [];
   const jwt = c.jwt ?? {};
   const algorithms = jwt.algorithms ?? [];
@@ -165,8 +182,8 @@ function crossChecks(c: PartialConfig, productionMissing: boolean): string[] {
   // Mixing families invites HS/RS confusion (a public key used as an HMAC secret).
   if (hs.length > 0 && asymmetric.length > 0) problems.push('JWT_ALGORITHMS (jwt.algorithms) must not mix HS* with asymmetric algorithms');
   if (!(noKey && productionMissing)) {
-    if (hs.length > 0 && !jwt.secret) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
-    if (asymmetric.length > 0 && !jwt.publicKey && !jwt.jwksUrl) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
+    if (hs.length > 0 && !jwt.secret && !invalid.has('jwt.secret')) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
+    if (asymmetric.length > 0 && !jwt.publicKey && !jwt.jwksUrl && !invalid.has('jwt.publicKey') && !invalid.has('jwt.jwksUrl')) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
   }
   const reserved = c.limiter?.saleReservedSlots;
   const perMinute = c.gateway?.ratePerMinute;

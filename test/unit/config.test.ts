@@ -85,6 +85,31 @@ describe('loadConfig', () => {
     expect(mixed).toContain('must use https:');
   });
 
+  describe('one line per setting', () => {
+    it('when a production setting is given but invalid, then it is named once, not also as required', () => {
+      const { JWT_SECRET: _secret, REDIS_URL: _redis, ...rest } = prodEnv;
+      const cases: [Record<string, string>, string][] = [
+        [{ ...prodEnv, GATEWAY_BASE_URL: 'not a url' }, 'GATEWAY_BASE_URL (gateway.baseUrl) must be a URL'],
+        [{ ...prodEnv, REDIS_URL: 'http://redis:6379' }, 'REDIS_URL (redis.url) must use redis: or rediss:'],
+        [{ ...rest, JWT_SECRET: 'x'.repeat(40), REDIS_CLUSTER_NODES: 'a b,c' }, 'REDIS_CLUSTER_NODES (redis.clusterNodes) has an invalid format'],
+        [{ ...prodEnv, JWT_SECRET: 'too-short' }, 'JWT_SECRET (jwt.secret) must be at least 16 characters'],
+        [{ ...prodEnv, JWT_SECRET: '', JWT_ALGORITHMS: 'RS256', JWT_JWKS_URL: 'ftp://idp.example/jwks' }, 'JWT_JWKS_URL (jwt.jwksUrl) must use https: or http:'],
+      ];
+      for (const [env, line] of cases) expect(problemsOf(() => loadConfig({ env }))).toEqual([line]);
+    });
+
+    it('when a *_FILE cannot be read, then that line alone names the setting', () => {
+      const problems = problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_API_PIN: undefined, GATEWAY_API_PIN_FILE: '/nonexistent/tokengate-pin' } }));
+      expect(problems).toEqual(['GATEWAY_API_PIN_FILE (gateway.apiPin): cannot read the file it names']);
+      const both = problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_API_PIN_FILE: '/nonexistent/tokengate-pin' } }));
+      expect(both).toEqual(['GATEWAY_API_PIN and GATEWAY_API_PIN_FILE are both set: keep one']);
+    });
+
+    it('when development has an invalid JWT_SECRET, then it is not also named as required for HS*', () => {
+      expect(problemsOf(() => loadConfig({ env: { JWT_SECRET: 'too-short' } }))).toEqual(['JWT_SECRET (jwt.secret) must be at least 16 characters']);
+    });
+  });
+
   it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
     expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
   });
