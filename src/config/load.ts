@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { publicKeyMismatch } from './jwt-key';
 import { InvalidSetting } from './parse';
 import { OPTIONAL, SETTINGS, type Setting } from './schema';
 import { Secret } from './secret';
@@ -185,6 +186,8 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
     if (hs.length > 0 && !jwt.secret && !invalid.has('jwt.secret')) problems.push('JWT_SECRET (jwt.secret) is required for HS* algorithms');
     if (asymmetric.length > 0 && !jwt.publicKey && !jwt.jwksUrl && !invalid.has('jwt.publicKey') && !invalid.has('jwt.jwksUrl')) problems.push('JWT_PUBLIC_KEY or JWT_JWKS_URL (jwt.publicKey/jwt.jwksUrl) is required for asymmetric algorithms');
   }
+  const mismatch = jwt.publicKey && !jwt.jwksUrl ? publicKeyMismatch(jwt.publicKey, algorithms) : undefined;
+  if (mismatch) problems.push(mismatch);
   const reserved = c.limiter?.saleReservedSlots;
   const perMinute = c.gateway?.ratePerMinute;
   if (reserved !== undefined && perMinute !== undefined && reserved >= perMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');

@@ -1,3 +1,4 @@
+import { publicKeyPem } from './jwt-key';
 import { bool, int, list, oneOf, secret, secretUrl, str, url, type Parser } from './parse';
 
 /**
@@ -51,7 +52,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'jwt.audience', env: 'JWT_AUDIENCE', parse: str() },
   { path: 'jwt.algorithms', env: 'JWT_ALGORITHMS', parse: algorithms },
   { path: 'jwt.secret', env: 'JWT_SECRET', parse: secret(16), file: true },
-  { path: 'jwt.publicKey', env: 'JWT_PUBLIC_KEY', parse: str(/-----BEGIN [A-Z ]*PUBLIC KEY-----/), file: true },
+  { path: 'jwt.publicKey', env: 'JWT_PUBLIC_KEY', parse: publicKeyPem, file: true },
   { path: 'jwt.jwksUrl', env: 'JWT_JWKS_URL', parse: url('https:', 'http:') },
   { path: 'jwt.clockToleranceSec', env: 'JWT_CLOCK_TOLERANCE_SEC', parse: int(0, 30) },
   { path: 'jwt.jwksCooldownMs', env: 'JWT_JWKS_COOLDOWN_MS', parse: int(0, 3_600_000) },

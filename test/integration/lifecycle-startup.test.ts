@@ -70,6 +70,23 @@ describe('production start-up of node dist/main.js', () => {
     for (const value of [shortSecret, devPin, API_KEY, 'hunter2-redis-password']) expect(out + err).not.toContain(value);
   });
 
+  test('when JWT_PUBLIC_KEY has a PEM header but does not parse, then one config line names it, never the key, and nothing starts', async () => {
+    const key = '-----BEGIN PUBLIC KEY-----garbage-----END PUBLIC KEY-----';
+    const { code, out, err } = await run({
+      NODE_ENV: 'production',
+      REDIS_URL: redisUrl(),
+      GATEWAY_BASE_URL: 'https://gateway.example/api/v2/',
+      GATEWAY_API_KEY: API_KEY,
+      GATEWAY_API_PIN: API_PIN,
+      JWT_ALGORITHMS: 'RS256',
+      JWT_PUBLIC_KEY: key,
+    });
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    expect(err).toBe('tokengate: config: JWT_PUBLIC_KEY (jwt.publicKey) is not a readable PEM public key\n');
+    expect(err).not.toContain('garbage');
+  });
+
   describe('after boot', () => {
     let sandbox: RunningSandbox;
     let blocker: net.Server;

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,6 +86,40 @@ describe('loadConfig', () => {
     expect(mixed).toContain('must use https:');
   });
 
+  describe('JWT_PUBLIC_KEY', () => {
+    const { JWT_SECRET: _secret, ...noSecret } = prodEnv;
+    const pem = (key: ReturnType<typeof generateKeyPairSync>['publicKey']) => key.export({ type: 'spki', format: 'pem' }).toString();
+    const rsa = pem(generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey);
+    const ec256 = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
+    const withKey = (key: string, algorithms: string) => ({ ...noSecret, JWT_ALGORITHMS: algorithms, JWT_PUBLIC_KEY: key });
+
+    it('when the key has a PEM header but a body that does not parse, then one line names it and never prints it', () => {
+      const garbage = '-----BEGIN PUBLIC KEY-----garbage-----END PUBLIC KEY-----';
+      const problems = problemsOf(() => loadConfig({ env: withKey(garbage, 'RS256') }));
+      expect(problems).toEqual(['JWT_PUBLIC_KEY (jwt.publicKey) is not a readable PEM public key']);
+      expect(problems.join('\n')).not.toContain('garbage');
+    });
+
+    it('when a key of one family meets an allow-list of the other, then one line names the key and the algorithms', () => {
+      expect(problemsOf(() => loadConfig({ env: withKey(ec256, 'RS256') }))).toEqual(['JWT_PUBLIC_KEY (jwt.publicKey) is an EC P-256 key: it cannot verify JWT_ALGORITHMS (RS256)']);
+      expect(problemsOf(() => loadConfig({ env: withKey(rsa, 'ES256') }))).toEqual(['JWT_PUBLIC_KEY (jwt.publicKey) is an RSA key: it cannot verify JWT_ALGORITHMS (ES256)']);
+      // ES384 needs P-384: a P-256 key can never verify it either.
+      expect(problemsOf(() => loadConfig({ env: withKey(ec256, 'ES384') })).join('\n')).toContain('is an EC P-256 key');
+    });
+
+    it('when the key fits an algorithm of the list, then it loads', () => {
+      expect(loadConfig({ env: withKey(rsa, 'RS256') }).jwt.publicKey).toBe(rsa);
+      expect(loadConfig({ env: withKey(rsa, 'PS256,RS512') }).jwt.algorithms).toEqual(['PS256', 'RS512']);
+      expect(loadConfig({ env: withKey(ec256, 'ES256') }).jwt.publicKey).toBe(ec256);
+    });
+
+    it('when the value is a private key, then it is refused without printing it', () => {
+      const priv = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const problems = problemsOf(() => loadConfig({ env: withKey(priv + ec256, 'ES256') }));
+      expect(problems).toEqual(['JWT_PUBLIC_KEY (jwt.publicKey) holds a private key: give the public key only']);
+    });
+  });
+
   describe('one line per setting', () => {
     it('when a production setting is given but invalid, then it is named once, not also as required', () => {
       const { JWT_SECRET: _secret, REDIS_URL: _redis, ...rest } = prodEnv;
@@ -94,6 +129,7 @@ describe('loadConfig', () => {
         [{ ...rest, JWT_SECRET: 'x'.repeat(40), REDIS_CLUSTER_NODES: 'a b,c' }, 'REDIS_CLUSTER_NODES (redis.clusterNodes) has an invalid format'],
         [{ ...prodEnv, JWT_SECRET: 'too-short' }, 'JWT_SECRET (jwt.secret) must be at least 16 characters'],
         [{ ...prodEnv, JWT_SECRET: '', JWT_ALGORITHMS: 'RS256', JWT_JWKS_URL: 'ftp://idp.example/jwks' }, 'JWT_JWKS_URL (jwt.jwksUrl) must use https: or http:'],
+        [{ ...prodEnv, JWT_SECRET: '', JWT_ALGORITHMS: 'RS256', JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----AAAA-----END PUBLIC KEY-----' }, 'JWT_PUBLIC_KEY (jwt.publicKey) is not a readable PEM public key'],
       ];
       for (const [env, line] of cases) expect(problemsOf(() => loadConfig({ env }))).toEqual([line]);
     });
