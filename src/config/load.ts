@@ -5,6 +5,7 @@ import { InvalidSetting } from './parse';
 import { OPTIONAL, SETTINGS, type Setting } from './schema';
 import { Secret } from './secret';
 import type { Config, NodeEnv } from './types';
+import { isLoopbackUrl, protocolOf } from './urls';
 
 /** Boot-time configuration failure; `problems` holds one line per bad setting, each naming it. */
 export class ConfigError extends Error {
@@ -195,7 +196,11 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
 
   if (c.env !== 'production') return problems;
   const gateway = c.gateway ?? {};
-  if (gateway.baseUrl?.startsWith('http:') && !gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
+  // Plain http in production: the gateway only by GATEWAY_ALLOW_INSECURE (loopback tests, the sandbox overlay's
+  // in-cluster emulator); a JWKS only on a loopback host, whatever that flag says (a key injected on the path
+  // would sign any caller in).
+  if (gateway.baseUrl && protocolOf(gateway.baseUrl) === 'http:' && !gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
+  if (jwt.jwksUrl && protocolOf(jwt.jwksUrl) === 'http:' && !isLoopbackUrl(jwt.jwksUrl)) problems.push('JWT_JWKS_URL (jwt.jwksUrl) must use https: in production (http: only on a loopback host: 127.0.0.0/8, ::1, localhost)');
   if (gateway.apiKey?.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
   if (gateway.apiPin?.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
   if (jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');

@@ -87,6 +87,28 @@ describe('production start-up of node dist/main.js', () => {
     expect(err).not.toContain('garbage');
   });
 
+  test('when production settings are given but invalid, then each is named once, never also as required', async () => {
+    const pinFile = '/nonexistent/tokengate-pin';
+    const { code, err } = await run({
+      NODE_ENV: 'production',
+      REDIS_URL: 'http://127.0.0.1:6379',
+      GATEWAY_BASE_URL: 'gateway.example',
+      GATEWAY_API_KEY: API_KEY,
+      GATEWAY_API_PIN_FILE: pinFile,
+      JWT_ALGORITHMS: 'RS256',
+      JWT_JWKS_URL: 'http://idp.example.com/.well-known/jwks.json',
+    });
+    expect(code).toBe(1);
+    expect(err.trim().split('\n').sort()).toEqual(
+      [
+        'tokengate: config: REDIS_URL (redis.url) must use redis: or rediss:',
+        'tokengate: config: GATEWAY_BASE_URL (gateway.baseUrl) must be a URL',
+        'tokengate: config: GATEWAY_API_PIN_FILE (gateway.apiPin): cannot read the file it names',
+        'tokengate: config: JWT_JWKS_URL (jwt.jwksUrl) must use https: in production (http: only on a loopback host: 127.0.0.0/8, ::1, localhost)',
+      ].sort(),
+    );
+  });
+
   describe('after boot', () => {
     let sandbox: RunningSandbox;
     let blocker: net.Server;

@@ -146,6 +146,33 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('plain http in production', () => {
+    const { JWT_SECRET: _secret, ...noSecret } = prodEnv;
+    const jwks = (url: string) => ({ ...noSecret, JWT_ALGORITHMS: 'RS256', JWT_JWKS_URL: url });
+    const refusal = 'JWT_JWKS_URL (jwt.jwksUrl) must use https: in production (http: only on a loopback host: 127.0.0.0/8, ::1, localhost)';
+
+    it('when JWT_JWKS_URL is http on a non-loopback host, then it refuses with one line', () => {
+      expect(problemsOf(() => loadConfig({ env: jwks('http://idp.example.com/.well-known/jwks.json') }))).toEqual([refusal]);
+      expect(problemsOf(() => loadConfig({ env: jwks('HTTP://10.0.0.7/jwks') }))).toEqual([refusal]);
+      // GATEWAY_ALLOW_INSECURE is the gateway's: it never lets a JWKS in over http.
+      expect(problemsOf(() => loadConfig({ env: { ...jwks('http://idp.example.com/jwks'), GATEWAY_ALLOW_INSECURE: 'true' } }))).toEqual([refusal]);
+    });
+
+    it('when JWT_JWKS_URL is https, or http on a loopback host, then it loads', () => {
+      for (const url of ['https://idp.example.com/jwks', 'http://127.0.0.1:4000/jwks', 'http://127.1.2.3/jwks', 'http://[::1]:4000/jwks', 'http://localhost:4000/jwks']) {
+        expect(loadConfig({ env: jwks(url) }).jwt.jwksUrl).toBe(url);
+      }
+    });
+
+    it('when JWT_JWKS_URL is http in development, then it loads (the rule is production\'s)', () => {
+      expect(loadConfig({ env: { JWT_ALGORITHMS: 'RS256', JWT_SECRET: '', JWT_JWKS_URL: 'http://idp.example.com/jwks' } }).jwt.jwksUrl).toContain('http:');
+    });
+
+    it('when GATEWAY_BASE_URL spells its scheme in capitals, then http is still refused without GATEWAY_ALLOW_INSECURE', () => {
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_BASE_URL: 'HTTP://gw.example/api/v2/' } })).join('\n')).toContain('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production');
+    });
+  });
+
   it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
     expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
   });
