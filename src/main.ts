@@ -28,6 +28,21 @@ function listen(server: http.Server, host: string, port: number): Promise<string
   });
 }
 
+/**
+ * Listens, or ends the process with one line naming the setting: a taken port is a configuration problem
+ * (like a bad value), not a crash to log with its stack.
+ */
+async function listenOrExit(server: http.Server, host: string, port: number, setting: 'PORT' | 'ADMIN_PORT'): Promise<string> {
+  try {
+    return await listen(server, host, port);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'needs privileges this process lacks' : code === 'EADDRNOTAVAIL' ? `is not available on HOST ${host}` : `cannot be listened on (${code ?? 'unknown error'})`;
+    process.stderr.write(`tokengate: ${setting} ${port} ${reason}\n`);
+    process.exit(1);
+  }
+}
+
 function closeServer(server: http.Server, deadlineMs: number): Promise<void> {
   return new Promise((resolve) => {
     // server.close() drops only the connections idle at that moment: a keep-alive connection whose request
@@ -88,8 +103,8 @@ async function main(): Promise<void> {
   const api = createAppServer(service.app, { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 });
   answerClientErrors(api, logger);
   const admin = createAppServer(service.admin);
-  const url = await listen(api, config.host, config.port);
-  const adminUrl = await listen(admin, config.host, config.adminPort);
+  const url = await listenOrExit(api, config.host, config.port, 'PORT');
+  const adminUrl = await listenOrExit(admin, config.host, config.adminPort, 'ADMIN_PORT');
   logger.info('listening', { url, adminUrl, env: config.env, gateway: service.sandbox ? 'embedded sandbox' : 'configured' });
   if (config.env === 'development') process.stdout.write(devBanner(config, url, adminUrl, service.sandbox) + '\n');
 

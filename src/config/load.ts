@@ -189,6 +189,8 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
   }
   const mismatch = jwt.publicKey && !jwt.jwksUrl ? publicKeyMismatch(jwt.publicKey, algorithms) : undefined;
   if (mismatch) problems.push(mismatch);
+  // Port 0 asks the OS for any free port, so two zeros never collide.
+  if (c.port !== undefined && c.port !== 0 && c.port === c.adminPort) problems.push('ADMIN_PORT (adminPort) must differ from PORT');
   const reserved = c.limiter?.saleReservedSlots;
   const perMinute = c.gateway?.ratePerMinute;
   if (reserved !== undefined && perMinute !== undefined && reserved >= perMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');

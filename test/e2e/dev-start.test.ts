@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { runServiceToExit, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
  * The contract's "`npm ci && npm start` on a fresh clone prints a curl that succeeds against it as printed".
@@ -153,5 +154,34 @@ describe('npm start in development with JWTs verified by a public key (RS256, no
     expect(sale.status).toBe(201);
     expect((await fetch(`${service.url}/demo`)).status).toBe(404);
     expect(service.child.exitCode).toBeNull();
+  }, 20000);
+});
+
+describe('npm start in development when a port is taken', () => {
+  let blocker: net.Server;
+  let takenPort: number;
+
+  beforeAll(async () => {
+    blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    takenPort = (blocker.address() as net.AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((r) => blocker.close(r));
+  });
+
+  it('when PORT is taken, then it exits 1 with one line naming PORT and the port, and no stack', async () => {
+    const { code, out, err } = await runServiceToExit({ NODE_ENV: 'development', HOST: '127.0.0.1', PORT: String(takenPort), ADMIN_PORT: '0' });
+    expect(code).toBe(1);
+    expect(err).toBe(`tokengate: PORT ${takenPort} is already in use\n`);
+    expect(out).not.toMatch(/unhandled rejection|EADDRINUSE|export TOKEN=/);
+  }, 20000);
+
+  it('when ADMIN_PORT is taken, then it exits 1 with one line naming ADMIN_PORT and the port', async () => {
+    const { code, out, err } = await runServiceToExit({ NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: String(takenPort) });
+    expect(code).toBe(1);
+    expect(err).toBe(`tokengate: ADMIN_PORT ${takenPort} is already in use\n`);
+    expect(out).not.toMatch(/unhandled rejection|EADDRINUSE/);
   }, 20000);
 });

@@ -1,37 +1,18 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV, TEST_JWT_SECRET } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
-import { DIST_MAIN, ROOT } from '../support/service-process';
+import { runServiceToExit } from '../support/service-process';
 
 /**
  * Boot failures of `node dist/main.js` in production: a bad configuration stops it before anything starts,
- * one line per problem, naming the setting and never its value; an error after boot (here the natural one: the
- * port is taken) is logged as redacted JSON and ends the process non-zero.
+ * one line per problem, naming the setting and never its value; so does a port that is taken once Redis and
+ * the gateway are set up.
  */
 const API_KEY = 'startup-key-0123456789abcdef';
 const API_PIN = '975310';
 
-function run(env: Record<string, string>, timeoutMs = 15_000): Promise<{ code: number | null; out: string; err: string }> {
-  if (!existsSync(DIST_MAIN)) throw new Error('dist/main.js is missing: run `npm run build` first');
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DIST_MAIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`still running after ${timeoutMs} ms:\n${out}\n${err}`));
-    }, timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
-}
+const run = runServiceToExit;
 
 describe('production start-up of node dist/main.js', () => {
   test('when every required setting is missing, then it exits non-zero with one line naming each', async () => {
@@ -124,29 +105,32 @@ describe('production start-up of node dist/main.js', () => {
       await sandbox.close();
     });
 
-    test('when an error escapes after boot (the API port is taken), then it is logged as redacted JSON and the process exits 1', async () => {
-      const { code, out, err } = await run({
-        NODE_ENV: 'production',
-        HOST: '127.0.0.1',
-        PORT: String(takenPort),
-        ADMIN_PORT: '0',
-        GATEWAY_ALLOW_INSECURE: 'true',
-        GATEWAY_BASE_URL: sandbox.baseUrl,
-        GATEWAY_API_KEY: API_KEY,
-        GATEWAY_API_PIN: API_PIN,
-        REDIS_URL: redisUrl(),
-        REDIS_KEY_PREFIX: uniquePrefix('boot').replace(/[^A-Za-z0-9:_-]/g, '_'),
-        ...TEST_JWT_ENV,
-      });
+    const bootEnv = (ports: { PORT: string; ADMIN_PORT: string }) => ({
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      ...ports,
+      GATEWAY_ALLOW_INSECURE: 'true',
+      GATEWAY_BASE_URL: sandbox.baseUrl,
+      GATEWAY_API_KEY: API_KEY,
+      GATEWAY_API_PIN: API_PIN,
+      REDIS_URL: redisUrl(),
+      REDIS_KEY_PREFIX: uniquePrefix('boot').replace(/[^A-Za-z0-9:_-]/g, '_'),
+      ...TEST_JWT_ENV,
+    });
+
+    test('when the API port is taken, then it exits 1 with one line naming PORT and the port, no stack, no secret', async () => {
+      const { code, out, err } = await run(bootEnv({ PORT: String(takenPort), ADMIN_PORT: '0' }));
       expect(code).toBe(1);
-      const entries = out
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { level: string; message: string; err?: { code?: string } });
-      const fatal = entries.find((e) => e.level === 'error');
-      expect(fatal?.message).toMatch(/unhandled rejection|uncaught exception/);
-      expect(JSON.stringify(fatal)).toContain('EADDRINUSE');
+      expect(err).toBe(`tokengate: PORT ${takenPort} is already in use\n`);
+      expect(out + err).not.toMatch(/unhandled rejection|EADDRINUSE|\n\s+at /);
       for (const secret of [API_KEY, API_PIN, TEST_JWT_SECRET]) expect(out + err).not.toContain(secret);
+    });
+
+    test('when the admin port is taken, then it exits 1 with one line naming ADMIN_PORT and the port', async () => {
+      const { code, out, err } = await run(bootEnv({ PORT: '0', ADMIN_PORT: String(takenPort) }));
+      expect(code).toBe(1);
+      expect(err).toBe(`tokengate: ADMIN_PORT ${takenPort} is already in use\n`);
+      expect(out).not.toMatch(/unhandled rejection|EADDRINUSE/);
     });
   });
 });

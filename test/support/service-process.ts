@@ -74,3 +74,26 @@ export async function startServiceProcess(
     },
   };
 }
+
+/**
+ * Runs `node dist/main.js` with exactly this environment (PATH aside) until it exits, for starts that must
+ * fail: a refused configuration, a taken port. Rejects if it is still running after `timeoutMs`.
+ */
+export function runServiceToExit(env: Record<string, string>, timeoutMs = 15_000): Promise<{ code: number | null; out: string; err: string }> {
+  if (!existsSync(DIST_MAIN)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DIST_MAIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running after ${timeoutMs} ms:\n${out}\n${err}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
+}

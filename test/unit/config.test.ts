@@ -177,6 +177,11 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
   });
 
+  it('when PORT and ADMIN_PORT are the same port, then it refuses with one line (0, any free port, may repeat)', () => {
+    expect(problemsOf(() => loadConfig({ env: { PORT: '8080', ADMIN_PORT: '8080' } }))).toEqual(['ADMIN_PORT (adminPort) must differ from PORT']);
+    expect(loadConfig({ env: { PORT: '0', ADMIN_PORT: '0' } }).adminPort).toBe(0);
+  });
+
   it('when a secret comes from a *_FILE, then it is read from the file', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-'));
     writeFileSync(path.join(dir, 'pin'), 'file-pin\n');
