@@ -1,10 +1,14 @@
+import { DEV_DEFAULTS } from '../config';
 import type { Config } from '../config/types';
 import type { RunningSandbox } from '../sandbox';
 import { canMintDevToken, mintDevToken } from './token';
 
 /**
  * What `npm start` prints in development: the URL, a ready dev token bound to the sandbox's first customer,
- * and a curl for a sale that succeeds as printed (the approved test card 4000100011112224).
+ * and a curl for a sale that succeeds as printed (the approved test card 4000100011112224). The contract's
+ * JWT_SECRET default is "a printed dev secret in development only": the shipped dev secret is printed beside
+ * the token so callers can sign their own; a secret the operator set is never printed, and production prints
+ * no banner at all (main.ts).
  */
 export function devBanner(config: Config, url: string, adminUrl: string, sandbox: RunningSandbox | undefined): string {
   const customer = sandbox?.fixtures.firstCustomer();
@@ -15,8 +19,14 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
   // With JWTs verified by a public key or JWKS (no HS secret), there is nothing to sign a dev token with:
   // tokens come from the caller's own issuer, and the demo page (which needs one) is off.
   const minting = canMintDevToken(config);
+  const devSecret = config.env === 'development' && config.jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret;
+  const secretLines = !minting
+    ? []
+    : devSecret
+      ? [`Dev JWT secret (JWT_SECRET, ${config.jwt.algorithms.join(', ')}; development only; iss ${config.jwt.issuer}, aud ${config.jwt.audience}):`, `  ${DEV_DEFAULTS.jwtSecret}`]
+      : ['Tokens are signed with your JWT_SECRET (not printed).'];
   const tokenLines = minting
-    ? ['Dev token (sub dev-user, customer ' + custkey + ', 24 h):', `  export TOKEN=${mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600)}`]
+    ? [...secretLines, 'Dev token (sub dev-user, customer ' + custkey + ', 24 h):', `  export TOKEN=${mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600)}`]
     : [`No dev token: JWTs are verified with ${config.jwt.algorithms.join(', ')} and no HS secret; set TOKEN to one from your issuer`, `  (iss ${config.jwt.issuer}, aud ${config.jwt.audience}, custkey ${custkey}, scope "sales:create payment_methods:read").`];
   return [
     '',

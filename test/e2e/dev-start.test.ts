@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
+import { DEV_DEFAULTS } from '../../src/config';
 import { runServiceToExit, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
@@ -91,6 +92,18 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(banner.exportLine).toMatch(/export TOKEN=[\w-]+\.[\w-]+\.[\w-]+$/);
   });
 
+  it('when the service starts in development, then the banner prints the dev JWT secret, and a token signed with it is accepted', async () => {
+    const lines = service.output().split('\n');
+    const heading = lines.findIndex((l) => l.startsWith('Dev JWT secret (JWT_SECRET, HS256; development only'));
+    expect(heading).toBeGreaterThanOrEqual(0);
+    const printed = (lines[heading + 1] ?? '').trim();
+    expect(printed).toBe(DEV_DEFAULTS.jwtSecret);
+    const custkey = /\/v1\/customers\/([^/]+)\/payment_methods/.exec(banner.methodsCurl)?.[1] ?? '';
+    const own = jwt.sign({ sub: 'own-signer', custkey, scope: 'payment_methods:read' }, printed, { algorithm: 'HS256', issuer: 'tokengate-dev', audience: 'tokengate', expiresIn: 300 });
+    const res = await fetch(`${service.url}/v1/customers/${custkey}/payment_methods`, { headers: { authorization: `Bearer ${own}` } });
+    expect(res.status).toBe(200);
+  }, 20000);
+
   it('when the printed export and sale curl are run in bash, then the sale is approved with 201 JSON', async () => {
     const answer = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
     expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 201, contentType: expect.stringMatching(/^application\/json/) });
@@ -155,6 +168,27 @@ describe('npm start in development with JWTs verified by a public key (RS256, no
     expect((await fetch(`${service.url}/demo`)).status).toBe(404);
     expect(service.child.exitCode).toBeNull();
   }, 20000);
+});
+
+describe('npm start in development with an operator\'s own JWT_SECRET', () => {
+  let service: ServiceProcess;
+  const ownSecret = 'operator-chosen-secret-0123456789';
+
+  beforeAll(async () => {
+    service = await startServiceProcess({ NODE_ENV: 'development', JWT_SECRET: ownSecret });
+  }, 25000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('when it starts, then the banner still prints a dev token but never that secret', async () => {
+    const deadline = Date.now() + 5000;
+    while (!/export TOKEN=/.test(service.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(service.output()).toContain('Tokens are signed with your JWT_SECRET (not printed).');
+    expect(service.output()).not.toContain(ownSecret);
+    expect(service.output()).not.toContain(DEV_DEFAULTS.jwtSecret);
+  });
 });
 
 describe('npm start in development when a port is taken', () => {
