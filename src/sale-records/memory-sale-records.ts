@@ -89,6 +89,20 @@ export function createMemorySaleRecords(): SaleRecords {
       const r = records.get(saleKey);
       if (r) r.state = 'voided';
     },
+    async observe(saleKey, wasRefundedCents, seen) {
+      const r = records.get(saleKey);
+      if (!r || (r.state !== 'captured' && r.state !== 'authorized') || r.pendingRefundCents !== 0 || r.refundedCents !== wasRefundedCents) return false;
+      let changed = false;
+      if (r.state === 'captured' && seen.refundedCents > r.refundedCents) {
+        r.refundedCents = seen.refundedCents;
+        changed = true;
+      }
+      if (seen.voided) {
+        r.state = 'voided';
+        changed = true;
+      }
+      return changed;
+    },
     async describe(saleKey, fields, how) {
       const r = records.get(saleKey);
       if (!r || (how === 'fill' && r.fields)) return;

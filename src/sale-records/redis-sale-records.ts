@@ -76,6 +76,10 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const key = recordKey(saleKey);
       if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.hset(key, 'state', 'voided'));
     },
+    async observe(saleKey, wasRefundedCents, seen) {
+      const changed = await call('observe', () => redis.tgSaleObserve(recordKey(saleKey), String(wasRefundedCents), String(seen.refundedCents), seen.voided ? '1' : '0'));
+      return Number(changed) === 1;
+    },
     async describe(saleKey, fields, how) {
       await call('describe', () => redis.tgSaleDescribe(recordKey(saleKey), how, ...encodeSaleFields(fields)));
     },

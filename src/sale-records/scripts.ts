@@ -9,6 +9,7 @@ export interface SaleRecordCommands {
   tgSaleReserve(key: string, op: string, reservation: string, amount: string): Promise<unknown>;
   tgSaleSettle(key: string, reservation: string, how: string, applied: string, refundKey: string): Promise<unknown>;
   tgSaleDescribe(key: string, how: string, ...fields: string[]): Promise<unknown>;
+  tgSaleObserve(key: string, wasRefunded: string, refunded: string, voided: string): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
@@ -19,6 +20,7 @@ const SCRIPTS = [
   lua('tgSaleReserve', 'reserve.lua', 1),
   lua('tgSaleSettle', 'settle.lua', 1),
   lua('tgSaleDescribe', 'describe.lua', 1),
+  lua('tgSaleObserve', 'observe.lua', 1),
 ];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {

@@ -14,7 +14,8 @@ import type { Transaction } from '../gateway/types';
  *            refund: refunded + pending + amount ≤ captured (the amount joins `pendingRefund`).
  *   settle   applied (the gateway did it), released (proven not sent or refused: the reservation is given
  *            back), unknown (maybe sent: the reservation is KEPT until the reconciler settles it, issue 12).
- * So two replicas refunding one sale at once can never together exceed what was captured.
+ * So two replicas refunding one sale at once can never together exceed what was captured. One more step,
+ * observe, folds in money the gateway shows moved outside tokengate, only toward less money left.
  */
 export type SaleState = 'authorized' | 'capturing' | 'captured' | 'voided' | 'declined';
 
@@ -106,6 +107,13 @@ export interface SaleRecords {
   describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update'): Promise<void>;
   /** The reservations not settled yet and the refunds credited (the reconciler reads them to settle unknown ones). */
   moves(saleKey: string): Promise<SaleMoves>;
+  /**
+   * Folds in what the gateway's record shows was done outside tokengate (a refund or a void made in the merchant
+   * console), only while no capture or refund is in flight or unknown, and only if the record still says
+   * `wasRefundedCents` (compare-and-set): refunded rises to `seen.refundedCents` (never falls), and the sale
+   * becomes voided when `seen.voided`. Never creates a record. True when the record changed.
+   */
+  observe(saleKey: string, wasRefundedCents: number, seen: { refundedCents: number; voided: boolean }): Promise<boolean>;
 }
 
 /** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */

@@ -1,5 +1,5 @@
 import type { GatewayClient } from '../gateway/client';
-import { GatewayNotFoundError } from '../gateway/errors';
+import { GatewayNotFoundError, GatewayRefusedError } from '../gateway/errors';
 import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
 import { StoreUnavailableError } from '../idempotency/errors';
 import type { Logger } from '../observability/logger';
@@ -8,7 +8,7 @@ import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness } from '../writes/not-sent';
 import { fromCents } from './money';
 import { fieldsAfterCapture } from './sale-object';
-import { fieldsOfDetail, isSale, recordFromDetail } from './sale-view';
+import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
 
 /** Why a follow-up was refused before anything was sent (decided from the sale's record). */
 export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds';
@@ -103,6 +103,38 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
     return fields;
   }
 
+  /**
+   * Folds into the record what the gateway's view shows was done outside tokengate (a refund or a void made in
+   * the merchant console): less money left than the record says means refunded elsewhere. Only toward less
+   * money; the store leaves the record alone while anything is in flight or moved since it was read. A failure
+   * is logged: the record stays as it was, which refusals at the gateway keep safe.
+   */
+  async function observe(saleKey: string, record: SaleRecord, detail: TransactionDetail): Promise<void> {
+    if (record.state !== 'captured' && record.state !== 'authorized') return;
+    const voided = statusOf(detail) === 'voided';
+    const leftHere = record.capturedCents - record.refundedCents;
+    const leftThere = capturedCents(detail) - refundedCents(detail);
+    const refunded = !voided && record.state === 'captured' && leftThere < leftHere ? record.refundedCents + (leftHere - leftThere) : record.refundedCents;
+    if (!voided && refunded === record.refundedCents) return;
+    try {
+      if (await records.observe(saleKey, record.refundedCents, { refundedCents: refunded, voided })) logger.info('sale record follows the gateway', { voided, refundedCents: refunded });
+    } catch (err) {
+      logger.warn('could not fold the gateway\'s view into a sale record', { err });
+    }
+  }
+
+  /** After a refund the gateway refused as too large: its view of the sale, folded into the record (one read). */
+  async function refreshAfterRefusal(saleKey: string): Promise<void> {
+    try {
+      const record = await records.get(saleKey);
+      if (!record) return;
+      const detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
+      await observe(saleKey, record, detail);
+    } catch (err) {
+      logger.warn('could not read the sale after a refused refund', { err });
+    }
+  }
+
   /** Runs a follow-up under a reservation: released only when the call proved nothing was sent. */
   async function reserved<T>(saleKey: string, op: 'capture' | 'refund', reservation: string, call: () => Promise<T>): Promise<T> {
     try {
@@ -141,7 +173,7 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
     async lookup(saleKey, found) {
       if (found.detail) return found.detail;
       const detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
-      if (!found.record.fields) await describe(saleKey, fieldsOfDetail(detail), 'fill');
+      await Promise.all([found.record.fields ? undefined : describe(saleKey, fieldsOfDetail(detail), 'fill'), observe(saleKey, found.record, detail)]);
       return detail;
     },
 
@@ -179,7 +211,16 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       const whole = r.whole;
       const amount = fromCents(r.amountCents);
       const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
-      const tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
+      let tx: Transaction;
+      try {
+        tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
+      } catch (err) {
+        // The gateway says less is left than the record does (money refunded outside tokengate): its view is
+        // read and folded in, so the caller's next refund asks for what is really left. This one stays refused:
+        // its Idempotency-Key never reaches the gateway twice (guarantee 7).
+        if (err instanceof GatewayRefusedError && err.reason === 'refund_exceeds') await refreshAfterRefusal(saleKey);
+        throw err;
+      }
       const method = whole && tx.key === saleKey ? 'void' : 'refund';
       // A refund with a transaction of its own is credited to this write: the reconciler never names it as
       // another (unknown) refund's (two refunds of one amount). refund:adjust of an unsettled sale has none.

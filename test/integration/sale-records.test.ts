@@ -120,6 +120,36 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.get('nosuch')).toBeUndefined();
   });
 
+  it('when the gateway shows money refunded or the sale voided outside tokengate, then the record follows only while nothing moves and only toward less', async () => {
+    await records.create(sale, captured(4000));
+    // Refunded 2500 elsewhere: folded in; a later refund of all that is left asks for 1500.
+    expect(await records.observe(sale, 0, { refundedCents: 2500, voided: false })).toBe(true);
+    expect(await records.reserve(sale, 'refund', 'r1', undefined)).toEqual({ ok: true, amountCents: 1500, whole: true });
+    // A refund in flight: the record is left alone.
+    expect(await records.observe(sale, 2500, { refundedCents: 3000, voided: false })).toBe(false);
+    await records.settle(sale, 'refund', 'r1', 'released');
+    // Read before something settled (compare-and-set), or lower than the record: left alone.
+    expect(await records.observe(sale, 0, { refundedCents: 3000, voided: false })).toBe(false);
+    expect(await records.observe(sale, 2500, { refundedCents: 1000, voided: false })).toBe(false);
+    expect(await records.get(sale)).toMatchObject({ state: 'captured', refundedCents: 2500, pendingRefundCents: 0 });
+    // Voided elsewhere: nothing is refundable any more.
+    expect(await records.observe(sale, 2500, { refundedCents: 2500, voided: true })).toBe(true);
+    expect(await records.reserve(sale, 'refund', 'r2', undefined)).toMatchObject({ ok: false, reason: 'exceeds' });
+    expect(await records.observe('nosuch', 0, { refundedCents: 1, voided: true })).toBe(false);
+    expect(await records.get('nosuch')).toBeUndefined();
+  });
+
+  it('when an authorization is voided outside tokengate, then it is no longer capturable; one being captured is left alone', async () => {
+    await records.create(sale, authorized(1000));
+    expect(await records.observe(sale, 0, { refundedCents: 0, voided: true })).toBe(true);
+    expect(await records.reserve(sale, 'capture', 'c1', undefined)).toMatchObject({ ok: false, reason: 'not_capturable' });
+    const other = `${sale}b`;
+    await records.create(other, authorized(1000));
+    expect((await records.reserve(other, 'capture', 'c2', undefined)).ok).toBe(true);
+    expect(await records.observe(other, 0, { refundedCents: 0, voided: true })).toBe(false);
+    expect((await records.get(other))?.state).toBe('capturing');
+  });
+
   it('when a field holds a card number, then it is never kept', async () => {
     await records.create(sale, { ...captured(100), fields: { ...fields, creditcard: { number: '4000100011112224' }, invoice: '4000-1000-1111-2224' } });
     const kept = (await records.get(sale))?.fields;
