@@ -175,6 +175,11 @@ describe('/demo in development (npm start)', () => {
       await page.screenshot({ path: screenshotPath('demo-screenshot.png'), fullPage: true });
     });
 
+    it('when a card has been added, then the card form is empty again, its expiry included', async () => {
+      const frame = await cardFrame();
+      expect(await Promise.all(['#cc-number', '#cc-exp', '#cc-csc'].map((id) => frame.locator(id).inputValue()))).toEqual(['', '', '']);
+    });
+
     it('when the last sale is voided, then the void is approved', async () => {
       await page.locator('#void').click();
       await expectAnswer(/Void: approved/);

@@ -99,8 +99,10 @@
     }).then(function (res) {
       return res.json().then(function (body) {
         if (res.ok && body && typeof body.payment_key === 'string') {
-          // One key per card entry: the form is cleared, so a second key needs the card typed again.
+          // One key per card entry: the form is cleared (all of it, so a second card cannot inherit the first's
+          // expiry), and a second key needs the card typed again.
           number.value = '';
+          exp.value = '';
           cvc.value = '';
           answer({ key: body.payment_key });
         } else {
