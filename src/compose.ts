@@ -62,11 +62,21 @@ export interface BuildOptions {
   memory?: boolean;
 }
 
-/** The /demo page's dev customer and token (development with the embedded sandbox only). */
+/**
+ * The /demo page's dev customer and tokens (development with the embedded sandbox only). The shopper's token
+ * has no refunds:create (contract: "internal services; never in a frontend user's token"); the refund button
+ * gets a back-office token of its own, 5 minutes, limited to refunding and reading that customer's sales
+ * (bound by custkey rather than customers:any: the demo's back office needs no other customer).
+ */
 function demoOptions(config: Config, sandbox: RunningSandbox): DemoOptions {
   const customer = sandbox.fixtures.firstCustomer().key;
-  const scope = 'sales:create sales:read sales:void refunds:create payment_methods:read payment_methods:write';
-  return { customer, payJsOrigin: new URL(sandbox.url).origin, token: () => mintDevToken(config, { sub: 'demo-page', custkey: customer, scope }, 3600) };
+  const scope = 'sales:create sales:read sales:void payment_methods:read payment_methods:write';
+  return {
+    customer,
+    payJsOrigin: new URL(sandbox.url).origin,
+    token: () => mintDevToken(config, { sub: 'demo-page', custkey: customer, scope }, 3600),
+    backOfficeToken: () => mintDevToken(config, { sub: 'demo-backoffice', custkey: customer, scope: 'refunds:create sales:read' }, 300),
+  };
 }
 
 export async function buildService(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Service> {

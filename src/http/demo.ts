@@ -2,11 +2,15 @@
  * `demoRouter(demo)`: the /demo checkout page (contract, development mode only; compose.ts mounts it only when
  * NODE_ENV=development with the embedded sandbox, so production answers 404):
  *   GET /demo, /demo/app.js, /demo/style.css   plain files of ./demo, no build step
- *   GET /demo/session                          a dev token for the dev customer, 1 h, the page's scopes only
+ *   GET /demo/session                          the shopper's dev token for the dev customer, 1 h, the page's
+ *                                              scopes only: never refunds:create (contract: internal services)
+ *   GET /demo/back-office/session              a 5-minute back-office token (its own sub, refunds:create) for
+ *                                              the page's refund button, which stands in for the merchant's
+ *                                              server; asked for at each refund, never kept by the page
  * The page's CSP is the app's strict one (helmetOptions) plus the sandbox origin in script-src (pay.js) and
  * frame-src (its card iframe); nothing else differs. The page never reaches the sandbox itself (connect-src
  * stays 'self'): the card goes from the iframe, on the sandbox's origin, to the sandbox.
- * The session hands out a token to whoever asks: acceptable only because this router exists only in
+ * The sessions hand out tokens to whoever asks: acceptable only because this router exists only in
  * development with the embedded sandbox, whose JWT secret is the printed dev default (anyone who can reach
  * the port can mint the same token) and whose customers and cards are the sandbox's test fixtures.
  * Mounted ahead of the app's cardGuard, like the docs: each route runs the guard itself (docs.ts).
@@ -21,8 +25,10 @@ import { staticAsset } from './static-asset';
 export interface DemoOptions {
   /** The dev customer the page acts for. */
   customer: string;
-  /** A short-lived dev token bound to that customer, with the scopes the page uses. */
+  /** A short-lived dev token bound to that customer, with the scopes a shopper's page uses (no refunds). */
   token(): string;
+  /** A shorter-lived back-office token with refunds:create, for the page's refund button only. */
+  backOfficeToken(): string;
   /** Where Pay.js and its card form come from (the embedded sandbox). */
   payJsOrigin: string;
 }
@@ -58,6 +64,9 @@ export function demoRouter(demo: DemoOptions): Router {
   router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
   router.get('/demo/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ customer: demo.customer, token: demo.token() });
+  });
+  router.get('/demo/back-office/session', guard, (_req, res) => {
+    res.set('Cache-Control', 'no-store').json({ token: demo.backOfficeToken() });
   });
   return router;
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import jwt from 'jsonwebtoken';
 import { chromium, type BrowserContext, type Frame, type Page, type Request } from 'playwright-core';
 import { containsPan } from '../../src/card/pan';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
@@ -47,6 +48,25 @@ async function sessionToken(url: string): Promise<string> {
   return ((await (await fetch(`${url}/demo/session`)).json()) as { token: string }).token;
 }
 
+interface Claims {
+  sub: string;
+  scope: string;
+  custkey?: string;
+  iat: number;
+  exp: number;
+}
+
+/** A token's claims, read without verifying (the service verifies; the test reads what the page was given). */
+function claimsOf(token: string): Claims {
+  return jwt.decode(token) as Claims;
+}
+
+/** The claims of a request's bearer token, if it has one. */
+function bearerClaims(req: Request): Claims | undefined {
+  const match = /^Bearer (\S+)$/.exec(req.headers().authorization ?? '');
+  return match?.[1] ? claimsOf(match[1]) : undefined;
+}
+
 describe('/demo in development (npm start)', () => {
   let service: ServiceProcess;
   let demoUrl: string;
@@ -90,6 +110,7 @@ describe('/demo in development (npm start)', () => {
       ['/demo/style.css', { 'X-Note': '5555444433332226' }],
       ['/demo/session', { 'X-Note': '4000 1000 1111 2224' }],
       ['/demo/session?cvv=123', {}],
+      ['/demo/back-office/session', { 'X-Note': '4000100011112224' }],
     ];
     const logged = service.output().length;
     for (const [p, headers] of probes) {
@@ -100,6 +121,34 @@ describe('/demo in development (npm start)', () => {
       expect(text).not.toMatch(/token|4000.?1000.?1111.?2224|5555444433332226/);
     }
     expect(service.output().slice(logged)).not.toMatch(/4000.?1000.?1111.?2224|5555444433332226/);
+  });
+
+  it('when the page\'s two sessions are read, then the shopper\'s token lacks refunds:create and is refused a refund, and the back-office token (its own sub, 5 minutes) refunds', async () => {
+    const session = (await (await fetch(`${service.url}/demo/session`)).json()) as { customer: string; token: string };
+    const shopper = claimsOf(session.token);
+    expect(shopper).toMatchObject({ sub: 'demo-page', custkey: session.customer });
+    expect(shopper.scope.split(' ')).toEqual(expect.arrayContaining(['sales:create', 'sales:void', 'payment_methods:write']));
+    expect(shopper.scope.split(' ')).not.toContain('refunds:create');
+    const backOfficeRes = await fetch(`${service.url}/demo/back-office/session`);
+    expect(backOfficeRes.headers.get('cache-control')).toBe('no-store');
+    const backOffice = claimsOf(((await backOfficeRes.json()) as { token: string }).token);
+    expect(backOffice).toMatchObject({ sub: 'demo-backoffice', custkey: session.customer });
+    expect(backOffice.scope.split(' ').sort()).toEqual(['refunds:create', 'sales:read']);
+    expect(backOffice.exp - backOffice.iat).toBeLessThanOrEqual(300);
+
+    const call = (token: string, method: string, p: string, body?: unknown) => fetch(`${service.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `demo-test-${Math.random().toString(36).slice(2)}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const methods = (await (await call(session.token, 'GET', `/v1/customers/${session.customer}/payment_methods`)).json()) as { data: { key: string; ccnum4last: string }[] };
+    const approved = methods.data.find((m) => m.ccnum4last === '2224')?.key;
+    const sale = (await (await call(session.token, 'POST', '/v1/sales', { customer: session.customer, payment_method: approved, amount: '7.00' })).json()) as { key: string };
+    const refused = await call(session.token, 'POST', `/v1/sales/${sale.key}/refunds`, { amount: '1.00' });
+    expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([403, 'forbidden']);
+    const token = ((await (await fetch(`${service.url}/demo/back-office/session`)).json()) as { token: string }).token;
+    const refund = await call(token, 'POST', `/v1/sales/${sale.key}/refunds`, { amount: '1.00' });
+    expect(refund.status).toBe(201);
   });
 
   describeWithChromium('in headless Chromium', () => {
@@ -194,13 +243,15 @@ describe('/demo in development (npm start)', () => {
       expect(await page.locator('#cards li').count()).toBe(before);
     });
 
-    it('when the added card is charged and the sale refunded, then both are approved', async () => {
+    it('when the added card is charged and the sale refunded from the back-office box, then both are approved, the refund with the back-office token', async () => {
       await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).first().locator('input').check();
       await page.locator('#amount').fill('5.00');
       await page.locator('#charge').click();
       await expectAnswer(/Sale: approved/);
-      await page.locator('#refund').click();
+      const refundCall = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/refunds'));
+      await page.locator('#back-office-section #refund').click();
       await expectAnswer(/Refund: approved/);
+      expect(bearerClaims(await refundCall)?.sub).toBe('demo-backoffice');
     });
 
     it('when a partially approving card is added and charged, then the page says partially approved with both amounts', async () => {
@@ -233,6 +284,14 @@ describe('/demo in development (npm start)', () => {
       expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(3);
       expect(problems).toEqual([]);
     });
+
+    it('when every token the page sent is read, then only its refunds carried refunds:create, in the back-office token', () => {
+      const refunding = toTokengate.filter((r) => bearerClaims(r)?.scope.split(' ').includes('refunds:create'));
+      expect(refunding.length).toBeGreaterThan(0);
+      expect(refunding.map((r) => [r.method(), /\/v1\/sales\/[^/]+\/refunds$/.test(r.url()), bearerClaims(r)?.sub])).toEqual(refunding.map(() => ['POST', true, 'demo-backoffice']));
+      const shopper = toTokengate.filter((r) => r.url().includes('/v1/') && !r.url().endsWith('/refunds'));
+      expect(shopper.map((r) => bearerClaims(r)?.sub)).toEqual(shopper.map(() => 'demo-page'));
+    });
   });
 });
 
@@ -258,8 +317,8 @@ describe('/demo outside development', () => {
     await sandbox?.close();
   });
 
-  it('when production is asked for /demo or its session, then 404 not_found like any unknown route', async () => {
-    for (const p of ['/demo', '/demo/session', '/demo/app.js']) {
+  it('when production is asked for /demo or its sessions, then 404 not_found like any unknown route', async () => {
+    for (const p of ['/demo', '/demo/session', '/demo/back-office/session', '/demo/app.js']) {
       const res = await fetch(`${service.url}${p}`);
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');

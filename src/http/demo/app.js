@@ -17,8 +17,9 @@
     $('log').insertBefore(li, $('log').firstChild);
   }
 
-  function api(method, path, body, idempotent) {
-    var headers = { authorization: 'Bearer ' + state.token };
+  /** A call to tokengate with the shopper's token, or with `token` (the back office's, for refunds). */
+  function api(method, path, body, idempotent, token) {
+    var headers = { authorization: 'Bearer ' + (token || state.token) };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idempotent) headers['idempotency-key'] = 'demo-' + crypto.randomUUID();
     return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -103,9 +104,18 @@
     });
   }
 
-  function followUp(what, path) {
+  /**
+   * The shopper's token cannot refund (no refunds:create): a refund is the merchant's back office, which in
+   * production calls tokengate from the merchant's server. The page asks for a short-lived back-office token
+   * at each refund, uses it for that call only and does not keep it.
+   */
+  function backOfficeToken() {
+    return fetch('/demo/back-office/session').then(function (r) { return r.json(); }).then(function (s) { return s.token; });
+  }
+
+  function followUp(what, path, token) {
     if (!state.lastSale) return;
-    api('POST', '/v1/sales/' + encodeURIComponent(state.lastSale) + path, undefined, true).then(function (res) {
+    api('POST', '/v1/sales/' + encodeURIComponent(state.lastSale) + path, undefined, true, token).then(function (res) {
       describe(what, res);
       if (res.status < 300) {
         $('void').disabled = true;
@@ -137,5 +147,7 @@
   $('add').addEventListener('click', addCard);
   $('charge').addEventListener('click', charge);
   $('void').addEventListener('click', function () { followUp('Void', '/void'); });
-  $('refund').addEventListener('click', function () { followUp('Refund', '/refunds'); });
+  $('refund').addEventListener('click', function () {
+    backOfficeToken().then(function (token) { followUp('Refund', '/refunds', token); });
+  });
 })();
