@@ -184,15 +184,23 @@ describe('/demo in development (npm start)', () => {
       if (!frame) throw new Error('no Pay.js iframe');
       return frame;
     };
-    async function typeCard(number: string): Promise<void> {
+    async function typeCard(number: string, expiry = '12/30'): Promise<void> {
       const frame = await cardFrame();
       await frame.locator('#cc-number').fill(number);
-      await frame.locator('#cc-exp').fill('12/30');
+      await frame.locator('#cc-exp').fill(expiry);
       await frame.locator('#cc-csc').fill('123');
     }
-    async function expectAnswer(text: RegExp): Promise<void> {
-      await page.locator('#answer', { hasText: text }).waitFor({ timeout: 15_000 });
+    /** Waits for the answer's plain line to match; the JSON stays below it. */
+    async function expectAnswer(text: RegExp): Promise<string> {
+      await page.locator('#answer-line', { hasText: text }).waitFor({ timeout: 15_000 });
+      return (await page.locator('#answer-line').textContent()) ?? '';
     }
+    async function charge(card: string, amount: string): Promise<void> {
+      await page.locator('#cards li', { hasText: card }).first().locator('input').check();
+      await page.locator('#amount').fill(amount);
+      await page.locator('#charge').click();
+    }
+    const history = async () => page.locator('#log li').allTextContents();
 
     it('when /demo opens, then it lists the dev customer\'s cards and shows the Pay.js card form from the sandbox, under a CSP naming only that origin', async () => {
       const res = await page.goto(demoUrl, { waitUntil: 'load' });
@@ -211,16 +219,22 @@ describe('/demo in development (npm start)', () => {
       expect(await frame.locator('#cc-number').getAttribute('autocomplete')).toBe('cc-number');
     });
 
-    it('when 4000100011112224 is typed into the iframe and added, then it is listed as 4000xxxxxxxx2224, and charging it is approved', async () => {
+    it('when the stored cards are listed, then each reads as its type and last four with the expiry as MM/YY', async () => {
+      const labels = await page.locator('#cards label').allTextContents();
+      expect(labels).toContain('Visa ending 2224 · expires 09/30');
+      for (const l of labels) expect(l).toMatch(/^(Visa|MasterCard|American Express|Discover|Card) ending \d{4} · expires \d\d\/\d\d$/);
+    });
+
+    it('when 4000100011112224 is typed into the iframe and added, then the page says it was added as "Visa ending 2224 · expires 12/30", selects it, and charging it says "Charged 12.34 to Visa ending 2224 — pending settlement"', async () => {
       await typeCard('4000100011112224');
       await page.locator('#add').click();
-      await expectAnswer(/Adding a card: approved/);
-      await page.locator('#cards label', { hasText: '4000xxxxxxxx2224' }).waitFor({ timeout: 10_000 });
-      await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).locator('input').check();
-      await page.locator('#amount').fill('12.34');
-      await page.locator('#charge').click();
-      await expectAnswer(/Sale: approved/);
+      expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2224 · expires 12/30, verified and selected');
+      expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2224 · expires 12/30');
+      await charge('Visa ending 2224 · expires 12/30', '12.34');
+      expect(await expectAnswer(/^Charged /)).toBe('Charged 12.34 to Visa ending 2224 — pending settlement');
       expect(await answer().getAttribute('class')).toBe('approved');
+      // The answer as it came back is still there, below the line.
+      expect(JSON.parse((await page.locator('#answer-json').textContent()) ?? '{}')).toMatchObject({ amount: '12.34', status: 'pending_settlement' });
       await page.screenshot({ path: screenshotPath('demo-screenshot.png'), fullPage: true });
     });
 
@@ -229,59 +243,116 @@ describe('/demo in development (npm start)', () => {
       expect(await Promise.all(['#cc-number', '#cc-exp', '#cc-csc'].map((id) => frame.locator(id).inputValue()))).toEqual(['', '', '']);
     });
 
-    it('when the last sale is voided, then the void is approved', async () => {
+    it('when the last sale is voided, then the page says which sale was voided', async () => {
       await page.locator('#void').click();
-      await expectAnswer(/Void: approved/);
+      expect(await expectAnswer(/^Voided /)).toBe('Voided sale of 12.34 on Visa ending 2224 — the funds are released');
+      expect(await page.locator('#void').isDisabled()).toBe(true);
     });
 
-    it('when a declining card is added, then the page says declined (card_declined) and the card is not listed', async () => {
+    it('when a declining card is added, then the page says "Declined:" with the gateway\'s message and the card is not listed', async () => {
       const before = await page.locator('#cards li').count();
       await typeCard('4000300011112220');
       await page.locator('#add').click();
-      await expectAnswer(/Adding a card: declined \(card_declined\)/);
+      expect(await expectAnswer(/^Declined: /)).toMatch(/^Declined: \S.* \(the card was not added\)$/);
       expect(await answer().getAttribute('class')).toBe('declined');
       expect(await page.locator('#cards li').count()).toBe(before);
     });
 
-    it('when the added card is charged and the sale refunded from the back-office box, then both are approved, the refund with the back-office token', async () => {
-      await page.locator('#cards li', { hasText: '4000xxxxxxxx2224' }).first().locator('input').check();
-      await page.locator('#amount').fill('5.00');
-      await page.locator('#charge').click();
-      await expectAnswer(/Sale: approved/);
-      const refundCall = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/refunds'));
-      await page.locator('#back-office-section #refund').click();
-      await expectAnswer(/Refund: approved/);
-      expect(bearerClaims(await refundCall)?.sub).toBe('demo-backoffice');
+    it('when a MasterCard is added, then it is listed as "MasterCard ending 2226" like the stored cards, not as its masked number', async () => {
+      await typeCard('5555444433332226', '09/30');
+      await page.locator('#add').click();
+      await expectAnswer(/^Added MasterCard ending 2226/);
+      expect(await page.locator('#cards input:checked + label').textContent()).toBe('MasterCard ending 2226 · expires 09/30');
+      expect((await page.locator('#cards').textContent()) ?? '').not.toMatch(/x{4}/);
     });
 
-    it('when a partially approving card is added and charged, then the page says partially approved with both amounts', async () => {
+    it('when the card number fails the card form\'s check and Add card is pressed, then the history says so once', async () => {
+      const before = (await history()).length;
+      const frame = await cardFrame();
+      await frame.locator('#cc-number').fill('4000100011112225');
+      await frame.locator('#cc-exp').fill('12/30');
+      await frame.locator('#cc-csc').fill('123');
+      await frame.locator('#cc-number').focus();
+      await page.locator('#add').click();
+      await expectAnswer(/^Card not added: Check the card number\.$/);
+      await page.waitForTimeout(300);
+      const added = (await history()).slice(0, (await history()).length - before);
+      expect(added.map((l) => l.replace(/^\S+ (AM |PM )?/, ''))).toEqual(['Card not added: Check the card number.']);
+      await frame.locator('#cc-number').fill('');
+      await frame.locator('#cc-exp').fill('');
+      await frame.locator('#cc-csc').fill('');
+    });
+
+    it('when a sale not settled yet is refunded in full from the back-office box, then the page says it was voided (method void), with the back-office token', async () => {
+      await charge('Visa ending 2224 · expires 12/30', '5.00');
+      await expectAnswer(/^Charged 5\.00 /);
+      const refundCall = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/refunds'));
+      await page.locator('#back-office-section #refund').click();
+      const line = await expectAnswer(/^Voided /);
+      expect(line).toBe('Voided sale of 5.00 on Visa ending 2224 (not settled yet, so the refund became a void) — the funds are released');
+      expect(JSON.parse((await page.locator('#answer-json').textContent()) ?? '{}')).toMatchObject({ type: 'refund', method: 'void' });
+      expect(bearerClaims(await refundCall)?.sub).toBe('demo-backoffice');
+      expect([await page.locator('#void').isDisabled(), await page.locator('#refund').isDisabled()]).toEqual([true, true]);
+    });
+
+    it('when part of a sale is refunded from the back-office box, then the page says "Refunded 5.00 of 12.34" and the rest can still be refunded', async () => {
+      await charge('Visa ending 2224 · expires 12/30', '12.34');
+      await expectAnswer(/^Charged 12\.34 /);
+      await page.locator('#refund-amount').fill('5.00');
+      await page.locator('#refund').click();
+      expect(await expectAnswer(/^Refunded /)).toBe('Refunded 5.00 of 12.34 on Visa ending 2224');
+      expect(await page.locator('#target').textContent()).toBe('Last sale: 12.34 on Visa ending 2224 — 5.00 refunded');
+      expect(await page.locator('#refund').isEnabled()).toBe(true);
+    });
+
+    it('when a partially approving card is added and charged, then the page says partially approved with both amounts, and its void names what was held', async () => {
       await typeCard('4000000011112275');
       await page.locator('#add').click();
-      await expectAnswer(/Adding a card: approved/);
-      await page.locator('#cards li', { hasText: '4000xxxxxxxx2275' }).locator('input').check();
-      await page.locator('#amount').fill('10.00');
-      await page.locator('#charge').click();
-      await expectAnswer(/Sale: partially approved, 5\.00 of 10\.00/);
+      await expectAnswer(/^Added Visa ending 2275 · expires 12\/30/);
+      await charge('Visa ending 2275 · expires 12/30', '10.00');
+      expect(await expectAnswer(/^Partially approved/)).toBe('Partially approved: charged 5.00 of 10.00 to Visa ending 2275 — pending settlement');
       expect(await answer().getAttribute('class')).toBe('partial');
       await page.locator('#void').click();
       // The void answers the sale (its result_code stays P): the page says it was voided, not partially approved.
-      await expectAnswer(/Void: approved \(200, voided\)/);
+      expect(await expectAnswer(/^Voided /)).toBe('Voided sale of 5.00 on Visa ending 2275 — the funds are released');
     });
 
-    it('when the amount is not an amount, then the page shows the error with its code', async () => {
+    it('when the amount is not an amount, then "Enter an amount like 12.34" is shown beside the field, which is marked invalid, and Void still acts on the last successful sale', async () => {
+      await charge('Visa ending 2224 · expires 09/30', '3.00');
+      await expectAnswer(/^Charged 3\.00 /);
+      const sale = (JSON.parse((await page.locator('#answer-json').textContent()) ?? '{}') as { key: string }).key;
       await page.locator('#amount').fill('ten');
       await page.locator('#charge').click();
-      await expectAnswer(/Sale: error invalid_request \(400\)/);
+      expect(await expectAnswer(/^Could not charge/)).toBe('Could not charge: the amount is not valid.');
       expect(await answer().getAttribute('class')).toBe('error');
+      expect(await page.locator('#amount-error').textContent()).toBe('Enter an amount like 12.34');
+      expect(await page.locator('#amount').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator('#amount').getAttribute('aria-describedby')).toContain('amount-error');
+      expect(await page.locator('#target').textContent()).toBe('Last sale: 3.00 on Visa ending 2224 — pending settlement');
+      const voidCall = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/void'));
+      await page.locator('#void').click();
+      expect(await expectAnswer(/^Voided /)).toBe('Voided sale of 3.00 on Visa ending 2224 — the funds are released');
+      expect((await voidCall).url()).toBe(`${service.url}/v1/sales/${sale}/void`);
+      await page.locator('#amount').fill('4.00');
+      expect([await page.locator('#amount').getAttribute('aria-invalid'), await page.locator('#amount-error').textContent()]).toEqual([null, '']);
+    });
+
+    it('when the page is 375 px wide (a phone), then nothing is wider than the screen', async () => {
+      await page.setViewportSize({ width: 375, height: 800 });
+      try {
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      } finally {
+        await page.setViewportSize({ width: 900, height: 1300 });
+      }
     });
 
     it('when everything the page sent to tokengate is read, then no request carries a card number, and the cards went only to the sandbox', async () => {
       expect(toTokengate.length).toBeGreaterThan(8);
       const leaks = toTokengate.filter((r) => containsPan(carried(r))).map((r) => `${r.method()} ${r.url()}`);
       expect(leaks).toEqual([]);
-      expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual([['payment_key'], ['payment_key'], ['payment_key']]);
+      expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual([['payment_key'], ['payment_key'], ['payment_key'], ['payment_key']]);
       // The proof that the check can fail: the card numbers did travel, to the sandbox's iframe endpoint.
-      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(3);
+      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(4);
       expect(problems).toEqual([]);
     });
 
