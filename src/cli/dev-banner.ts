@@ -3,18 +3,25 @@ import type { Config } from '../config/types';
 import type { RunningSandbox } from '../sandbox';
 import { canMintDevToken, mintDevToken } from './token';
 
+/** The scopes of the banner's dev token, and of the command it prints for minting one. */
+const DEV_SCOPE = 'sales:create payment_methods:read tokens:read';
+
 /**
  * What `npm start` prints in development: the URL, a ready dev token bound to the sandbox's first customer,
  * and a curl for a sale that succeeds as printed (the approved test card 4000100011112224). The contract's
  * JWT_SECRET default is "a printed dev secret in development only": the shipped dev secret is printed beside
  * the token so callers can sign their own; a secret the operator set is never printed, and production prints
  * no banner at all (main.ts).
+ * With an external gateway (GATEWAY_BASE_URL) the banner knows no customer: it prints no token (one bound to a
+ * placeholder custkey would only answer 404), says how to mint one for a real customer, and says the curls'
+ * CUSTOMER_KEY and PAYMENT_METHOD_KEY must be replaced.
  */
 export function devBanner(config: Config, url: string, adminUrl: string, sandbox: RunningSandbox | undefined): string {
   const customer = sandbox?.fixtures.firstCustomer();
   const approved = customer ? sandbox?.fixtures.paymentMethods(customer.key).find((p) => p.number.endsWith('2224')) : undefined;
   const custkey = customer?.key ?? 'CUSTOMER_KEY';
   const pmkey = approved?.key ?? 'PAYMENT_METHOD_KEY';
+  const placeholders = !customer || !approved;
   const body = JSON.stringify({ customer: custkey, payment_method: pmkey, amount: '10.00' });
   // With JWTs verified by a public key or JWKS (no HS secret), there is nothing to sign a dev token with:
   // tokens come from the caller's own issuer, and the demo page (which needs one) is off.
@@ -25,9 +32,17 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
     : devSecret
       ? [`Dev JWT secret (JWT_SECRET, ${config.jwt.algorithms.join(', ')}; development only; iss ${config.jwt.issuer}, aud ${config.jwt.audience}):`, `  ${DEV_DEFAULTS.jwtSecret}`]
       : ['Tokens are signed with your JWT_SECRET (not printed).'];
-  const tokenLines = minting
-    ? [...secretLines, 'Dev token (sub dev-user, customer ' + custkey + ', 24 h):', `  export TOKEN=${mintDevToken(config, { sub: 'dev-user', custkey, scope: 'sales:create payment_methods:read tokens:read' }, 24 * 3600)}`]
-    : [`No dev token: JWTs are verified with ${config.jwt.algorithms.join(', ')} and no HS secret; set TOKEN to one from your issuer`, `  (iss ${config.jwt.issuer}, aud ${config.jwt.audience}, custkey ${custkey}, scope "sales:create payment_methods:read").`];
+  const tokenLines = !minting
+    ? [`No dev token: JWTs are verified with ${config.jwt.algorithms.join(', ')} and no HS secret; set TOKEN to one from your issuer`, `  (iss ${config.jwt.issuer}, aud ${config.jwt.audience}, custkey ${customer ? custkey : '<customer key>'}, scope "sales:create payment_methods:read").`]
+    : !customer
+      ? [
+        ...secretLines,
+        'No dev token: the gateway is not the embedded sandbox, so no customer is known here. Mint one for a real',
+        `customer of that gateway${devSecret ? '' : ' (with the same JWT_SECRET set)'}, then export TOKEN=<the token it prints>:`,
+        `  npm run token -- --sub dev --custkey <customer key> --scope "${DEV_SCOPE}"`,
+      ]
+      : [...secretLines, 'Dev token (sub dev-user, customer ' + custkey + ', 24 h):', `  export TOKEN=${mintDevToken(config, { sub: 'dev-user', custkey, scope: DEV_SCOPE }, 24 * 3600)}`];
+  const replace = placeholders ? ` (replace ${[...(customer ? [] : ['CUSTOMER_KEY']), ...(approved ? [] : ['PAYMENT_METHOD_KEY'])].join(' and ')} with real keys first)` : '';
   return [
     '',
     `tokengate (development) listening on ${url}`,
@@ -38,13 +53,13 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
     '',
     ...tokenLines,
     '',
-    'Charge the customer\'s stored card (approved test card):',
+    placeholders ? `Charge a customer's stored card${replace}:` : 'Charge the customer\'s stored card (approved test card):',
     `  curl -s -X POST ${url}/v1/sales \\`,
     '    -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\',
     '    -H "Idempotency-Key: demo-$RANDOM-$RANDOM" \\',
     `    -d '${body}'`,
     '',
-    'List the customer\'s payment methods:',
+    customer ? 'List the customer\'s payment methods:' : 'List a customer\'s payment methods (replace CUSTOMER_KEY first):',
     `  curl -s ${url}/v1/customers/${custkey}/payment_methods -H "Authorization: Bearer $TOKEN"`,
     '',
   ].join('\n');

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { DEV_DEFAULTS } from '../../src/config';
-import { runServiceToExit, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { ROOT, runServiceToExit, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 /**
  * The contract's "`npm ci && npm start` on a fresh clone prints a curl that succeeds against it as printed".
@@ -131,6 +132,49 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(list.data?.map((m) => m.ccnum4last)).toContain('2224');
     // No full card number anywhere in the answer (masked forms such as 4000xxxxxxxx2224 only).
     expect(answer.body).not.toMatch(/\d{12,}/);
+  }, 20000);
+});
+
+describe('npm start in development with an external gateway (GATEWAY_BASE_URL)', () => {
+  let sandbox: RunningSandbox;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    // An emulator started apart stands in for an external sandbox: the service knows none of its customers.
+    sandbox = await startSandbox({ port: 0 });
+    service = await startServiceProcess({ NODE_ENV: 'development', GATEWAY_BASE_URL: sandbox.baseUrl });
+  }, 25000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await sandbox?.close();
+  });
+
+  async function bannerText(): Promise<string> {
+    const deadline = Date.now() + 5000;
+    while (!/List a customer's payment methods/.test(service.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return service.output();
+  }
+
+  it('when it starts, then the banner prints no token bound to a placeholder, but how to mint one, and says the curls\' placeholders must be replaced', async () => {
+    const out = await bannerText();
+    expect(out).toContain(`  gateway:                  ${sandbox.baseUrl}`);
+    expect(out).not.toMatch(/^\s*export TOKEN=/m);
+    expect(out).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+    expect(out).toContain('  npm run token -- --sub dev --custkey <customer key> --scope "sales:create payment_methods:read tokens:read"');
+    expect(out).toContain("Charge a customer's stored card (replace CUSTOMER_KEY and PAYMENT_METHOD_KEY with real keys first):");
+    expect(out).toContain("List a customer's payment methods (replace CUSTOMER_KEY first):");
+  });
+
+  it('when the printed mint command is run for a real customer, then its token lists that customer\'s payment methods', async () => {
+    const command = /^\s*npm run token -- (.*)$/m.exec(await bannerText())?.[1] ?? '';
+    const custkey = sandbox.fixtures.firstCustomer().key;
+    // What `npm run token --` runs (package.json), with the placeholder replaced as the banner says.
+    const token = await new Promise<string>((resolve, reject) => {
+      execFile('bash', ['-c', `node dist/cli/token.js ${command.replace('<customer key>', custkey)}`], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development' } }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout.trim())));
+    });
+    const res = await fetch(`${service.url}/v1/customers/${custkey}/payment_methods`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
   }, 20000);
 });
 
