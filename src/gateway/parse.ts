@@ -2,6 +2,7 @@ import { containsPan } from '../card/pan';
 import type {
   Batch, BatchStatus, CardRefToken, Customer, ListEnvelope, PaymentMethod, RefundSummary, ResultCode, StatusCode, Transaction, TransactionDetail,
 } from './types';
+import { canonicalAmount } from './money';
 
 /** Thrown by the parsers when an answer does not have the documented shape; the client turns it into GatewayUnreadableError. */
 export class ShapeError extends Error {}
@@ -41,12 +42,6 @@ function pair(value: unknown): { result_code: string; result: string } | undefin
 
 const MONEY = /^\d{1,12}(\.\d{1,2})?$/;
 
-/** "7.5" → "7.50", "007" → "7.00": an amount of the money pattern with two decimals, as answers carry money. */
-function twoDecimals(s: string): string {
-  const [whole = '0', frac = ''] = s.split('.');
-  return `${Number(whole)}.${frac.padEnd(2, '0')}`;
-}
-
 const RESULT_CODES: readonly string[] = ['A', 'P', 'D', 'E', 'V'];
 
 /** `GET /publickey`: a bare JSON string (gateway-facts.md, Pay.js). */
@@ -75,7 +70,7 @@ export function parseTransaction(body: unknown): Transaction {
     if (v !== undefined) tx[f] = v;
   }
   // Written with two decimals like all money, but not refused when odd: a decline's auth_amount is undocumented.
-  if (tx.auth_amount !== undefined && MONEY.test(tx.auth_amount)) tx.auth_amount = twoDecimals(tx.auth_amount);
+  if (tx.auth_amount !== undefined && MONEY.test(tx.auth_amount)) tx.auth_amount = canonicalAmount(tx.auth_amount);
   const card = creditcard(o.creditcard);
   if (card) tx.creditcard = card;
   const avs = pair(o.avs);
@@ -130,7 +125,7 @@ function money(o: Obj, field: string, required = true): string | undefined {
   const s = str(o, field, required);
   if (s === undefined) return undefined;
   if (!MONEY.test(s)) throw new ShapeError(`field ${field} is not an amount`);
-  return twoDecimals(s);
+  return canonicalAmount(s);
 }
 
 function refundSummary(value: unknown): RefundSummary {

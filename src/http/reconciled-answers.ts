@@ -1,6 +1,6 @@
 import type { UnknownRecord } from '../idempotency';
 import type { AnswerOf, Found } from '../reconcile/find';
-import { fromCents } from '../sales/money';
+import { fromCents } from '../gateway/money';
 import { factsOfDetail, saleObject } from '../sales/sale-object';
 import { CardDeclined, GatewayErrorApi } from './errors';
 import { newRequestId } from './request-id';

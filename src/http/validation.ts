@@ -15,7 +15,7 @@ import addFormats from 'ajv-formats';
 import openapi from './openapi.json';
 import { InvalidRequest, type ErrorDetail } from './errors';
 import { hasForbiddenKey } from './json-body';
-import { canonicalAmount, toCents } from '../sales/money';
+import { canonicalAmount, toCents } from '../gateway/money';
 
 export interface SaleInput {
   customer: string;

@@ -3,7 +3,7 @@ import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
-import { toCents } from '../sales/money';
+import { toCents } from '../gateway/money';
 import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';

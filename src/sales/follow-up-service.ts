@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger';
 import type { SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness } from '../writes/not-sent';
-import { fromCents } from './money';
+import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
 import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
 

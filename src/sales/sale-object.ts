@@ -1,6 +1,6 @@
 import type { RefundSummary, Transaction, TransactionDetail } from '../gateway/types';
 import type { SaleFields } from '../sale-records';
-import { fromCents, toCents } from './money';
+import { fromCents, toCents } from '../gateway/money';
 import { capturedCents, fieldsOfDetail, refundedCents, statusOf, type SaleStatus } from './sale-view';
 
 /** A refund as a sale lists it (the contract's refund object, plus when and the gateway's status code). */

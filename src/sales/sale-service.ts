@@ -6,7 +6,7 @@ import type { AheadSlot } from '../limiter';
 import type { Budget, TokenService } from '../tokens/token-service';
 import { WriteNotSentError } from '../writes/not-sent';
 import type { SaleFields, SaleRecord } from '../sale-records';
-import { toCents } from './money';
+import { toCents } from '../gateway/money';
 
 /** The gateway's error_code for a card reference it no longer accepts (the sandbox's CARDREF_INVALID_ERROR_CODE). */
 export const CARDREF_INVALID_ERROR_CODES: ReadonlySet<string> = new Set(['10142']);

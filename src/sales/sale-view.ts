@@ -1,6 +1,6 @@
 import type { TransactionDetail } from '../gateway/types';
 import type { SaleFields, SaleRecord, SaleState } from '../sale-records';
-import { toCents } from './money';
+import { toCents } from '../gateway/money';
 
 /** The public lifecycle status of a sale (contract, `GET /v1/sales/{key}`). */
 export type SaleStatus = 'authorized' | 'pending_settlement' | 'settled' | 'voided' | 'declined' | 'error';

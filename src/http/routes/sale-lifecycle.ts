@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import type { Config } from '../../config/types';
 import { fingerprintRequest, type StoredResponse, type WriteContext } from '../../idempotency';
 import type { FollowUpService, FoundSale } from '../../sales/follow-up-service';
-import { fromCents } from '../../sales/money';
+import { fromCents } from '../../gateway/money';
 import { factsAfterCapture, factsAfterVoid, factsOfDetail, saleObject } from '../../sales/sale-object';
 import type { Attempt, Written, WriteProtocol } from '../../writes';
 import { canAccessCustomer, requireAuth, requireScope } from '../auth';
