@@ -7,15 +7,15 @@ import { customersRouter } from './http/routes/customers';
 import { paymentMethodsRouter } from './http/routes/payment-methods';
 import { demoRouter, type DemoOptions } from './http/demo';
 import type { CardService } from './payment-methods/add-card';
+import type { CardWrites } from './payment-methods/add-card-write';
 import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
-import type { SaleRecords } from './sale-records';
-import type { FollowUpService } from './sales/follow-up-service';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
-import type { SaleService } from './sales/sale-service';
+import type { Checkout } from './sales/checkout';
+import type { SaleActions } from './sales/sale-actions';
+import type { SaleLookup } from './sales/sale-lookup';
 import type { Budget, TokenService } from './tokens/token-service';
-import type { WriteProtocol } from './writes';
 
 export interface AppDeps {
   config: Config;
@@ -25,11 +25,11 @@ export interface AppDeps {
   gateway: GatewayClient;
   budget: Budget;
   tokens: TokenService;
-  sales: SaleService;
-  writes: WriteProtocol;
-  records: SaleRecords;
-  followUps: FollowUpService;
+  checkout: Checkout;
+  lookup: SaleLookup;
+  actions: SaleActions;
   cards: CardService;
+  cardWrites: CardWrites;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -68,10 +68,10 @@ export function createApp(deps: AppDeps): Express {
   if (deps.demo) app.use(demoRouter(deps.demo));
   app.use(jsonBody(config));
   app.use(cardGuard());
-  app.use(salesRouter({ config, sales: deps.sales, writes: deps.writes, records: deps.records, authenticate: deps.authenticate }));
-  app.use(saleLifecycleRouter({ config, followUps: deps.followUps, writes: deps.writes, authenticate: deps.authenticate }));
+  app.use(salesRouter({ checkout: deps.checkout, authenticate: deps.authenticate }));
+  app.use(saleLifecycleRouter({ lookup: deps.lookup, actions: deps.actions, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
-  app.use(paymentMethodsRouter({ config, cards: deps.cards, writes: deps.writes, authenticate: deps.authenticate }));
+  app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

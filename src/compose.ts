@@ -16,6 +16,10 @@ import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redi
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
 import { createFollowUpService } from './sales/follow-up-service';
+import { createCheckout } from './sales/checkout';
+import { createSaleActions } from './sales/sale-actions';
+import { createSaleLookup } from './sales/sale-lookup';
+import { createCardWrites } from './payment-methods/add-card-write';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import { startSandbox, type RunningSandbox } from './sandbox';
 import { createTokenService, type TokenService } from './tokens/token-service';
@@ -164,9 +168,22 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
   });
   reconciler.start();
-  const followUps = createFollowUpService({ gateway, budget, records, logger });
+  const lookup = createSaleLookup({
+    gateway, budget, records, logger,
+    settings: { freshMs: config.view.saleFreshMs, unknownKeyTtlMs: config.view.unknownKeyTtlMs },
+  });
+  // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
+  const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
+  // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
+  const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
+  const checkout = createCheckout({ sales, records, writes, leaseMs: writeLeaseMs });
+  const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
+  const cardWrites = createCardWrites({
+    cards, writes, verifyAmount: config.cards.verifyAmount,
+    leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
+  });
   const app = createApp({
-    config, logger, metrics, authenticate, gateway, budget, tokens, sales, writes, records, followUps, cards, draining: () => draining,
+    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, draining: () => draining,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });

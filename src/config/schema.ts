@@ -78,6 +78,10 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'cards.payJsUrl', env: 'PAYJS_URL', parse: url('https:', 'http:') },
   { path: 'reconcile.lookbackMarginMs', env: 'RECONCILE_LOOKBACK_MARGIN_MS', parse: int(0, 7 * 24 * 3600 * 1000) },
 
+  { path: 'view.saleFreshMs', env: 'VIEW_SALE_FRESH_MS', parse: ms },
+  { path: 'view.walletFreshMs', env: 'VIEW_WALLET_FRESH_MS', parse: ms },
+  { path: 'view.unknownKeyTtlMs', env: 'VIEW_UNKNOWN_KEY_TTL_MS', parse: ms },
+
   { path: 'http.bodyLimitBytes', env: 'HTTP_BODY_LIMIT_BYTES', parse: int(1024, 1024 * 1024) },
   { path: 'http.corsOrigins', env: 'CORS_ORIGINS', parse: list(url('https:', 'http:')) },
   { path: 'http.shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', parse: int(0, 600_000) },

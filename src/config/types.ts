@@ -119,6 +119,21 @@ export interface CardsConfig {
   payJsUrl?: string;
 }
 
+/**
+ * tokengate's own view of what pages read (guarantee 9, issue 25): how long each kind answers as fresh before it
+ * is refreshed in spare budget. Settlement is daily (a sale's status changes at most once a day, when its batch
+ * closes, and the gateway's webhooks say so sooner); cards and customers change only when someone changes them,
+ * and tokengate's own writes update the view in the same step.
+ */
+export interface ViewConfig {
+  /** VIEW_SALE_FRESH_MS: a sale's view after it last matched the gateway (default 1 h). */
+  saleFreshMs: number;
+  /** VIEW_WALLET_FRESH_MS: a customer's and its payment methods' view (default 24 h). */
+  walletFreshMs: number;
+  /** VIEW_UNKNOWN_KEY_TTL_MS: how long "the gateway does not know this key" is remembered (default 10 min). */
+  unknownKeyTtlMs: number;
+}
+
 export interface Config {
   env: NodeEnv;
   /** Interface both servers listen on; all interfaces by default (a pod is reached through its IP). */
@@ -134,6 +149,7 @@ export interface Config {
   idempotency: IdempotencyConfig;
   reconcile: ReconcileConfig;
   cards: CardsConfig;
+  view: ViewConfig;
   http: HttpConfig;
   sandbox: SandboxConfig;
 }

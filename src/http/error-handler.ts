@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isGatewayError } from '../gateway/errors';
 import type { Logger } from '../observability/logger';
+import { NotFoundError } from '../access';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { ApiError, InternalError, InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unavailable, fromGatewayError } from './errors';
 import { REQUEST_ID_HEADER } from './request-id';
@@ -43,6 +44,8 @@ export function toApiError(err: unknown, log: Logger): ApiError {
     else log.debug('request refused', { code: err.code, status: err.status });
     return err;
   }
+  // A use case's "unknown, or not the caller's": the same 404 either way.
+  if (err instanceof NotFoundError) return new NotFound();
   // The budget's refusals on read routes (the sales route maps its own): a queued read refused while draining
   // or past its maximum wait must answer 503/429 with Retry-After, not 500.
   if (err instanceof LimiterUnavailableError) return toApiError(new Unavailable(5), log);

@@ -2,16 +2,12 @@
  * What the HTTP edge attaches to every Express request. `id` and `log` are set by `requestId()` (mount it
  * first); `auth` only after `authenticate` ran, so handlers read it through `requireAuth(req)`.
  */
+import type { Caller } from '../access';
 import type { Logger } from '../observability/logger';
 
-/** The verified caller (contract.md, "Callers and JWTs"). */
-export interface AuthContext {
-  sub: string;
+/** The verified caller (contract.md, "Callers and JWTs"): who it is (src/access) and what it may do. */
+export interface AuthContext extends Caller {
   scopes: ReadonlySet<string>;
-  /** Set when the token is bound to one customer. */
-  custkey?: string;
-  /** True when the token carries `customers:any` and no `custkey` (internal services). */
-  anyCustomer: boolean;
 }
 
 declare module 'express-serve-static-core' {

@@ -1,3 +1,4 @@
+import { NotFoundError } from '../access';
 import { GatewayError, GatewayRefusedError, type RefusalReason } from '../gateway/errors';
 import { SaleRefusedError, type SaleRefusal } from '../sales/follow-up-service';
 import { StoreUnavailableError } from '../idempotency';
@@ -23,6 +24,9 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
       return new RefundExceedsSale();
     case 'not_found':
       return new NotFound();
+    case 'busy':
+      // Another follow-up of the sale is in flight or of unknown outcome: nothing was sent for this one.
+      return new IdempotencyInProgress(5);
     case 'rejected':
       return new GatewayErrorApi('gateway_error', err);
   }
@@ -35,6 +39,7 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
 export function toApiError(err: unknown): ApiError {
   const e = unwrapNotSent(err);
   if (e instanceof ApiError) return e;
+  if (e instanceof NotFoundError) return new NotFound();
   if (e instanceof WriteInProgressError) return new IdempotencyInProgress(e.retryAfterSec);
   if (e instanceof WriteKeyReusedError) return new IdempotencyKeyReused();
   if (e instanceof WriteOutcomeUnknownError) return new OutcomeUnknown(e.retryAfterSec);

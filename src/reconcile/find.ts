@@ -2,7 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
-import type { Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
+import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
 import { toCents } from '../gateway/money';
 import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
@@ -93,7 +93,8 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   }
 
   /** Settles this write's reservation when the look decided (found: applied; absent and proven: released). */
-  const settle = (saleKey: string, op: Reservation['op'], id: string, how: 'applied' | 'released', cents?: number, refundKey?: string) => records.settle(saleKey, op, id, how, cents, refundKey);
+  const settle = (saleKey: string, op: Reservation['op'], id: string, how: 'applied' | 'released', cents?: number, refundKey?: string, listed?: OwnRefund) =>
+    records.settle(saleKey, op, id, how, cents, refundKey, listed);
 
   /** The sale's record and moves, refused (NotYetError) while another capture or refund on it is in flight. */
   async function quietRecord(saleKey: string, id: string): Promise<{ known: SaleRecord | undefined; moves: SaleMoves }> {
@@ -122,10 +123,13 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', capturedCents(tx));
     // Captured, the sale is in a batch: its kept fields follow, so a later void answers it.
     if (op === 'capture' && known?.fields) await records.describe(saleKey, { ...known.fields, ...fieldsOfDetail(tx), payment_method: known.fields.payment_method }, 'update');
-    if (op === 'void') await records.markVoided(saleKey);
+    // A void's reservation (issue 25, item 5) settles applied, which makes the sale voided; an older void made
+    // before voids reserved has none.
+    if (op === 'void') await (mine ? settle(saleKey, 'void', id, 'applied') : records.markVoided(saleKey));
     if (op === 'refund' && mine) {
-      const own = found.op === 'refund' && found.refund.key !== saleKey ? found.refund.key : undefined;
-      await settle(saleKey, 'refund', id, 'applied', mine.cents, own);
+      const refund = found.op === 'refund' ? found.refund : undefined;
+      const own = refund && refund.key !== saleKey ? refund.key : undefined;
+      await settle(saleKey, 'refund', id, 'applied', mine.cents, own, refund && { key: refund.key, refnum: refund.refnum, cents: mine.cents, method: refund.method });
       if (statusOf(tx) === 'voided') await records.markVoided(saleKey);
     }
     return answer(record, known?.fields && (found.op === 'capture' || found.op === 'void') ? { ...found, kept: known.fields } : found);

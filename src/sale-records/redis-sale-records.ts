@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
+import { listedRefundsOf } from './refunds';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
 import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
@@ -13,13 +15,43 @@ export interface RedisSaleRecordsOptions {
   opTimeoutMs?: number;
 }
 
-const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voided', 'declined']);
+const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voiding', 'voided', 'declined']);
+const REASONS: ReadonlySet<string> = new Set(['absent', 'exceeds', 'not_capturable', 'not_voidable', 'busy']);
+
+/** 'res:<id>' = '<op>:<cents>[:<state before a void>][:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua). */
+const RESERVATION = /^(capture|refund|void):(\d+)(?::(?:authorized|captured))?(:unknown(?::(\d+))?)?$/;
+
+/**
+ * The record's hash fields as a SaleRecord, or undefined when they are not one (no owner, unknown state).
+ * `values` in the order customer, state, authorized, captured, refunded, pending_refund, then SALE_FIELD_NAMES.
+ */
+function recordOf(values: readonly (string | null | undefined)[]): SaleRecord | undefined {
+  const [customer, state, authorized, captured, refunded, pending] = values;
+  if (customer === null || customer === undefined || !state || !STATES.has(state)) return undefined;
+  const record: SaleRecord = {
+    customer,
+    state: state as SaleState,
+    authorizedCents: Number(authorized ?? 0),
+    capturedCents: Number(captured ?? 0),
+    refundedCents: Number(refunded ?? 0),
+    pendingRefundCents: Number(pending ?? 0),
+  };
+  const fields = decodeSaleFields(values.slice(6));
+  if (fields) record.fields = fields;
+  return record;
+}
+
+
+
+const RECORD_FIELDS = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES] as const;
 
 /** SaleRecords on Redis: every call is one command or one Lua script (one round trip). */
 export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRecords {
   const redis: ScriptedClient = withSaleRecordScripts(options.redis);
   const ttlMs = options.ttlMs ?? SALE_RECORD_TTL_MS;
   const recordKey = (saleKey: string) => `{${options.keyPrefix}:sale:${encodeURIComponent(saleKey)}}`;
+  // Hashed: a caller's made-up key never lands in Redis as written.
+  const unknownKey = (saleKey: string) => `${options.keyPrefix}:nosale:${createHash('sha256').update(saleKey).digest('base64url').slice(0, 22)}`;
 
   const timeoutMs = options.opTimeoutMs ?? 2000;
 
@@ -28,20 +60,28 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
 
   return {
     async get(saleKey) {
-      const reply = await call('get', () => redis.hmget(recordKey(saleKey), 'customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES));
-      const [customer, state, authorized, captured, refunded, pending] = reply;
-      if (customer === null || customer === undefined || !state || !STATES.has(state)) return undefined;
-      const record: SaleRecord = {
-        customer,
-        state: state as SaleState,
-        authorizedCents: Number(authorized ?? 0),
-        capturedCents: Number(captured ?? 0),
-        refundedCents: Number(refunded ?? 0),
-        pendingRefundCents: Number(pending ?? 0),
-      };
-      const fields = decodeSaleFields(reply.slice(6));
-      if (fields) record.fields = fields;
-      return record;
+      return recordOf(await call('get', () => redis.hmget(recordKey(saleKey), ...RECORD_FIELDS)));
+    },
+    async view(saleKey) {
+      const hash = await call('view', () => redis.hgetall(recordKey(saleKey)));
+      const record = recordOf(RECORD_FIELDS.map((name) => hash[name]));
+      if (!record) return undefined;
+      const credited = new Set(Object.keys(hash).filter((name) => name.startsWith('rk:')).map((name) => name.slice(3)));
+      return { record, version: Number(hash.ver ?? 0), settled: hash.settled === '1', refunds: listedRefundsOf(hash), seenMs: Number(hash.seen ?? 0), credited };
+    },
+    async claimRefresh(saleKey, ttlMs) {
+      return (await call('claimRefresh', () => redis.set(`${recordKey(saleKey)}:refreshing`, '1', 'PX', ttlMs, 'NX'))) === 'OK';
+    },
+    async rememberUnknown(saleKey, ttlMs) {
+      await call('rememberUnknown', () => redis.set(unknownKey(saleKey), '1', 'PX', ttlMs));
+    },
+    async knownUnknown(saleKey) {
+      return (await call('knownUnknown', () => redis.exists(unknownKey(saleKey)))) === 1;
+    },
+    async refresh(saleKey, version, seen) {
+      const external = seen.gatewayRefunds.flatMap((r) => [`rx:${r.key}`, `${r.refnum}|${r.cents}|${r.created}|${r.statusCode}`]);
+      const applied = await call('refresh', () => redis.tgSaleRefresh(recordKey(saleKey), String(version), String(seen.refundedCents), seen.voided ? '1' : '0', seen.settled ? '1' : '0', ...external));
+      return Number(applied) === 1;
     },
     async create(saleKey, r: SaleRecord) {
       const fields = r.fields ? encodeSaleFields(r.fields) : [];
@@ -51,18 +91,19 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];
       if (Number(reply[0]) === 1) return { ok: true, amountCents: Number(reply[1]), whole: Number(reply[2]) === 1 };
       const reason = String(reply[1]);
-      return { ok: false, reason: reason === 'absent' || reason === 'exceeds' ? reason : 'not_capturable', availableCents: Number(reply[2] ?? 0) };
+      return { ok: false, reason: (REASONS.has(reason) ? reason : 'not_capturable') as 'not_capturable', availableCents: Number(reply[2] ?? 0) };
     },
-    async settle(saleKey, _op, reservation, how, appliedCents, refundKey) {
-      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents), refundKey ?? ''));
+    async settle(saleKey, _op, reservation, how, appliedCents, refundKey, listed) {
+      const entry = listed ? `${listed.key}|${listed.refnum}|${listed.method}` : '';
+      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents), refundKey ?? '', entry));
     },
     async moves(saleKey) {
       const fields = await call('moves', () => redis.hgetall(recordKey(saleKey)));
       const reservations: Reservation[] = [];
       const creditedRefunds = new Set<string>();
       for (const [field, value] of Object.entries(fields)) {
-        // 'res:<id>' = '<op>:<cents>[:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua; no time: marked before it was kept)
-        const m = /^(capture|refund):(\d+)(:unknown(?::(\d+))?)?$/.exec(value);
+        // No time after unknown: marked before the time was kept.
+        const m = RESERVATION.exec(value);
         if (field.startsWith('res:') && m) {
           reservations.push({ id: field.slice(4), op: m[1] as Reservation['op'], cents: Number(m[2]), unknown: m[3] !== undefined, ...(m[4] ? { unknownSinceMs: Number(m[4]) } : {}) });
         }
@@ -74,7 +115,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     async markVoided(saleKey) {
       // Only an existing record changes (HSET on a missing key would create one without an owner).
       const key = recordKey(saleKey);
-      if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.hset(key, 'state', 'voided'));
+      if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.multi().hset(key, 'state', 'voided').hincrby(key, 'ver', 1).exec());
     },
     async observe(saleKey, wasRefundedCents, seen) {
       const changed = await call('observe', () => redis.tgSaleObserve(recordKey(saleKey), String(wasRefundedCents), String(seen.refundedCents), seen.voided ? '1' : '0'));

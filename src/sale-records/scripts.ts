@@ -7,9 +7,11 @@ export interface SaleRecordCommands {
   /** `fields`: the sale's gateway fields as name, value pairs (fields.ts), spread after ttlMs. */
   tgSaleCreate(key: string, customer: string, state: string, authorized: number, captured: number, refunded: number, ttlMs: number, ...fields: string[]): Promise<unknown>;
   tgSaleReserve(key: string, op: string, reservation: string, amount: string): Promise<unknown>;
-  tgSaleSettle(key: string, reservation: string, how: string, applied: string, refundKey: string): Promise<unknown>;
+  tgSaleSettle(key: string, reservation: string, how: string, applied: string, refundKey: string, listed: string): Promise<unknown>;
   tgSaleDescribe(key: string, how: string, ...fields: string[]): Promise<unknown>;
   tgSaleObserve(key: string, wasRefunded: string, refunded: string, voided: string): Promise<unknown>;
+  /** `external`: 'rx:<key>', '<refnum>|<cents>|<created>|<status>' pairs. */
+  tgSaleRefresh(key: string, version: string, refunded: string, voided: string, settled: string, ...external: string[]): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
@@ -21,6 +23,7 @@ const SCRIPTS = [
   lua('tgSaleSettle', 'settle.lua', 1),
   lua('tgSaleDescribe', 'describe.lua', 1),
   lua('tgSaleObserve', 'observe.lua', 1),
+  lua('tgSaleRefresh', 'refresh.lua', 1),
 ];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {

@@ -7,17 +7,20 @@ import type { Transaction } from '../gateway/types';
  * own gateway fields (SaleFields: what a capture or a void answers without reading the sale again).
  *
  *   state   authorized (authonly, not captured) | capturing (a capture in flight or of unknown outcome)
- *           | captured (a sale, or a captured authorization) | voided | declined
+ *           | captured (a sale, or a captured authorization) | voiding (a void in flight or of unknown outcome)
+ *           | voided | declined
  *
  * Money moves only through reserve → settle, each one atomic step (a Lua script in Redis):
  *   reserve  capture: the state must be 'authorized' and the amount ≤ authorized (→ 'capturing');
- *            refund: refunded + pending + amount ≤ captured (the amount joins `pendingRefund`).
+ *            refund: refunded + pending + amount ≤ captured (the amount joins `pendingRefund`);
+ *            void: authorized or captured with nothing else in flight (→ 'voiding'), so concurrent voids of one
+ *            sale send one void (issue 25, item 5): the others wait for it and answer from it.
  *   settle   applied (the gateway did it), released (proven not sent or refused: the reservation is given
  *            back), unknown (maybe sent: the reservation is KEPT until the reconciler settles it, issue 12).
  * So two replicas refunding one sale at once can never together exceed what was captured. One more step,
  * observe, folds in money the gateway shows moved outside tokengate, only toward less money left.
  */
-export type SaleState = 'authorized' | 'capturing' | 'captured' | 'voided' | 'declined';
+export type SaleState = 'authorized' | 'capturing' | 'captured' | 'voiding' | 'voided' | 'declined';
 
 /**
  * The sale's own fields as the gateway gave them (its answer to the sale, or its lookup), and the payment
@@ -64,15 +67,21 @@ export interface SaleRecord {
 export type ReserveResult =
   /** `whole`: a refund of all that is left (nothing captured remains unrefunded or reserved after it). */
   | { ok: true; amountCents: number; whole: boolean }
-  /** absent: no record; exceeds/not_capturable: refused, nothing reserved. `availableCents` for refunds. */
-  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable'; availableCents: number };
+  /**
+   * absent: no record; exceeds/not_capturable/not_voidable: refused, nothing reserved. `availableCents` for
+   * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it.
+   */
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy'; availableCents: number };
+
+/** A follow-up that moves money under a reservation. */
+export type ReservedOp = 'capture' | 'refund' | 'void';
 
 export type Settlement = 'applied' | 'released' | 'unknown';
 
 /** A reservation not settled yet: in flight, or (`unknown`) waiting for the reconciler (issue 12). */
 export interface Reservation {
   id: string;
-  op: 'capture' | 'refund';
+  op: ReservedOp;
   cents: number;
   unknown: boolean;
   /** When it was marked unknown (Redis TIME, ms): past it plus the longest processing time, it cannot land. */
@@ -91,13 +100,15 @@ export interface SaleRecords {
   /** Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). */
   create(saleKey: string, record: SaleRecord): Promise<void>;
   /** `amountCents` undefined: all that is left (refund) or all that is authorized (capture). */
-  reserve(saleKey: string, op: 'capture' | 'refund', reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
+  reserve(saleKey: string, op: ReservedOp, reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
   /**
    * Ends a reservation. `appliedCents`: what the gateway actually moved (a capture's amount), when known.
    * `refundKey`: an applied refund's own gateway transaction, now credited to this reservation's write, so the
    * reconciler never names it as another write's refund (two refunds of one amount).
+   * `listed`: an applied refund as its answer described it, kept so the sale's view lists every refund
+   * tokengate made, whatever command carried it (issue 25, item 6). A void applied makes the sale voided.
    */
-  settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number, refundKey?: string): Promise<void>;
+  settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund): Promise<void>;
   /** The sale was voided (its captured money never moves). */
   markVoided(saleKey: string): Promise<void>;
   /**
@@ -114,6 +125,77 @@ export interface SaleRecords {
    * becomes voided when `seen.voided`. Never creates a record. True when the record changed.
    */
   observe(saleKey: string, wasRefundedCents: number, seen: { refundedCents: number; voided: boolean }): Promise<boolean>;
+  /**
+   * The sale as tokengate knows it, in one read: the record, the refunds it lists, whether the gateway showed it
+   * settled, and how fresh that knowledge is (guarantee 9: `GET /v1/sales/{key}` answers from it).
+   */
+  view(saleKey: string): Promise<SaleView | undefined>;
+  /**
+   * Folds the gateway's view of the sale (a refresh) into the record, only if nothing was written since `version`
+   * was read and nothing is in flight, so a refresh never overwrites a newer write: money refunded or the sale
+   * voided elsewhere (only toward less money, as observe()), settled, the refunds made outside tokengate, and
+   * `seenMs` = now. True when applied.
+   */
+  refresh(saleKey: string, version: number, seen: GatewaySaleState): Promise<boolean>;
+  /**
+   * Claims the sale's background refresh for `ttlMs` (one replica refreshes a stale view at a time): true when
+   * this caller holds it.
+   */
+  claimRefresh(saleKey: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Remembers for `ttlMs` that the gateway does not know `saleKey` as a sale (guarantee 11: a key the gateway has
+   * said it does not know is not asked about again for a while). A sale tokengate makes has a record, which is
+   * always read first, so a memory never hides a real sale.
+   */
+  rememberUnknown(saleKey: string, ttlMs: number): Promise<void>;
+  /** Whether the gateway said lately that it does not know `saleKey`. */
+  knownUnknown(saleKey: string): Promise<boolean>;
+}
+
+/** A refund tokengate made on a sale, as its answer described it (the contract's refund object, less `sale`). */
+export interface OwnRefund {
+  key: string;
+  refnum: string;
+  cents: number;
+  method: 'refund' | 'void';
+}
+
+/** A refund listed on a sale's view: tokengate's own, or one the gateway showed (made in the console). */
+export interface ListedSaleRefund {
+  key: string;
+  refnum: string;
+  cents: number;
+  method: 'refund' | 'void';
+  /** Unix seconds (tokengate's own: when it was answered) or the gateway's "YYYY-MM-DD hh:mm:ss". */
+  created: string;
+  /** The gateway's status code of a refund it listed; tokengate's own have none. */
+  statusCode?: string;
+  own: boolean;
+}
+
+export interface SaleView {
+  record: SaleRecord;
+  /** Bumped by every write to the record: a refresh applies only over the version it read. */
+  version: number;
+  /** The gateway showed the sale settled (its batch closed). */
+  settled: boolean;
+  refunds: ListedSaleRefund[];
+  /** When the record last matched the gateway's (its answer to a write, or a refresh), ms; 0 if never known. */
+  seenMs: number;
+  /** The gateway refunds credited to tokengate's own writes (they are listed as tokengate's, not as external). */
+  credited: ReadonlySet<string>;
+}
+
+/** What a gateway read of the sale shows, as a refresh folds it in. */
+export interface GatewaySaleState {
+  refundedCents: number;
+  voided: boolean;
+  settled: boolean;
+  /**
+   * The refunds the gateway lists on the sale. Those made outside tokengate are listed as the gateway's; those of
+   * tokengate's own writes lend their status to the entry kept from their answer.
+   */
+  gatewayRefunds: Array<{ key: string; refnum: string; cents: number; created: string; statusCode: string }>;
 }
 
 /** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */

@@ -1,29 +1,26 @@
 import type { GatewayClient } from '../gateway/client';
-import { GatewayNotFoundError, GatewayRefusedError } from '../gateway/errors';
-import type { RefundRequest, Transaction, TransactionDetail } from '../gateway/types';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { GatewayRefusedError } from '../gateway/errors';
+import type { RefundRequest, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
-import type { SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
+import type { OwnRefund, ReservedOp, SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness } from '../writes/not-sent';
 import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
-import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
+import type { FoundSale, SaleLookup } from './sale-lookup';
+import { fieldsOfDetail } from './sale-view';
 
-/** Why a follow-up was refused before anything was sent (decided from the sale's record). */
-export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds';
+/**
+ * Why a follow-up was refused before anything was sent (decided from the sale's record). `busy`: another
+ * follow-up of the sale has not ended (an outcome the reconciler has yet to settle): try again shortly.
+ */
+export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds' | 'busy';
 
 export class SaleRefusedError extends Error {
   constructor(readonly reason: SaleRefusal) {
     super(`sale refused: ${reason}`);
     this.name = 'SaleRefusedError';
   }
-}
-
-/** What a sale lookup found: the record (ownership, bounds) and, when it asked the gateway, its answer. */
-export interface FoundSale {
-  record: SaleRecord;
-  detail?: TransactionDetail;
 }
 
 export interface FollowUpResult {
@@ -43,32 +40,40 @@ export interface RefundResult extends FollowUpResult {
 }
 
 export interface FollowUpService {
-  /**
-   * The sale tokengate knows as `saleKey`: its record, or one seeded from the gateway when there is none (a
-   * sale made before records existed, or expired). Undefined when the gateway does not know it as a sale.
-   */
-  find(saleKey: string): Promise<FoundSale | undefined>;
-  /**
-   * The gateway's current view (`GET /transactions/{key}`, a read; none when find() just fetched it). A record
-   * kept without the sale's fields gets them from it.
-   */
-  lookup(saleKey: string, found: FoundSale): Promise<TransactionDetail>;
   /** `reservation`: the write's stable reference (Attempt.reference), so the reconciler can settle it. */
   capture(saleKey: string, found: FoundSale, amountCents: number | undefined, reservation: string): Promise<SaleFollowUpResult>;
-  void(saleKey: string, found: FoundSale): Promise<SaleFollowUpResult>;
+  /**
+   * One void of a sale goes out at a time (issue 25, item 5): a void that finds another in flight waits for it
+   * and answers from it (`voidedBy: 'another'`) instead of sending a second one the gateway would refuse.
+   */
+  void(saleKey: string, found: FoundSale, reservation: string): Promise<SaleFollowUpResult & { voidedBy: 'this' | 'another' }>;
   refund(saleKey: string, amountCents: number | undefined, reservation: string): Promise<RefundResult>;
+}
+
+export interface FollowUpServiceDeps {
+  gateway: GatewayClient;
+  budget: Budget;
+  records: SaleRecords;
+  logger: Logger;
+  /** Folds a gateway read into the sale's record (the lookup's, so the view has one way in). */
+  fold: SaleLookup['fold'];
+  /** How long a void waits for another void (or capture, or refund) of the same sale before it answers 503. */
+  voidWaitMs: number;
+  /** Poll interval while waiting (jittered ±50 %). */
+  voidPollMs?: number;
 }
 
 /** Refused before sending: the Idempotency-Key is freed, as nothing moved. */
 const refused = (reason: SaleRefusal) => new WriteNotSentError(new SaleRefusedError(reason));
 
-export function createFollowUpService(deps: { gateway: GatewayClient; budget: Budget; records: SaleRecords; logger: Logger }): FollowUpService {
+export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpService {
   const { gateway, budget, records, logger } = deps;
+  const pollMs = deps.voidPollMs ?? 50;
 
   /** Settles a reservation from how the call ended; a failure to settle is logged (the reservation stays held). */
-  async function settle(saleKey: string, op: 'capture' | 'refund', reservation: string, how: Settlement, appliedCents?: number, refundKey?: string): Promise<void> {
+  async function settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund): Promise<void> {
     try {
-      await records.settle(saleKey, op, reservation, how, appliedCents, refundKey);
+      await records.settle(saleKey, op, reservation, how, appliedCents, refundKey, listed);
     } catch (err) {
       logger.error('could not settle a sale reservation; it stays held', { op, how, err });
     }
@@ -103,40 +108,31 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
     return fields;
   }
 
-  /**
-   * Folds into the record what the gateway's view shows was done outside tokengate (a refund or a void made in
-   * the merchant console): less money left than the record says means refunded elsewhere. Only toward less
-   * money; the store leaves the record alone while anything is in flight or moved since it was read. A failure
-   * is logged: the record stays as it was, which refusals at the gateway keep safe.
-   */
-  async function observe(saleKey: string, record: SaleRecord, detail: TransactionDetail): Promise<void> {
-    if (record.state !== 'captured' && record.state !== 'authorized') return;
-    const voided = statusOf(detail) === 'voided';
-    const leftHere = record.capturedCents - record.refundedCents;
-    const leftThere = capturedCents(detail) - refundedCents(detail);
-    const refunded = !voided && record.state === 'captured' && leftThere < leftHere ? record.refundedCents + (leftHere - leftThere) : record.refundedCents;
-    if (!voided && refunded === record.refundedCents) return;
-    try {
-      if (await records.observe(saleKey, record.refundedCents, { refundedCents: refunded, voided })) logger.info('sale record follows the gateway', { voided, refundedCents: refunded });
-    } catch (err) {
-      logger.warn('could not fold the gateway\'s view into a sale record', { err });
-    }
-  }
-
   /** After a refund the gateway refused as too large: its view of the sale, folded into the record (one read). */
   async function refreshAfterRefusal(saleKey: string): Promise<void> {
     try {
-      const record = await records.get(saleKey);
-      if (!record) return;
+      const view = await records.view(saleKey);
+      if (!view) return;
       const detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
-      await observe(saleKey, record, detail);
+      await deps.fold(saleKey, view, detail);
     } catch (err) {
       logger.warn('could not read the sale after a refused refund', { err });
     }
   }
 
+  /** Waits (bounded) until the sale's record leaves `voiding`/`capturing` and its refunds settle. */
+  async function quiet(saleKey: string): Promise<SaleRecord | undefined> {
+    const until = Date.now() + deps.voidWaitMs;
+    for (;;) {
+      const record = await records.get(saleKey);
+      if (!record || (record.state !== 'voiding' && record.state !== 'capturing' && record.pendingRefundCents === 0)) return record;
+      if (Date.now() >= until) return record;
+      await new Promise((resolve) => setTimeout(resolve, pollMs * (0.5 + Math.random())));
+    }
+  }
+
   /** Runs a follow-up under a reservation: released only when the call proved nothing was sent. */
-  async function reserved<T>(saleKey: string, op: 'capture' | 'refund', reservation: string, call: () => Promise<T>): Promise<T> {
+  async function reserved<T>(saleKey: string, op: ReservedOp, reservation: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (err) {
@@ -146,37 +142,6 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
   }
 
   return {
-    async find(saleKey) {
-      let reachable = true;
-      try {
-        const record = await records.get(saleKey);
-        if (record) return { record };
-      } catch (err) {
-        // Redis down: a read still works from the gateway's own record (guarantee 5); writes fail at reserve.
-        if (!(err instanceof StoreUnavailableError)) throw err;
-        reachable = false;
-      }
-      let detail: TransactionDetail;
-      try {
-        detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
-      } catch (err) {
-        if (err instanceof GatewayNotFoundError) return undefined;
-        throw err;
-      }
-      if (!isSale(detail)) return undefined;
-      if (!reachable) return { record: recordFromDetail(detail), detail };
-      // Created only if still absent: a concurrent seed or sale record (with reservations) wins.
-      await records.create(saleKey, recordFromDetail(detail));
-      return { record: (await records.get(saleKey)) ?? recordFromDetail(detail), detail };
-    },
-
-    async lookup(saleKey, found) {
-      if (found.detail) return found.detail;
-      const detail = (await budget.run('read', () => gateway.getTransaction(saleKey))).value;
-      await Promise.all([found.record.fields ? undefined : describe(saleKey, fieldsOfDetail(detail), 'fill'), observe(saleKey, found.record, detail)]);
-      return detail;
-    },
-
     async capture(saleKey, found, amountCents, reservation) {
       const r = await records.reserve(saleKey, 'capture', reservation, amountCents);
       if (!r.ok) throw refused('not_capturable');
@@ -191,14 +156,32 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       return { transaction: tx, amountCents: r.amountCents, fields: after };
     },
 
-    async void(saleKey, found) {
-      const { record } = found;
-      if (record.state === 'voided' || record.state === 'declined') throw refused('not_voidable');
-      const fields = await fieldsFor(saleKey, found);
-      // cc:void:release: the contract's void also releases the held funds at once.
-      const tx = (await budget.run('capture', () => gateway.void({ trankey: saleKey, release: true }))).value;
-      await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
-      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents, fields };
+    async void(saleKey, found, reservation) {
+      let record = found.record;
+      for (;;) {
+        const r = await records.reserve(saleKey, 'void', reservation, undefined);
+        if (r.ok) break;
+        if (r.reason !== 'busy') throw refused('not_voidable');
+        // Another void, capture or refund of this sale is in flight: its end decides. A void that went out
+        // answers this one too; anything else and this one tries itself.
+        const after = await quiet(saleKey);
+        if (after?.state === 'voided') {
+          const fields = after.fields ?? (await fieldsFor(saleKey, { record: after }));
+          const minimal = { type: 'transaction' as const, key: saleKey, refnum: fields.refnum, is_duplicate: 'N', result_code: 'A' as const, result: 'Approved', authcode: fields.authcode };
+          return { transaction: minimal, amountCents: 0, fields, voidedBy: 'another' };
+        }
+        if (!after || after.state === 'voiding' || after.state === 'capturing' || after.pendingRefundCents !== 0) {
+          throw refused('busy');
+        }
+        record = after;
+      }
+      const [fields, tx] = await reserved(saleKey, 'void', reservation, async () => {
+        const f = await fieldsFor(saleKey, { ...found, record });
+        // cc:void:release: the contract's void also releases the held funds at once.
+        return [f, (await budget.run('capture', () => gateway.void({ trankey: saleKey, release: true }))).value] as const;
+      });
+      await settle(saleKey, 'void', reservation, 'applied');
+      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents, fields, voidedBy: 'this' };
     },
 
     async refund(saleKey, amountCents, reservation) {
@@ -224,7 +207,8 @@ export function createFollowUpService(deps: { gateway: GatewayClient; budget: Bu
       const method = whole && tx.key === saleKey ? 'void' : 'refund';
       // A refund with a transaction of its own is credited to this write: the reconciler never names it as
       // another (unknown) refund's (two refunds of one amount). refund:adjust of an unsettled sale has none.
-      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined);
+      // Listed on the sale as answered, whatever command carried it (issue 25, item 6).
+      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined, { key: tx.key, refnum: tx.refnum, cents: r.amountCents, method });
       if (method === 'void') await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
       return { transaction: tx, amountCents: r.amountCents, method };
     },

@@ -1,5 +1,6 @@
 import type { RefundSummary, Transaction, TransactionDetail } from '../gateway/types';
-import type { SaleFields } from '../sale-records';
+import type { ListedSaleRefund, SaleFields, SaleView } from '../sale-records';
+import { createdText } from '../sale-records/refunds';
 import { fromCents, toCents } from '../gateway/money';
 import { capturedCents, fieldsOfDetail, refundedCents, statusOf, type SaleStatus } from './sale-view';
 
@@ -12,9 +13,10 @@ export interface ListedRefund {
   amount: string;
   result_code: string;
   result: string;
-  method: 'refund';
+  method: 'refund' | 'void';
   created: string;
-  status_code: string;
+  /** The gateway's status of a refund it listed; tokengate's own refunds, known from their answers, have none. */
+  status_code?: string;
 }
 
 /**
@@ -74,7 +76,7 @@ export interface SaleFacts {
   status: SaleStatus;
   capturedCents: number;
   refundedCents: number;
-  refunds: readonly RefundSummary[];
+  refunds: readonly (RefundSummary | ListedRefund)[];
   /** A decline's (or an error's) text and code, when the source gives them. */
   error?: string;
   errorCode?: string;
@@ -106,13 +108,55 @@ export function saleObject(f: SaleFacts): SaleObject {
     status: f.status,
     amount_captured: fromCents(f.capturedCents),
     amount_refunded: fromCents(f.refundedCents),
-    refunds: f.refunds.map((r) => listedRefund(f.key, r)),
+    refunds: f.refunds.map((r) => ('type' in r ? r : listedRefund(f.key, r))),
   };
   if (f.error !== undefined) {
     sale.error = f.error;
     sale.error_code = f.errorCode;
   }
   return sale;
+}
+
+/** A refund a sale's view lists, as the contract's refund object. */
+function refundOfView(saleKey: string, r: ListedSaleRefund): ListedRefund {
+  const failed = r.statusCode === 'E';
+  return {
+    type: 'refund', key: r.key, refnum: r.refnum, sale: saleKey, amount: fromCents(r.cents), result_code: failed ? 'E' : 'A', result: failed ? 'Error' : 'Approved',
+    method: r.method, created: createdText(r.created), ...(r.statusCode ? { status_code: r.statusCode } : {}),
+  };
+}
+
+/**
+ * `GET /v1/sales/{key}` from tokengate's view (guarantee 9): the record its own writes, the gateway's webhooks
+ * and earlier reads keep. Every refund tokengate made is listed whatever command carried it, so the look-up
+ * says the same money the refund answers did (issue 25, item 6): a part of an unsettled sale (refund:adjust) is
+ * a refund here, not a lower capture. A sale voided by a refund of all that was left keeps what it captured and
+ * refunded; one voided outright holds and captured nothing.
+ */
+export function factsOfView(saleKey: string, view: SaleView): SaleFacts {
+  const { record } = view;
+  const fields = record.fields ?? { refnum: '', result_code: '', result: '', authcode: '', amount: '' };
+  const state = record.state === 'voiding' ? 'captured' : record.state; // until the void's answer, as it was
+  const status: SaleStatus = state === 'declined'
+    ? fields.result_code === 'E' ? 'error' : 'declined'
+    : state === 'voided' ? 'voided'
+      : state === 'authorized' || state === 'capturing' ? 'authorized'
+        : view.settled ? 'settled' : 'pending_settlement';
+  const refundedByUs = view.refunds.some((r) => r.own);
+  const keepsMoney = state === 'captured' || (state === 'voided' && refundedByUs);
+  const authCents = state === 'authorized' || state === 'capturing' ? record.authorizedCents : state === 'captured' ? record.capturedCents : 0;
+  return {
+    key: saleKey,
+    fields,
+    customer: record.customer,
+    authAmount: fromCents(authCents),
+    isDuplicate: 'N',
+    status,
+    capturedCents: keepsMoney ? record.capturedCents : 0,
+    refundedCents: keepsMoney ? record.refundedCents : 0,
+    refunds: view.refunds.map((r) => refundOfView(saleKey, r)),
+    ...(fields.error !== undefined ? { error: fields.error, errorCode: fields.error_code } : {}),
+  };
 }
 
 /** What `POST /v1/sales` asked for and sent. */

@@ -2,7 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { CardRefToken, GatewayResult } from '../gateway/types';
 import type { Metrics } from '../observability/metrics';
-import type { AheadSlot, CallClass } from '../limiter';
+import type { AheadSlot, CallClass, RunOptions } from '../limiter';
 
 /** What the token use case needs from the cache (src/cache implements it for Redis and memory). */
 export interface TokenStore {
@@ -14,7 +14,7 @@ export interface TokenStore {
 
 /** What every use case needs from the upstream budget (src/limiter). */
 export interface Budget {
-  run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, opts?: { signal?: AbortSignal; ahead?: AheadSlot }): Promise<GatewayResult<T>>;
+  run<T>(cls: CallClass, call: () => Promise<GatewayResult<T>>, opts?: RunOptions): Promise<GatewayResult<T>>;
   /** A slot reserved beside other first Redis work, for run() to use (UpstreamScheduler.reserveAhead). */
   reserveAhead(cls: CallClass): AheadSlot;
 }

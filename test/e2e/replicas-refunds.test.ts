@@ -113,4 +113,27 @@ describe('concurrent refunds and captures across three replicas', () => {
     expect(winner.body).toEqual(read.body);
     expect(read.body).toMatchObject({ payment_method: pm(), creditcard: { number: '4000xxxxxxxx2224' }, status: 'pending_settlement', amount: '30.00' });
   }, 60_000);
+
+  it('when 8 voids of one sale arrive at once on three replicas, then one void reaches the gateway and every caller is answered the voided sale (issue 25, item 5)', async () => {
+    const shopVoid = token({ sub: 'shop-void', custkey: cust(), scope: 'sales:create sales:void sales:read' });
+    const sold = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-sale-${Date.now().toString(36)}` }, body: { customer: cust(), payment_method: pm(), amount: '14.00' } });
+    expect(sold.status).toBe(201);
+    const saleKey = (sold.body as { key: string }).key;
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => replicas.call({
+      method: 'POST',
+      path: `/v1/sales/${saleKey}/void`,
+      headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-${saleKey}-${i}` },
+      deadlineMs: 20_000,
+    })));
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 8 }, () => 200));
+    expect(new Set(answers.map((a) => a.replica)).size).toBe(3);
+    for (const a of answers) expect(a.body).toMatchObject({ key: saleKey, status: 'voided', amount_captured: '0.00' });
+    const voids = sandbox.ledger.operations().filter((o) => o.trankey === saleKey);
+    expect(voids).toHaveLength(1);
+    expect(sandbox.ledger.get(saleKey)).toMatchObject({ state: 'voided' });
+    // A later void finds it voided: refused from the record, nothing sent.
+    const late = await replicas.call({ method: 'POST', path: `/v1/sales/${saleKey}/void`, headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-${saleKey}-late` } });
+    expect([late.status, (late.body as { error?: { code: string } }).error?.code]).toEqual([409, 'sale_not_voidable']);
+    expect(sandbox.ledger.operations().filter((o) => o.trankey === saleKey)).toHaveLength(1);
+  }, 60_000);
 });

@@ -43,6 +43,8 @@ describe('sale lifecycle', () => {
     return body === undefined ? r.send() : r.set('Content-Type', 'application/json').send(JSON.stringify(body));
   };
   const get = (saleKey: string, bearer = userA()) => request(bff.url).get(`/v1/sales/${saleKey}`).set('Authorization', `Bearer ${bearer}`);
+  /** A read asking for the gateway's word (a batch closed at the sandbox directly is not in tokengate's view). */
+  const read = (saleKey: string, bearer = userA()) => get(saleKey, bearer).set('Cache-Control', 'no-cache');
   const charge = async (amount: string, opts: { capture?: boolean; pm?: string } = {}) => {
     const body: Record<string, unknown> = { customer: custA, payment_method: opts.pm ?? approved, amount };
     if (opts.capture === false) body.capture = false;
@@ -56,6 +58,8 @@ describe('sale lifecycle', () => {
   const ledger = (k: string) => bff.sandbox.ledger.get(k);
   const opsOn = (k: string) => bff.sandbox.ledger.operations().filter((o) => o.trankey === k);
   const code = (res: { body: { error?: { code?: string } } }) => res.body.error?.code;
+  /** Gateway look-ups the sandbox served (GET /transactions/{key} and the lists). */
+  const lookups = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0), 0);
 
   describe('authorize and capture', () => {
     it('when a sale is sent with capture false, then 201 says authorized, the gateway holds it for the customer, and GET shows nothing captured', async () => {
@@ -164,7 +168,7 @@ describe('sale lifecycle', () => {
     it('when a settled sale is refunded in parts and then in full, then each is 201, the total stops at what was captured, and the ledger agrees', async () => {
       const k = await charge('10.00');
       bff.sandbox.ledger.closeBatch();
-      expect((await get(k)).body).toMatchObject({ status: 'settled' });
+      expect((await read(k)).body).toMatchObject({ status: 'settled' });
       const first = await refund(k, { amount: '3.00' });
       expect(first.status).toBe(201);
       expect(first.body).toMatchObject({ type: 'refund', sale: k, amount: '3.00', method: 'refund', result_code: 'A' });
@@ -195,14 +199,34 @@ describe('sale lifecycle', () => {
       const part = await refund(k, { amount: '2.00' });
       expect(part.status).toBe(201);
       expect(part.body).toMatchObject({ amount: '2.00', method: 'refund' });
-      // Unsettled: the authorization was lowered (refund:adjust), so the sale reads with less captured.
-      expect((await get(k, internal())).body).toMatchObject({ status: 'pending_settlement', amount_captured: '6.00' });
+      // Unsettled, the gateway lowered the authorization (refund:adjust); the sale still reads as the refund
+      // answered: captured 8.00, refunded 2.00, the refund listed (issue 25, item 6), from the view and from
+      // the gateway's word alike.
+      for (const res of [await get(k, internal()), await read(k, internal())]) {
+        expect(res.body).toMatchObject({ status: 'pending_settlement', amount_captured: '8.00', amount_refunded: '2.00', refunds: [{ key: part.body.key, amount: '2.00', method: 'refund' }] });
+      }
       const over = await refund(k, { amount: '6.01' });
       expect(code(over)).toBe('refund_exceeds_sale');
       const rest = await refund(k);
       expect(rest.status).toBe(201);
       expect(rest.body).toMatchObject({ amount: '6.00' });
       expect(code(await refund(k))).toBe('refund_exceeds_sale');
+      // The rest voided it (creditvoid): the look-up keeps what was captured and lists both refunds.
+      expect((await get(k, internal())).body).toMatchObject({ status: 'voided', amount_captured: '8.00', amount_refunded: '8.00', refunds: [{ amount: '2.00' }, { amount: '6.00', method: rest.body.method }] });
+    });
+
+    it('when an unsettled 10.00 sale is refunded in five parts, then each answered 201 and the look-up lists all five with the same total (issue 25, item 6)', async () => {
+      const k = await charge('10.00');
+      const parts: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await refund(k, { amount: '1.50' });
+        expect(res.status).toBe(201);
+        parts.push(res.body.amount as string);
+      }
+      const look = (await get(k, internal())).body;
+      expect(look).toMatchObject({ status: 'pending_settlement', amount_captured: '10.00', amount_refunded: '7.50' });
+      expect((look.refunds as { amount: string; method: string }[]).map((r) => [r.amount, r.method])).toEqual(parts.map((a) => [a, 'refund']));
+      expect(ledger(k)).toMatchObject({ captured: '2.50' });
     });
 
     it('when an open authorization or a declined sale is refunded, then 422 refund_exceeds_sale (nothing was captured)', async () => {
@@ -222,7 +246,6 @@ describe('sale lifecycle', () => {
     ];
 
     /** Transaction lookups the sandbox answered (GET /transactions/{key}, the customer's list): gateway reads. */
-    const lookups = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0), 0);
 
     /** The answer is the sale a GET made right after reads: every field, every value. Returns what GET read. */
     async function sameAsRead(answer: { status: number; body: Record<string, unknown> }, saleKey: string, bearer = userA()): Promise<Record<string, unknown>> {
@@ -288,7 +311,7 @@ describe('sale lifecycle', () => {
       expect(Object.keys(again.body)).toEqual(expect.arrayContaining(SALE_FIELDS));
     });
 
-    it('when an authorization made at the gateway directly is captured, then the answer is the whole sale, from the one read that found it', async () => {
+    it('when an authorization made at the gateway directly is captured by an internal service, then the answer is the whole sale, from the one read that found it', async () => {
       const gw = clientFor(bff.sandbox);
       let k: string;
       try {
@@ -297,7 +320,7 @@ describe('sale lifecycle', () => {
         gw.close();
       }
       const before = lookups();
-      const captured = await capture(k, { amount: '6.00' });
+      const captured = await capture(k, { amount: '6.00' }, internal());
       expect(captured.status).toBe(200);
       expect(lookups() - before).toBe(1); // the read that found the sale (tokengate had no record); none after the capture
       expect(await sameAsRead(captured, k)).toMatchObject({ status: 'pending_settlement', amount_captured: '6.00', customer: custA });
@@ -429,12 +452,21 @@ describe('sale lifecycle', () => {
       }
     };
 
-    it('when the gateway says the sale is the caller\'s customer\'s, then the caller may read and void it; another customer gets 404', async () => {
+    it('when a shopper names a sale tokengate has no record of, then 404 with no gateway call, like an unknown key (guarantee 11); once an internal service has read it, its own shopper may read and void it and another customer still gets 404', async () => {
       const k = await direct(custA, '4.40');
+      const before = lookups();
+      for (const bearer of [userA(), userB()]) expect((await get(k, bearer)).status).toBe(404);
+      expect((await voidSale(k)).status).toBe(404);
+      expect(lookups() - before).toBe(0);
+      const seen = await get(k, internal());
+      expect(seen.status).toBe(200);
+      expect(seen.headers['cache-status']).toBe('tokengate; fwd=uri-miss; stored');
+      expect(lookups() - before).toBe(1);
+      const mine = await get(k);
+      expect(mine.status).toBe(200);
+      expect(mine.headers['cache-status']).toMatch(/^tokengate; hit; ttl=\d+$/);
+      expect(mine.body).toMatchObject({ key: k, status: 'pending_settlement', amount_captured: '4.40', customer: custA });
       expect((await get(k, userB())).status).toBe(404);
-      const read = await get(k);
-      expect(read.status).toBe(200);
-      expect(read.body).toMatchObject({ key: k, status: 'pending_settlement', amount_captured: '4.40', customer: custA });
       expect((await voidSale(k)).status).toBe(200);
       expect(ledger(k)).toMatchObject({ state: 'voided' });
     });

@@ -5,6 +5,7 @@ import { createMemoryScheduler, limiterSettings } from '../../src/limiter';
 import { silentLogger } from '../../src/observability/logger';
 import { createRedisSaleRecords } from '../../src/sale-records';
 import { createFollowUpService } from '../../src/sales/follow-up-service';
+import { createSaleLookup } from '../../src/sales/sale-lookup';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { StoreUnavailableError } from '../../src/idempotency';
 
@@ -25,7 +26,7 @@ describe('sale lookups while Redis is unreachable', () => {
     await sandbox.close();
   });
 
-  it('when the records cannot be reached, then find answers from the gateway\'s record and a refund throws StoreUnavailableError without a gateway call', async () => {
+  it('when the records cannot be reached, then a sale is located and read from the gateway\'s record, and a refund throws StoreUnavailableError without a gateway call', async () => {
     const logger = silentLogger();
     const gateway = clientFor(sandbox);
     const { limits, classes } = limiterSettings({
@@ -34,14 +35,20 @@ describe('sale lookups while Redis is unreachable', () => {
     } as Parameters<typeof limiterSettings>[0]);
     const budget = createMemoryScheduler({ endpointKey: 'v2', limits, classes, logger });
     const records = createRedisSaleRecords({ redis, keyPrefix: 'tgtest:down', opTimeoutMs: 300 });
-    const followUps = createFollowUpService({ gateway, budget, records, logger });
+    const lookup = createSaleLookup({ gateway, budget, records, logger, settings: { freshMs: 60_000, unknownKeyTtlMs: 60_000 } });
+    const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: 1000 });
+    // Guarantee 5 degrades to the gateway's word for any caller: a bound shopper reads its own sale, not another's.
+    const shopper = (custkey: string) => ({ sub: 'shopper', custkey, anyCustomer: false });
     try {
       const cust = sandbox.fixtures.firstCustomer().key;
       const pm = (sandbox.fixtures.paymentMethods(cust).find((p) => p.number.endsWith('2224')) as { key: string }).key;
       const sale = (await gateway.sale({ cardref: sandbox.fixtures.cardrefFor(cust, pm), amount: '5.00', custkey: cust })).value;
-      const found = await followUps.find(sale.key);
-      expect(found?.record).toMatchObject({ customer: cust, state: 'captured', capturedCents: 500 });
-      expect(found?.detail?.key).toBe(sale.key);
+      const found = await lookup.locate(shopper(cust), sale.key);
+      expect(found.record).toMatchObject({ customer: cust, state: 'captured', capturedCents: 500 });
+      expect(found.detail?.key).toBe(sale.key);
+      const read = await lookup.read(shopper(cust), sale.key);
+      expect(read).toMatchObject({ freshness: { kind: 'bypass' }, facts: { key: sale.key, status: 'pending_settlement', capturedCents: 500 } });
+      await expect(lookup.read(shopper('someone-else'), sale.key)).rejects.toMatchObject({ code: 'not_found' });
       await expect(followUps.refund(sale.key, 100, 'redis-down-refund')).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(sandbox.ledger.operations().filter((o) => o.trankey === sale.key)).toHaveLength(0);
     } finally {

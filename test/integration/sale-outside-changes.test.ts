@@ -29,6 +29,8 @@ describe('sales changed at the gateway directly', () => {
     return body === undefined ? r.send() : r.send(body);
   };
   const get = (k: string) => request(bff.url).get(`/v1/sales/${k}`).set('Authorization', `Bearer ${bearer()}`);
+  /** A read that asks for the gateway's word (guarantee 9: otherwise tokengate answers from its own view). */
+  const read = (k: string) => get(k).set('Cache-Control', 'no-cache');
   /** A settled sale of `amount`, refunded `elsewhere` at the gateway directly (not through tokengate). */
   const settledAndRefundedElsewhere = async (amount: string, elsewhere: string) => {
     const sold = await post('/v1/sales', { customer: cust, payment_method: approved, amount });
@@ -47,7 +49,12 @@ describe('sales changed at the gateway directly', () => {
 
   it('when a sale was refunded in part elsewhere and read, then a refund of all refunds what is left', async () => {
     const k = await settledAndRefundedElsewhere('40.00', '25.00');
-    expect((await get(k)).body).toMatchObject({ amount_captured: '40.00', amount_refunded: '25.00' });
+    // tokengate's view knows only its own writes until the gateway's word is asked for (or a webhook says so).
+    expect((await get(k)).body).toMatchObject({ amount_captured: '40.00', amount_refunded: '0.00' });
+    const seen = await read(k);
+    expect(seen.headers['cache-status']).toBe('tokengate; fwd=request; stored');
+    expect(seen.body).toMatchObject({ status: 'settled', amount_captured: '40.00', amount_refunded: '25.00', refunds: [{ amount: '25.00', method: 'refund' }] });
+    expect((await get(k)).body).toMatchObject({ amount_refunded: '25.00' });
     const all = await post(`/v1/sales/${k}/refunds`);
     expect(all.status).toBe(201);
     expect(all.body).toMatchObject({ type: 'refund', amount: '15.00', method: 'refund' });
@@ -73,7 +80,7 @@ describe('sales changed at the gateway directly', () => {
     } finally {
       gw.close();
     }
-    expect((await get(sold.body.key)).body.status).toBe('voided');
+    expect((await read(sold.body.key)).body.status).toBe('voided');
     const before = bff.sandbox.ledger.operations().length;
     expect((await post(`/v1/sales/${sold.body.key}/refunds`)).body.error.code).toBe('refund_exceeds_sale');
     expect((await post(`/v1/sales/${sold.body.key}/void`)).body.error.code).toBe('sale_not_voidable');

@@ -1,70 +1,54 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Config } from '../../config/types';
-import { fingerprintRequest, type StoredResponse, type WriteContext } from '../../idempotency';
-import type { FollowUpService, FoundSale } from '../../sales/follow-up-service';
 import { fromCents } from '../../gateway/money';
-import { factsAfterCapture, factsAfterVoid, factsOfDetail, saleObject } from '../../sales/sale-object';
-import type { Attempt, Written, WriteProtocol } from '../../writes';
-import { canAccessCustomer, requireAuth, requireScope } from '../auth';
-import { NotFound } from '../errors';
+import { fingerprintRequest, type StoredResponse } from '../../idempotency';
+import type { FollowUpRequest, FollowUpRender, SaleActions } from '../../sales/sale-actions';
+import type { SaleLookup } from '../../sales/sale-lookup';
+import { factsAfterCapture, factsAfterVoid, saleObject } from '../../sales/sale-object';
+import { requireAuth, requireScope } from '../auth';
+import { setFreshness, wantsOrigin } from '../freshness';
+import { send } from '../send';
 import { parseAmountBody, parseEmptyBody, parseIdempotencyKey, parsePathKey } from '../validation';
-import type { AuthContext } from '../types';
 import { toApiError } from '../write-errors';
-import { send } from './sales';
 
 export interface SaleLifecycleRouteDeps {
-  config: Config;
-  followUps: FollowUpService;
-  writes: WriteProtocol;
+  lookup: SaleLookup;
+  actions: SaleActions;
   authenticate: RequestHandler;
 }
 
-const ok = (status: number, body: unknown): Written => ({ response: { status, body, headers: {} } satisfies StoredResponse });
+const ok = (status: number, body: unknown): StoredResponse => ({ status, body, headers: {} });
+
+/** The answers of captures, voids and refunds (stored for replays): the sale, or the refund object. */
+const render: FollowUpRender = {
+  capture: (saleKey, found, r) => ok(200, saleObject(factsAfterCapture(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction, r.amountCents))),
+  void: (saleKey, found, r) => ok(200, saleObject(factsAfterVoid(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction))),
+  refund: (saleKey, r) => ok(201, {
+    type: 'refund', key: r.transaction.key, refnum: r.transaction.refnum, sale: saleKey, amount: fromCents(r.amountCents),
+    result_code: r.transaction.result_code, result: r.transaction.result, method: r.method,
+  }),
+};
 
 /**
- * `GET /v1/sales/{key}` and the follow-ups (contract: capture, void, refunds). Each route parses, checks that
- * the sale is the caller's (404 exactly like an unknown key otherwise: never trusting the key in the path),
- * runs the use case through the one write protocol, and renders.
+ * `GET /v1/sales/{key}` (tokengate's view, guarantee 9) and the follow-ups (capture, void, refunds): each route
+ * parses, calls one use case (src/sales/sale-lookup.ts, sale-actions.ts) and renders.
  */
 export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
-  const { config, followUps, writes } = deps;
+  const { lookup, actions } = deps;
   const router = Router();
-  // A follow-up's attempt: its wait for a budget slot and the gateway call (the ownership lookup runs before),
-  // after a read of the sale's fields when its record was kept without them (a read's wait and timeout).
-  const leaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
 
-  /** The sale if the caller may act on it; anything else is 404 not_found, with no hint which. */
-  async function owned(auth: AuthContext, saleKey: string): Promise<FoundSale> {
-    let found: FoundSale | undefined;
-    try {
-      found = await followUps.find(saleKey);
-    } catch (err) {
-      throw toApiError(err);
-    }
-    if (!found || !canAccessCustomer(auth, found.record.customer)) throw new NotFound();
-    return found;
-  }
-
-  /** Parses the common parts, checks ownership, runs the write once per Idempotency-Key and sends its answer. */
-  function followUp(
-    path: string,
-    scope: string,
-    parse: (body: unknown) => { amount?: string; amountCents?: number },
-    op: string,
-    run: (saleKey: string, found: FoundSale, input: { amount?: string; amountCents?: number }, attempt: Attempt) => Promise<Written>,
-  ): void {
+  function followUp(path: string, scope: string, op: 'capture' | 'void' | 'refund', parse: (body: unknown) => { amount?: string; amountCents?: number }): void {
     router.post(path, deps.authenticate, requireScope(scope), async (req: Request, res: Response) => {
-      const auth = requireAuth(req);
+      const caller = requireAuth(req);
       const saleKey = parsePathKey(req.params.key, 'key');
-      const key = parseIdempotencyKey(req.get('Idempotency-Key'));
-      const input = parse(req.body);
-      const found = await owned(auth, saleKey);
-      const context: WriteContext = { op, customer: found.record.customer, sale: saleKey };
-      if (input.amount !== undefined) context.amount = input.amount;
-      const spec = { scope: auth.sub, key, fingerprint: fingerprintRequest('POST', `/v1/sales/${saleKey}/${op === 'refund' ? 'refunds' : op}`, req.body ?? {}), context, leaseMs };
+      const idempotencyKey = parseIdempotencyKey(req.get('Idempotency-Key'));
+      const body = parse(req.body);
+      const request: FollowUpRequest = {
+        caller, saleKey, idempotencyKey,
+        fingerprint: fingerprintRequest('POST', `/v1/sales/${saleKey}/${op === 'refund' ? 'refunds' : op}`, req.body ?? {}),
+        ...(body.amount !== undefined && body.amountCents !== undefined ? { amount: { text: body.amount, cents: body.amountCents } } : {}),
+      };
       try {
-        const result = await writes.execute(spec, (attempt) => run(saleKey, found, input, attempt), req.log);
-        send(res, result.response, result.replayed);
+        send(res, await (op === 'capture' ? actions.capture(request, render.capture, req.log) : op === 'void' ? actions.void(request, render.void, req.log) : actions.refund(request, render.refund, req.log)));
       } catch (err) {
         throw toApiError(err);
       }
@@ -72,34 +56,20 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
   }
 
   router.get('/v1/sales/:key', deps.authenticate, requireScope('sales:read'), async (req: Request, res: Response) => {
-    const auth = requireAuth(req);
+    const caller = requireAuth(req);
     const saleKey = parsePathKey(req.params.key, 'key');
-    const found = await owned(auth, saleKey);
     try {
-      const detail = await followUps.lookup(saleKey, found);
-      res.json(saleObject(factsOfDetail(detail, { customer: found.record.customer, fields: found.record.fields })));
+      const { facts, freshness } = await lookup.read(caller, saleKey, { fresh: wantsOrigin(req) });
+      setFreshness(res, freshness);
+      res.json(saleObject(facts));
     } catch (err) {
       throw toApiError(err);
     }
   });
 
-  followUp('/v1/sales/:key/capture', 'sales:capture', (b) => parseAmountBody(b, 'capture'), 'capture', async (saleKey, found, input, attempt) => {
-    const r = await followUps.capture(saleKey, found, input.amountCents, attempt.reference);
-    return ok(200, saleObject(factsAfterCapture(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction, r.amountCents)));
-  });
-
-  followUp('/v1/sales/:key/void', 'sales:void', (b) => (parseEmptyBody(b), {}), 'void', async (saleKey, found) => {
-    const r = await followUps.void(saleKey, found);
-    return ok(200, saleObject(factsAfterVoid(saleKey, { customer: found.record.customer, fields: r.fields }, r.transaction)));
-  });
-
-  followUp('/v1/sales/:key/refunds', 'refunds:create', (b) => parseAmountBody(b, 'refund'), 'refund', async (saleKey, _found, input, attempt) => {
-    const r = await followUps.refund(saleKey, input.amountCents, attempt.reference);
-    const tx = r.transaction;
-    return ok(201, {
-      type: 'refund', key: tx.key, refnum: tx.refnum, sale: saleKey, amount: fromCents(r.amountCents), result_code: tx.result_code, result: tx.result, method: r.method,
-    });
-  });
+  followUp('/v1/sales/:key/capture', 'sales:capture', 'capture', (b) => parseAmountBody(b, 'capture'));
+  followUp('/v1/sales/:key/void', 'sales:void', 'void', (b) => (parseEmptyBody(b), {}));
+  followUp('/v1/sales/:key/refunds', 'refunds:create', 'refund', (b) => parseAmountBody(b, 'refund'));
 
   return router;
 }

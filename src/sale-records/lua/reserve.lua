@@ -1,7 +1,9 @@
--- reserve: money bounds checked and taken in one atomic step (contract guarantee 7), so concurrent captures
--- and refunds on any replicas can never together exceed the authorization or what was captured.
--- KEYS[1] record hash. ARGV: op ('capture' | 'refund'), reservation id, amount in cents ('' = all available).
--- Returns {1, amount, whole} or {0, reason, available}. Reservations are fields 'res:<id>' = '<op>:<cents>'.
+-- reserve: money bounds checked and taken in one atomic step (contract guarantee 7), so concurrent captures,
+-- voids and refunds on any replicas can never together exceed the authorization or what was captured, and never
+-- send two voids of one sale (issue 25, item 5).
+-- KEYS[1] record hash. ARGV: op ('capture' | 'refund' | 'void'), reservation id, amount in cents ('' = all
+-- available). Returns {1, amount, whole} or {0, reason, available}. Reservations are fields
+-- 'res:<id>' = '<op>:<cents>' ('void:0:<state before>' for a void). Every reservation bumps `ver`.
 local f = redis.call('HMGET', KEYS[1], 'state', 'authorized', 'captured', 'refunded', 'pending_refund')
 if not f[1] then return {0, 'absent', 0} end
 local state = f[1]
@@ -12,7 +14,16 @@ if ARGV[1] == 'capture' then
   local amount = asked or authorized
   if amount <= 0 or amount > authorized then return {0, 'not_capturable', authorized} end
   redis.call('HSET', KEYS[1], 'state', 'capturing', 'res:' .. ARGV[2], 'capture:' .. amount)
+  redis.call('HINCRBY', KEYS[1], 'ver', 1)
   return {1, amount}
+end
+if ARGV[1] == 'void' then
+  if state == 'voided' or state == 'declined' then return {0, 'not_voidable', 0} end
+  -- Another void, a capture or a refund in flight (or of unknown outcome): its end decides what a void can do.
+  if state ~= 'authorized' and state ~= 'captured' or tonumber(f[5]) ~= 0 then return {0, 'busy', 0} end
+  redis.call('HSET', KEYS[1], 'state', 'voiding', 'res:' .. ARGV[2], 'void:0:' .. state)
+  redis.call('HINCRBY', KEYS[1], 'ver', 1)
+  return {1, 0, 0}
 end
 -- refund: only captured money comes back; a voided, declined or uncaptured sale has none.
 local available = 0
@@ -25,4 +36,5 @@ local whole = 0
 if amount == available then whole = 1 end
 redis.call('HINCRBY', KEYS[1], 'pending_refund', amount)
 redis.call('HSET', KEYS[1], 'res:' .. ARGV[2], 'refund:' .. amount)
+redis.call('HINCRBY', KEYS[1], 'ver', 1)
 return {1, amount, whole}

@@ -1,0 +1,205 @@
+import { assertAccess, NotFoundError, type Caller } from '../access';
+import type { GatewayClient } from '../gateway/client';
+import { GatewayNotFoundError } from '../gateway/errors';
+import { toCents } from '../gateway/money';
+import type { TransactionDetail } from '../gateway/types';
+import { StoreUnavailableError } from '../idempotency/errors';
+import type { Logger } from '../observability/logger';
+import type { GatewaySaleState, SaleRecord, SaleRecords, SaleView } from '../sale-records';
+import type { Budget } from '../tokens/token-service';
+import { factsOfDetail, factsOfView, type SaleFacts } from './sale-object';
+import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
+
+/** The class a stale view is refreshed in: spare budget only, never in front of a page or a sale. */
+const REFRESH_CLASS = 'read' as const;
+
+/** What a sale lookup found: the record (ownership, bounds) and, when it asked the gateway, its answer. */
+export interface FoundSale {
+  record: SaleRecord;
+  detail?: TransactionDetail;
+}
+
+/**
+ * How fresh an answer is (guarantee 9; rendered as RFC 9211 `Cache-Status` and `Age` by the HTTP edge):
+ *   hit     from tokengate's view, within its freshness bound (`ttlSec` left);
+ *   stale   from the view past its bound (`ttlSec` negative): answered at once, refreshed in spare budget;
+ *   miss    tokengate knew nothing of it: read from the gateway, and kept from now on;
+ *   forced  the caller asked for the gateway's word (`Cache-Control: no-cache`);
+ *   bypass  Redis is unreachable: the gateway's word, nothing kept.
+ */
+export type Freshness =
+  | { kind: 'hit' | 'stale'; ageSec: number; ttlSec: number }
+  | { kind: 'miss' | 'forced' | 'bypass' };
+
+export interface SaleLookupSettings {
+  /** How long a sale's view answers as fresh after it last matched the gateway (VIEW_SALE_FRESH_MS). */
+  freshMs: number;
+  /** How long "the gateway does not know this key" is remembered (VIEW_UNKNOWN_KEY_TTL_MS). */
+  unknownKeyTtlMs: number;
+  /** How long one replica holds a sale's background refresh before another may try. */
+  refreshLockMs?: number;
+}
+
+export interface SaleLookupDeps {
+  gateway: GatewayClient;
+  budget: Budget;
+  records: SaleRecords;
+  logger: Logger;
+  settings: SaleLookupSettings;
+  now?: () => number;
+}
+
+export interface SaleLookup {
+  /**
+   * The sale `saleKey` if the caller may act on it; NotFoundError (404, no hint) otherwise. A caller bound to a
+   * customer sees only sales in tokengate's records (its own writes, its reconciler's, earlier internal reads):
+   * an unknown key and another customer's sale then cost the same one Redis read (guarantee 11). An internal
+   * service's unknown key is asked of the gateway once, then remembered as unknown for a while.
+   */
+  locate(caller: Caller, saleKey: string): Promise<FoundSale>;
+  /** `GET /v1/sales/{key}`: the sale as tokengate knows it, and how fresh that is (guarantee 9). */
+  read(caller: Caller, saleKey: string, options?: { fresh?: boolean }): Promise<{ facts: SaleFacts; freshness: Freshness }>;
+  /** Folds a gateway read of the sale into its record (over the version `view` was read at). */
+  fold(saleKey: string, view: SaleView, detail: TransactionDetail): Promise<void>;
+}
+
+/** What a gateway read shows of a sale, beside what tokengate's record knows (`view`). */
+export function gatewayState(view: SaleView, detail: TransactionDetail): GatewaySaleState {
+  const { record } = view;
+  const status = statusOf(detail);
+  // Less left at the gateway than the record says: refunded elsewhere (the console), never the other way.
+  const leftHere = record.capturedCents - record.refundedCents;
+  const leftThere = capturedCents(detail) - refundedCents(detail);
+  const refundedElsewhere = status !== 'voided' && record.state === 'captured' && leftThere < leftHere ? leftHere - leftThere : 0;
+  return {
+    refundedCents: record.refundedCents + refundedElsewhere,
+    voided: status === 'voided',
+    settled: status === 'settled',
+    gatewayRefunds: detail.refunds.map((r) => ({ key: r.key, refnum: r.refnum, cents: toCents(r.amount), created: r.created, statusCode: r.status_code })),
+  };
+}
+
+export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
+  const { gateway, budget, records, logger, settings } = deps;
+  const now = deps.now ?? Date.now;
+  const refreshing = new Map<string, Promise<void>>();
+
+  /** The gateway's record of `saleKey` as a sale, or NotFoundError (remembered, when Redis can keep it). */
+  async function askGateway(caller: Caller, saleKey: string, remember: boolean, cls: 'read' | typeof REFRESH_CLASS = 'read'): Promise<TransactionDetail> {
+    let detail: TransactionDetail | undefined;
+    try {
+      detail = (await budget.run(cls, () => gateway.getTransaction(saleKey), { caller: caller.sub })).value;
+    } catch (err) {
+      if (!(err instanceof GatewayNotFoundError)) throw err;
+    }
+    if (detail && isSale(detail)) return detail;
+    if (remember) await records.rememberUnknown(saleKey, settings.unknownKeyTtlMs).catch((err: unknown) => logger.warn('could not remember an unknown sale key', { err }));
+    throw new NotFoundError();
+  }
+
+  /** Keeps a sale the gateway knows and tokengate did not (made before records, or expired): its view from now on. */
+  async function seed(saleKey: string, detail: TransactionDetail): Promise<SaleView | undefined> {
+    await records.create(saleKey, recordFromDetail(detail));
+    const view = await records.view(saleKey);
+    if (view) await fold(saleKey, view, detail);
+    return (await records.view(saleKey)) ?? view;
+  }
+
+  async function fold(saleKey: string, view: SaleView, detail: TransactionDetail): Promise<void> {
+    try {
+      await Promise.all([
+        records.refresh(saleKey, view.version, gatewayState(view, detail)),
+        view.record.fields ? undefined : records.describe(saleKey, fieldsOfDetail(detail), 'fill'),
+      ]);
+    } catch (err) {
+      logger.warn('could not fold the gateway\'s view into a sale record', { err });
+    }
+  }
+
+  /** A stale view refreshed in spare budget, once at a time across replicas; failures only delay it. */
+  function refreshLater(caller: Caller, saleKey: string, view: SaleView): void {
+    if (refreshing.has(saleKey)) return;
+    const run = (async () => {
+      if (!(await records.claimRefresh(saleKey, settings.refreshLockMs ?? 30_000))) return;
+      const detail = (await budget.run(REFRESH_CLASS, () => gateway.getTransaction(saleKey), { maxWaitMs: 0, caller: caller.sub })).value;
+      await fold(saleKey, view, detail);
+    })()
+      .catch((err: unknown) => {
+        logger.debug('a stale sale view was not refreshed now', { err });
+      })
+      .finally(() => refreshing.delete(saleKey));
+    refreshing.set(saleKey, run);
+  }
+
+  return {
+    async locate(caller, saleKey) {
+      let record: SaleRecord | undefined;
+      let unknown = false;
+      let reachable = true;
+      try {
+        // One round trip (issued in the same tick): the unknown-key memory is only read for internal services,
+        // but asked every time, so a bound caller's answer costs the same whatever the key names.
+        [record, unknown] = await Promise.all([records.get(saleKey), records.knownUnknown(saleKey)]);
+      } catch (err) {
+        // Redis down: a read still works from the gateway's own record (guarantee 5); writes fail at reserve.
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        reachable = false;
+      }
+      if (record) {
+        assertAccess(caller, record.customer);
+        return { record };
+      }
+      if (reachable && (!caller.anyCustomer || unknown)) throw new NotFoundError();
+      const detail = await askGateway(caller, saleKey, reachable);
+      if (!reachable) {
+        const seeded = recordFromDetail(detail);
+        assertAccess(caller, seeded.customer);
+        return { record: seeded, detail };
+      }
+      const view = await seed(saleKey, detail);
+      const kept = view?.record ?? recordFromDetail(detail);
+      assertAccess(caller, kept.customer);
+      return { record: kept, detail };
+    },
+
+    async read(caller, saleKey, options = {}) {
+      let view: SaleView | undefined;
+      let unknown: boolean;
+      try {
+        [view, unknown] = await Promise.all([records.view(saleKey), records.knownUnknown(saleKey)]);
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        const found = await this.locate(caller, saleKey);
+        const detail = found.detail ?? (await askGateway(caller, saleKey, false));
+        return { facts: factsOfDetail(detail, { customer: found.record.customer }), freshness: { kind: 'bypass' } };
+      }
+      let freshness: Freshness | undefined;
+      if (!view) {
+        if (!caller.anyCustomer || unknown) throw new NotFoundError();
+        const detail = await askGateway(caller, saleKey, true);
+        assertAccess(caller, detail.custkey ?? '');
+        view = await seed(saleKey, detail);
+        if (!view) return { facts: factsOfDetail(detail), freshness: { kind: 'bypass' } };
+        freshness = { kind: 'miss' };
+      }
+      assertAccess(caller, view.record.customer);
+      if (!freshness && (options.fresh || !view.record.fields)) {
+        // The gateway's word, asked for (or a record kept before its fields were): one read in the caller's share.
+        const detail = await askGateway(caller, saleKey, false);
+        await fold(saleKey, view, detail);
+        view = (await records.view(saleKey)) ?? view;
+        freshness = { kind: options.fresh ? 'forced' : 'miss' };
+      }
+      if (!freshness) {
+        const ageMs = Math.max(0, now() - view.seenMs);
+        const ttlSec = Math.floor((settings.freshMs - ageMs) / 1000);
+        const stale = ageMs > settings.freshMs;
+        if (stale) refreshLater(caller, saleKey, view);
+        freshness = { kind: stale ? 'stale' : 'hit', ageSec: Math.floor(ageMs / 1000), ttlSec };
+      }
+      return { facts: factsOfView(saleKey, view), freshness };
+    },
+
+    fold,
+  };
+}
