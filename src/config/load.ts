@@ -202,12 +202,30 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
   // in-cluster emulator); a JWKS only on a loopback host, whatever that flag says (a key injected on the path
   // would sign any caller in).
   if (gateway.baseUrl && protocolOf(gateway.baseUrl) === 'http:' && !gateway.allowInsecure) problems.push('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production (GATEWAY_ALLOW_INSECURE=true for loopback tests only)');
-  if (jwt.jwksUrl && protocolOf(jwt.jwksUrl) === 'http:' && !isLoopbackUrl(jwt.jwksUrl)) problems.push('JWT_JWKS_URL (jwt.jwksUrl) must use https: in production (http: only on a loopback host: 127.0.0.0/8, ::1, localhost)');
+  if (jwt.jwksUrl && plainHttp(jwt.jwksUrl)) problems.push(`JWT_JWKS_URL (jwt.jwksUrl) must use https: in production (${LOOPBACK_ONLY})`);
+  // Issue 31: browsers load the card form's script from PAYJS_URL (swapped in transit, it reads every card typed
+  // into it), and CORS_ORIGINS are the pages trusted to call the API with shoppers' tokens. No flag widens
+  // either; unset, PAYJS_URL is the gateway's origin, which follows GATEWAY_BASE_URL's rule above.
+  const payJsUrl = c.cards?.payJsUrl;
+  if (payJsUrl && plainHttp(payJsUrl)) problems.push(`PAYJS_URL (cards.payJsUrl) must use https: in production, or be unset to load Pay.js from the gateway's host (${LOOPBACK_ONLY}): a card form's script fetched over http can be swapped in transit`);
+  const httpOrigins = (c.http?.corsOrigins ?? []).flatMap((origin, i) => (plainHttp(origin) ? [i + 1] : []));
+  if (httpOrigins.length > 0) problems.push(`CORS_ORIGINS (http.corsOrigins) ${entries(httpOrigins)} must use https: in production, or be removed (${LOOPBACK_ONLY}): a page served over http can be rewritten in transit to call the API with a shopper's token`);
   if (gateway.apiKey?.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
   if (gateway.apiPin?.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
   if (jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
   if (jwt.secret && jwt.secret.length < 32) problems.push('JWT_SECRET (jwt.secret) must be at least 32 characters in production');
   return problems;
+}
+
+const LOOPBACK_ONLY = 'http: only on a loopback host: 127.0.0.0/8, ::1, localhost';
+
+/** http: on a host other than loopback (the scheme as parsed: `HTTP://` too). */
+const plainHttp = (url: string) => protocolOf(url) === 'http:' && !isLoopbackUrl(url);
+
+/** "entry 2", "entries 1 and 3", "entries 1, 2 and 4": which items of a list, never their values. */
+function entries(positions: readonly number[]): string {
+  if (positions.length === 1) return `entry ${positions[0]}`;
+  return `entries ${positions.slice(0, -1).join(', ')} and ${positions[positions.length - 1]}`;
 }
 
 /** One topology at a time; the credentials and TLS of a single node live in its URL. */

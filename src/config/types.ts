@@ -87,6 +87,7 @@ export interface ReconcileConfig {
 
 export interface HttpConfig {
   bodyLimitBytes: number;
+  /** CORS_ORIGINS: browser origins allowed to call the API; https: in production unless loopback (issue 31). */
   corsOrigins: readonly string[];
   shutdownGraceMs: number;
 }
@@ -115,7 +116,7 @@ export interface SandboxConfig {
 export interface CardsConfig {
   /** CARD_VERIFY_AMOUNT: the `authonly` that verifies a new card (voided at once with cc:void:release). */
   verifyAmount: string;
-  /** PAYJS_URL: where browsers load Pay.js; default `<gateway origin>/js/v2/pay.js`. */
+  /** PAYJS_URL: where browsers load Pay.js; default `<gateway origin>/js/v2/pay.js`; https: in production unless loopback. */
   payJsUrl?: string;
 }
 

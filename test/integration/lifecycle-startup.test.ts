@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { TEST_JWT_ENV, TEST_JWT_SECRET } from '../support/bff';
+import { TEST_JWT_ENV, TEST_JWT_SECRET, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
-import { runServiceToExit } from '../support/service-process';
+import { runServiceToExit, startServiceProcess } from '../support/service-process';
 
 /**
  * Boot failures of `node dist/main.js` in production: a bad configuration stops it before anything starts,
@@ -90,6 +90,31 @@ describe('production start-up of node dist/main.js', () => {
     );
   });
 
+  /** Production settings that start, but for the one under test (the config is refused before any connection). */
+  const fullProduction = {
+    NODE_ENV: 'production',
+    REDIS_URL: 'redis://127.0.0.1:1',
+    GATEWAY_BASE_URL: 'https://gateway.example/api/v2/',
+    GATEWAY_API_KEY: API_KEY,
+    GATEWAY_API_PIN: API_PIN,
+    ...TEST_JWT_ENV,
+  };
+  const loopbackOnly = 'http: only on a loopback host: 127.0.0.0/8, ::1, localhost';
+
+  test('when PAYJS_URL is http on a host that is not loopback, then it exits 1 with one line saying to use https or unset it, never the URL', async () => {
+    const { code, out, err } = await run({ ...fullProduction, PAYJS_URL: 'http://pay.shop.example/js/v2/pay.js' });
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    expect(err).toBe(`tokengate: config: PAYJS_URL (cards.payJsUrl) must use https: in production, or be unset to load Pay.js from the gateway's host (${loopbackOnly}): a card form's script fetched over http can be swapped in transit\n`);
+  });
+
+  test('when a CORS_ORIGINS entry is http on a host that is not loopback, then it exits 1 with one line naming which entry, never the origin', async () => {
+    const { code, out, err } = await run({ ...fullProduction, CORS_ORIGINS: 'https://pay.shop.example,http://shop.example' });
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    expect(err).toBe(`tokengate: config: CORS_ORIGINS (http.corsOrigins) entry 2 must use https: in production, or be removed (${loopbackOnly}): a page served over http can be rewritten in transit to call the API with a shopper's token\n`);
+  });
+
   describe('after boot', () => {
     let sandbox: RunningSandbox;
     let blocker: net.Server;
@@ -105,7 +130,8 @@ describe('production start-up of node dist/main.js', () => {
       await sandbox.close();
     });
 
-    const bootEnv = (ports: { PORT: string; ADMIN_PORT: string }) => ({
+    /** Without ports, startServiceProcess picks free ones. */
+    const bootEnv = (ports: { PORT: string; ADMIN_PORT: string } | Record<string, never> = {}) => ({
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
       ...ports,
@@ -131,6 +157,24 @@ describe('production start-up of node dist/main.js', () => {
       expect(code).toBe(1);
       expect(err).toBe(`tokengate: ADMIN_PORT ${takenPort} is already in use\n`);
       expect(out).not.toMatch(/unhandled rejection|EADDRINUSE/);
+    });
+
+    test('when PAYJS_URL and CORS_ORIGINS are http on loopback hosts, then production starts and serves them', async () => {
+      const payJsUrl = 'http://127.0.0.1:8081/js/v2/pay.js';
+      const service = await startServiceProcess({
+        ...bootEnv(),
+        PAYJS_URL: payJsUrl,
+        CORS_ORIGINS: 'https://shop.example,http://localhost:3000,http://[::1]:5173,http://127.0.0.2:8080',
+      });
+      try {
+        const headers = { authorization: `Bearer ${token({ sub: 'startup-loopback', scope: 'sales:create' })}`, origin: 'http://localhost:3000' };
+        const res = await fetch(`${service.url}/v1/payment-config`, { headers });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { pay_js_url?: string }).pay_js_url).toBe(payJsUrl);
+        expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
+      } finally {
+        await service.stop();
+      }
     });
   });
 });

@@ -171,6 +171,39 @@ describe('loadConfig', () => {
     it('when GATEWAY_BASE_URL spells its scheme in capitals, then http is still refused without GATEWAY_ALLOW_INSECURE', () => {
       expect(problemsOf(() => loadConfig({ env: { ...prodEnv, GATEWAY_BASE_URL: 'HTTP://gw.example/api/v2/' } })).join('\n')).toContain('GATEWAY_BASE_URL (gateway.baseUrl) must use https: in production');
     });
+
+    const payJsRefusal = "PAYJS_URL (cards.payJsUrl) must use https: in production, or be unset to load Pay.js from the gateway's host (http: only on a loopback host: 127.0.0.0/8, ::1, localhost): a card form's script fetched over http can be swapped in transit";
+    const corsRefusal = (which: string) => `CORS_ORIGINS (http.corsOrigins) ${which} must use https: in production, or be removed (http: only on a loopback host: 127.0.0.0/8, ::1, localhost): a page served over http can be rewritten in transit to call the API with a shopper's token`;
+
+    it('when PAYJS_URL is http on a non-loopback host, then it refuses with one line that never prints the URL', () => {
+      for (const url of ['http://pay.example/js/v2/pay.js', 'HTTP://10.0.0.7/js/v2/pay.js', 'http://localhost.evil.example/pay.js']) {
+        expect(problemsOf(() => loadConfig({ env: { ...prodEnv, PAYJS_URL: url } }))).toEqual([payJsRefusal]);
+      }
+      // GATEWAY_ALLOW_INSECURE is the gateway's: it never lets the card form's script in over http.
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, PAYJS_URL: 'http://pay.example/pay.js', GATEWAY_ALLOW_INSECURE: 'true' } }))).toEqual([payJsRefusal]);
+    });
+
+    it('when a CORS_ORIGINS entry is http on a non-loopback host, then one line names which entries, never their values', () => {
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, CORS_ORIGINS: 'http://shop.example' } }))).toEqual([corsRefusal('entry 1')]);
+      const problems = problemsOf(() => loadConfig({ env: { ...prodEnv, CORS_ORIGINS: 'http://a.example,https://b.example,HTTP://c.example,http://localhost:3000,http://d.example' } }));
+      expect(problems).toEqual([corsRefusal('entries 1, 3 and 5')]);
+      expect(problems.join('\n')).not.toMatch(/[a-d]\.example/);
+    });
+
+    it('when PAYJS_URL and CORS_ORIGINS are https, or http on a loopback host, or PAYJS_URL is unset, then production loads', () => {
+      for (const url of ['https://pay.example/js/v2/pay.js', 'http://127.0.0.1:8081/js/v2/pay.js', 'http://127.9.9.9/pay.js', 'http://[::1]:8081/pay.js', 'http://localhost:8081/pay.js']) {
+        expect(loadConfig({ env: { ...prodEnv, PAYJS_URL: url } }).cards.payJsUrl).toBe(url);
+      }
+      const origins = ['https://shop.example', 'http://localhost:3000', 'http://127.0.0.1:5173', 'http://[::1]:8080'];
+      expect(loadConfig({ env: { ...prodEnv, CORS_ORIGINS: origins.join(',') } }).http.corsOrigins).toEqual(origins);
+      expect(loadConfig({ env: prodEnv }).cards.payJsUrl).toBeUndefined();
+    });
+
+    it('when PAYJS_URL and CORS_ORIGINS are http in development, then it loads (the rule is production\'s)', () => {
+      const c = loadConfig({ env: { PAYJS_URL: 'http://pay.example/pay.js', CORS_ORIGINS: 'http://shop.example' } });
+      expect(c.cards.payJsUrl).toBe('http://pay.example/pay.js');
+      expect(c.http.corsOrigins).toEqual(['http://shop.example']);
+    });
   });
 
   it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
