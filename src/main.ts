@@ -6,7 +6,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devBanner } from './cli/dev-banner';
 import { buildService, type Service } from './compose';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, configWarnings, loadConfig } from './config';
 import type { Config } from './config/types';
 import { answerClientErrors, createAppServer } from './http';
 import { createLogger, type Logger } from './observability/logger';
@@ -90,6 +90,7 @@ async function main(): Promise<void> {
   const secrets = [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin];
   const logger = createLogger({ level: config.logLevel, secrets, defaultMeta: { service: 'tokengate' } });
   tracing?.redactLiterals(secrets.flatMap((s) => (s ? [s.reveal()] : [])));
+  for (const warning of configWarnings(config)) logger.warn(`config: ${warning}`);
   process.on('uncaughtException', (err) => {
     logger.error('uncaught exception', { err });
     process.exit(1);

@@ -1,3 +1,3 @@
-export { loadConfig, ConfigError, DEV_DEFAULTS, DEFAULT_CONFIG_DIR } from './load';
+export { loadConfig, configWarnings, ConfigError, DEV_DEFAULTS, DEFAULT_CONFIG_DIR } from './load';
 export { Secret } from './secret';
 export type * from './types';

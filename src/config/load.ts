@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { publicKeyMismatch } from './jwt-key';
 import { InvalidSetting } from './parse';
+import { deadlineProblem } from './reconcile-deadline';
 import { OPTIONAL, SETTINGS, type Setting } from './schema';
 import { Secret } from './secret';
 import type { Config, NodeEnv } from './types';
@@ -210,6 +211,8 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
   if (payJsUrl && plainHttp(payJsUrl)) problems.push(`PAYJS_URL (cards.payJsUrl) must use https: in production, or be unset to load Pay.js from the gateway's host (${LOOPBACK_ONLY}): a card form's script fetched over http can be swapped in transit`);
   const httpOrigins = (c.http?.corsOrigins ?? []).flatMap((origin, i) => (plainHttp(origin) ? [i + 1] : []));
   if (httpOrigins.length > 0) problems.push(`CORS_ORIGINS (http.corsOrigins) ${entries(httpOrigins)} must use https: in production, or be removed (${LOOPBACK_ONLY}): a page served over http can be rewritten in transit to call the API with a shopper's token`);
+  const deadline = deadlineProblem(c.reconcile);
+  if (deadline) problems.push(deadline);
   if (gateway.apiKey?.reveal() === DEV_DEFAULTS.gatewayApiKey) problems.push('GATEWAY_API_KEY (gateway.apiKey) is the development default');
   if (gateway.apiPin?.reveal() === DEV_DEFAULTS.gatewayApiPin) problems.push('GATEWAY_API_PIN (gateway.apiPin) is the development default');
   if (jwt.secret?.reveal() === DEV_DEFAULTS.jwtSecret) problems.push('JWT_SECRET (jwt.secret) is the development default');
@@ -226,6 +229,16 @@ const plainHttp = (url: string) => protocolOf(url) === 'http:' && !isLoopbackUrl
 function entries(positions: readonly number[]): string {
   if (positions.length === 1) return `entry ${positions[0]}`;
   return `entries ${positions.slice(0, -1).join(', ')} and ${positions[positions.length - 1]}`;
+}
+
+/**
+ * What a development or test start should still say: settings production would refuse because they cannot
+ * both hold (the reconcile deadline). Logged as warnings; the service starts.
+ */
+export function configWarnings(c: Config): string[] {
+  if (c.env === 'production') return [];
+  const deadline = deadlineProblem(c.reconcile);
+  return deadline ? [deadline] : [];
 }
 
 /** One topology at a time; the credentials and TLS of a single node live in its URL. */

@@ -73,7 +73,7 @@ export interface IdempotencyConfig {
 
 /** The reconciler of unknown outcomes (issue 12, contract guarantee 6). */
 export interface ReconcileConfig {
-  /** RECONCILE_DEADLINE_MS: the longest an unknown outcome may stay unknown (alerting past it). */
+  /** RECONCILE_DEADLINE_MS: the longest an unknown outcome may stay unknown (alerting past it); at least absenceProofMs. */
   deadlineMs: number;
   /** The gateway's longest processing time (slow processors: 120 s): a write absent after it was never made. */
   maxProcessingMs: number;

@@ -1,3 +1,4 @@
+import { RECONCILE_PASS_JITTER } from '../config/reconcile-deadline';
 import type { ReconcileConfig } from '../config/types';
 import type { IdempotencyStore, StoredResponse, UnknownRecord } from '../idempotency';
 import type { Logger } from '../observability/logger';
@@ -151,8 +152,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
           failing = true;
           return 0;
         })
-        // A full batch means more may be due: go again soon, else wait an interval (jittered across replicas).
-        .then((n) => schedule(n >= batch ? 10 : settings.intervalMs * (0.75 + Math.random() / 2)));
+        // A full batch means more may be due: go again soon, else wait an interval (jittered across replicas;
+        // the config's deadline rule counts the longest gap, src/config/reconcile-deadline.ts).
+        .then((n) => schedule(n >= batch ? 10 : settings.intervalMs * (1 - RECONCILE_PASS_JITTER + 2 * RECONCILE_PASS_JITTER * Math.random())));
     }, delayMs);
     timer.unref();
   }

@@ -115,6 +115,18 @@ describe('production start-up of node dist/main.js', () => {
     expect(err).toBe(`tokengate: config: CORS_ORIGINS (http.corsOrigins) entry 2 must use https: in production, or be removed (${loopbackOnly}): a page served over http can be rewritten in transit to call the API with a shopper's token\n`);
   });
 
+  test('when RECONCILE_DEADLINE_MS is shorter than the reconciler needs to prove a write absent, then it exits 1 with one line naming both settings and the minimum', async () => {
+    // Issue 28: 20 s against the 120 s default RECONCILE_MAX_PROCESSING_MS started, and never-sent sales stayed 409.
+    const { code, out, err } = await run({ ...fullProduction, RECONCILE_DEADLINE_MS: '20000' });
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    expect(err).toBe(
+      'tokengate: config: RECONCILE_DEADLINE_MS (reconcile.deadlineMs) must be at least 126250, what the reconciler needs to prove a write absent ' +
+        '(RECONCILE_MAX_PROCESSING_MS + 1.25 × RECONCILE_INTERVAL_MS + RECONCILE_RETRY_MS): raise RECONCILE_DEADLINE_MS; ' +
+        'lower RECONCILE_MAX_PROCESSING_MS only if the gateway records every write sooner than that\n',
+    );
+  });
+
   describe('after boot', () => {
     let sandbox: RunningSandbox;
     let blocker: net.Server;
@@ -176,5 +188,20 @@ describe('production start-up of node dist/main.js', () => {
         await service.stop();
       }
     });
+  });
+});
+
+describe('development start-up of node dist/main.js with settings production refuses', () => {
+  test('when RECONCILE_DEADLINE_MS cannot be kept, then it starts and warns once with the line production would refuse with', async () => {
+    const service = await startServiceProcess({ NODE_ENV: 'development', RECONCILE_DEADLINE_MS: '20000' });
+    try {
+      const warnings = service.output().split('\n').filter((l) => l.includes('RECONCILE_DEADLINE_MS'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('warn');
+      expect(warnings[0]).toContain('config: RECONCILE_DEADLINE_MS (reconcile.deadlineMs) must be at least 126250');
+      expect(warnings[0]).toContain('RECONCILE_MAX_PROCESSING_MS');
+    } finally {
+      await service.stop();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, DEFAULT_CONFIG_DIR, loadConfig } from '../../src/config';
+import { ConfigError, DEFAULT_CONFIG_DIR, configWarnings, loadConfig } from '../../src/config';
 
 const prodEnv = {
   NODE_ENV: 'production',
@@ -203,6 +203,37 @@ describe('loadConfig', () => {
       const c = loadConfig({ env: { PAYJS_URL: 'http://pay.example/pay.js', CORS_ORIGINS: 'http://shop.example' } });
       expect(c.cards.payJsUrl).toBe('http://pay.example/pay.js');
       expect(c.http.corsOrigins).toEqual(['http://shop.example']);
+    });
+  });
+
+  describe('RECONCILE_DEADLINE_MS against what the reconciler needs (issue 28)', () => {
+    // Defaults: 120000 + 1.25 × 1000 + 5000.
+    const refusal = (need: number) =>
+      `RECONCILE_DEADLINE_MS (reconcile.deadlineMs) must be at least ${need}, what the reconciler needs to prove a write absent (RECONCILE_MAX_PROCESSING_MS + 1.25 × RECONCILE_INTERVAL_MS + RECONCILE_RETRY_MS): raise RECONCILE_DEADLINE_MS; lower RECONCILE_MAX_PROCESSING_MS only if the gateway records every write sooner than that`;
+
+    it('when production has a deadline shorter than the proof of absence, then one line names both settings and the minimum', () => {
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, RECONCILE_DEADLINE_MS: '20000' } }))).toEqual([refusal(126_250)]);
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, RECONCILE_DEADLINE_MS: '126249' } }))).toEqual([refusal(126_250)]);
+      // Every term counts: a longer processing time, a slower loop or a slower retry each raise the minimum.
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, RECONCILE_MAX_PROCESSING_MS: '600000' } }))).toEqual([refusal(606_250)]);
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, RECONCILE_INTERVAL_MS: '400000' } }))).toEqual([refusal(625_000)]);
+      expect(problemsOf(() => loadConfig({ env: { ...prodEnv, RECONCILE_RETRY_MS: '480000' } }))).toEqual([refusal(601_250)]);
+    });
+
+    it('when the deadline covers the proof of absence, then production loads', () => {
+      expect(loadConfig({ env: prodEnv }).reconcile.deadlineMs).toBe(600_000);
+      expect(loadConfig({ env: { ...prodEnv, RECONCILE_DEADLINE_MS: '126250' } }).reconcile.deadlineMs).toBe(126_250);
+      expect(loadConfig({ env: { ...prodEnv, RECONCILE_DEADLINE_MS: '20000', RECONCILE_MAX_PROCESSING_MS: '10000', RECONCILE_RETRY_MS: '5000' } }).reconcile.deadlineMs).toBe(20_000);
+    });
+
+    it('when development or test has a deadline that cannot be kept, then it loads and the same line is a warning', () => {
+      for (const NODE_ENV of ['development', 'test']) {
+        const c = loadConfig({ env: { NODE_ENV, RECONCILE_DEADLINE_MS: '20000' } });
+        expect(configWarnings(c)).toEqual([refusal(126_250)]);
+      }
+      expect(configWarnings(loadConfig({ env: {} }))).toEqual([]);
+      // The shrunk timings of the reconcile suites keep their deadline.
+      expect(configWarnings(loadConfig({ env: { NODE_ENV: 'test', RECONCILE_INTERVAL_MS: '100', RECONCILE_RETRY_MS: '200', RECONCILE_MAX_PROCESSING_MS: '1500' } }))).toEqual([]);
     });
   });
 
