@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
+import type { EventDraft, EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { encodePendingWrite, type PendingWrites } from '../reconcile';
@@ -52,6 +53,8 @@ export interface Written {
   response: StoredResponse;
   /** Records that must be written with the completion (e.g. the sale's ownership record); failures are logged. */
   alongside?: () => Promise<unknown>;
+  /** The payment events this write makes (src/events): appended with the completion, never on a replay. */
+  events?: readonly EventDraft[];
 }
 
 export interface WriteResult {
@@ -77,6 +80,8 @@ export interface WriteProtocolDeps {
   pending: PendingWrites;
   /** Retry-After of an outcome_unknown before the reconciler has planned a look (seconds). */
   unknownRetryAfterSec: number;
+  /** The payment event log (src/events); none: events are dropped. */
+  events?: EventSink;
 }
 
 /** The metric label of a stored answer. */
@@ -145,13 +150,15 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         throw err;
       }
 
-      const { response, alongside } = written;
+      const { response, alongside, events } = written;
       count(context.op, resultOf(response.status));
       // Issued in the same tick: ioredis auto-pipelining sends them in one write (one round trip). Only a resumed
       // attempt can sit in the reconciler's unknown set here, so only it untracks now.
-      const [stored, records, untracked] = await Promise.allSettled([
+      const [stored, records, untracked, appended] = await Promise.allSettled([
         idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
+        events && events.length > 0 ? deps.events?.append(events) : undefined,
       ]);
+      if (appended.status === 'rejected') log.error('could not append the write\'s payment events', { op: context.op, err: appended.reason });
       // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice),
       // and its due entry stays for the reconciler.
       if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
