@@ -111,6 +111,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
         latencyMs: config.sandbox.latencyMs,
         jitterMs: config.sandbox.jitterMs,
         duplicateFolding: config.sandbox.duplicateFolding,
+        deletedCardref: config.sandbox.deletedCardref,
       },
     });
     baseUrl = sandbox.baseUrl;

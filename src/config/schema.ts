@@ -100,6 +100,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'sandbox.duplicateFolding', env: 'SANDBOX_DUPLICATE_FOLDING', parse: bool },
   { path: 'sandbox.wireFormat', env: 'SANDBOX_WIRE_FORMAT', parse: oneOf('spec', 'wire') },
   { path: 'sandbox.batchCloseIntervalMs', env: 'SANDBOX_BATCH_CLOSE_INTERVAL_MS', parse: int(0, 366 * 86_400_000) },
+  { path: 'sandbox.deletedCardref', env: 'SANDBOX_DELETED_CARDREF', parse: oneOf('refused', 'honoured') },
 ];
 
 /** Settings that may stay unset (null in JSON); every other one must end with a value. */

@@ -110,6 +110,8 @@ export interface SandboxConfig {
   wireFormat: 'spec' | 'wire';
   /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
+  deletedCardref: 'refused' | 'honoured';
 }
 
 /** Adding a card from a Pay.js payment key (issue 13). */

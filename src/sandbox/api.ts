@@ -10,6 +10,7 @@ import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
 import { parseSale } from './sale-request';
 import { saveCard } from './save-card';
 import { savePaymentKeyCard } from './payment-key-sale';
+import { handleWalletRoute, isWalletRoute, type WalletRoute } from './wallet-api';
 
 /**
  * The gateway API. Order of checks (README): path → IP allow-list → rate limit → authentication → faults →
@@ -20,7 +21,8 @@ import { savePaymentKeyCard } from './payment-key-sale';
 /** Sale bodies are small; a cap keeps a misbehaving client from filling memory. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-type Body = { ok: true; text: string } | { ok: false };
+/** A request body as read: its text, or `ok: false` when it was over BODY_LIMIT_BYTES. */
+export type Body = { ok: true; text: string } | { ok: false };
 
 function readBody(req: Request, limit: number): Promise<Body> {
   const declared = Number(req.headers['content-length']);
@@ -72,11 +74,11 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
     core.stats.saleErrors++;
     return { status: 200, body: unknownCommandAnswer() };
   }
-  if (!parsed.ok && 'saveCard' in parsed) return saveCard(core.fixtures, hook.json as Record<string, unknown>, new Date(now));
+  if (!parsed.ok && 'saveCard' in parsed) return saveCard(core.fixtures, hook.json as Record<string, unknown>, new Date(now), core.settings.deletedCardref);
   const duplicateFolding = core.settings.duplicateFolding && !hook.ignoreDuplicate;
   const foldScope = hook.authOnly ? 'authonly' : '';
   const outcome = parsed.ok
-    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding, foldScope, slowCardScale: core.settings.slowCardScale })
+    ? core.ledger.sale(parsed.sale, { endpointKey, clientIp, now, duplicateFolding, foldScope, slowCardScale: core.settings.slowCardScale, deletedCardref: core.settings.deletedCardref })
     : core.ledger.error(parsed.saleError, parsed.invoice, now);
   if (hook.paymentKey) savePaymentKeyCard(core, outcome, hook.paymentKey, hook.custkey, (json as Record<string, unknown>).method_name, now);
   adoptSale(core, outcome, hook, now);
@@ -84,7 +86,7 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
   return { status: 200, body: outcome.response, record: outcome.record, delayMs: outcome.delayMs };
 }
 
-function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' }>): Processed {
+function handleRead(core: SandboxCore, req: Request, route: Exclude<ApiRoute, { kind: 'sale' | 'test-root' } | WalletRoute>): Processed {
   if (isLifecycleRoute(route)) return handleLifecycleRoute(core, req, route);
   if (route.kind === 'publickey') return { status: 200, body: core.publicKey };
   // A GET body (the .NET client sends `{}`) is never read, so any body is accepted, as at the gateway.
@@ -104,8 +106,9 @@ export function createApiHandler(core: SandboxCore) {
     const ip = normaliseIp(req.socket.remoteAddress);
     const now = Date.now();
     const { endpointKey, route } = parseApiPath(req.method, req.path);
-    // A POST transactions body is read first, so faults can match on its command (capture, refund, …).
-    const posted = route?.kind === 'sale' ? await readBody(req, BODY_LIMIT_BYTES) : undefined;
+    // A POST transactions body is read first, so faults can match on its command (capture, refund, …); the
+    // wallet's writes carry bodies too.
+    const posted = route?.kind === 'sale' || (route && isWalletRoute(route)) ? await readBody(req, BODY_LIMIT_BYTES) : undefined;
     if (core.closed || res.destroyed) return;
     const known = endpointKey === undefined ? undefined : core.policy(endpointKey);
     // Unknown endpoint keys and paths outside /api still carry the header, counted as on v2.
@@ -126,7 +129,7 @@ export function createApiHandler(core: SandboxCore) {
       return;
     }
 
-    const kind = posted ? faultMatchOfBody(posted.ok ? posted.text : undefined) : faultKindOf(route);
+    const kind = posted && route.kind === 'sale' ? faultMatchOfBody(posted.ok ? posted.text : undefined) : faultKindOf(route);
     if (kind && core.faults.take(kind, 'rate')) {
       core.stats.rateLimited(policy.key, true);
       sendError(res, ERRORS.rateLimited);
@@ -158,7 +161,9 @@ export function createApiHandler(core: SandboxCore) {
       failBeforeProcessing(req, res, fault);
       return;
     }
-    const answer = posted ? handleSale(core, res, policy.key, ip, posted) : route.kind === 'sale' ? undefined : handleRead(core, req, route);
+    const answer = route.kind === 'sale'
+      ? posted && handleSale(core, res, policy.key, ip, posted)
+      : isWalletRoute(route) ? handleWalletRoute(core, route, posted as Body, new Date(now)) : handleRead(core, req, route);
     if (!answer) return;
     await deliver(req, res, answer, fault, (ms) => core.sleep(ms));
   };

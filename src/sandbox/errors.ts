@@ -28,8 +28,13 @@ export const ERRORS = {
   accessDenied: spec(401, 156, 'Access Denied', 'Access Denied'),
   customerNotFound: spec(404, 99999, 'Customer Not Found'),
   transactionNotFound: spec(404, 20001, 'Transaction not found'),
+  // gateway-facts.md, the wallet (HTTP statuses are the emulator's: the facts give none)
+  paymentMethodNotFound: spec(404, 40453, 'Payment Method Not Found'),
+  invalidExpiration: spec(400, 40452, 'Invalid expiration date'),
+  noPaymentMethods: spec(400, 40457, 'No payment methods available'),
+  /** `pay_type: transaction` naming a transaction the gateway does not have (its lookup code, 20001). */
+  savedTransactionNotFound: spec(400, 20001, 'Transaction not found'),
   // emulator choices
-  paymentMethodNotFound: spec(404, 99998, 'Payment Method Not Found'),
   batchNotFound: spec(404, 99997, 'Batch Not Found'),
   followUpTarget: spec(400, 40011, 'Give exactly one of trankey or refnum'),
   invalidJson: spec(400, 40000, 'Request body is not valid JSON'),
@@ -45,6 +50,9 @@ export const ERRORS = {
   ambiguousPaymentKey: spec(400, 40012, 'Give payment_key without creditcard or UMCardRef'),
   unknownPublicKey: spec(400, 40013, 'Unknown public key'),
   invalidListParam: spec(400, 40010, 'Invalid limit or offset'),
+  bodyNotArray: spec(400, 40014, 'Request body must be a JSON array of payment methods'),
+  missingCustomerName: spec(400, 40015, 'Give company, or first_name and last_name'),
+  invalidCardNumber: spec(400, 40016, 'Invalid card number'),
   bodyTooLarge: spec(413, 41300, 'Request body too large'),
   internal: spec(500, 50000, 'Internal Server Error'),
   badGateway: spec(502, 50200, 'Bad Gateway'),
@@ -72,6 +80,8 @@ export const SALE_ERRORS = {
   paymentKeyUnknown: { error: 'Invalid payment key', error_code: '10210' },
   paymentKeyUsed: { error: 'Payment key already used', error_code: '10211' },
   paymentKeyExpired: { error: 'Payment key expired', error_code: '10212' },
+  // A removed payment method's token under SANDBOX_DELETED_CARDREF=refused (gateway-facts.md: exists, no longer valid).
+  cardrefRemoved: { error: 'Invalid card reference token (2)', error_code: '602' },
 } as const;
 
 export type SaleErrorName = keyof typeof SALE_ERRORS;

@@ -68,6 +68,8 @@ export interface SaleContext {
   /** Folding compares within one scope only (authonly never folds into a sale); '' for sales. */
   foldScope?: string;
   slowCardScale: number;
+  /** A removed payment method's token: refused (602, the default) or honoured (charged). */
+  deletedCardref?: 'refused' | 'honoured';
 }
 
 export class Ledger {
@@ -105,6 +107,7 @@ export class Ledger {
       const found = this.fixtures.lookupToken(input.card.cardref);
       // A rotated, unknown or expired token is an error answer the client recognises by its code (10142).
       if (!found || found.expires < new Date(ctx.now).toISOString().slice(0, 10)) return this.error('cardrefInvalid', input.invoice, ctx.now);
+      if (found.removed && ctx.deletedCardref !== 'honoured') return this.error('cardrefRemoved', input.invoice, ctx.now);
       number = found.number;
       expiration = found.expiration;
       token = { cardref: input.card.cardref, ...(found.custkey ? { custkey: found.custkey, pmkey: found.pmkey } : {}) };
@@ -173,6 +176,7 @@ export class Ledger {
       delivered: false,
     };
     this.records.push(record);
+    if (resultCode !== 'D') this.fixtures.rememberTransactionCard(key, { number, expiration });
     this.duplicates.delete(dupKey);
     this.duplicates.set(dupKey, { record, response });
     this.pruneDuplicates(ctx.now);

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
       duplicateFolding: s.duplicateFolding,
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
+      deletedCardref: s.deletedCardref,
     },
   });
   // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.

@@ -17,6 +17,13 @@ export type ApiRoute =
   | { kind: 'batch'; batch: string }
   | { kind: 'batch_transactions'; batch: string }
   | { kind: 'batch_close' }
+  /** The wallet's writes (wallet-api.ts): customers and their payment methods. */
+  | { kind: 'customer_create' }
+  | { kind: 'customer_update'; customer: string }
+  | { kind: 'customer_delete'; customer: string }
+  | { kind: 'payment_methods_add'; customer: string }
+  | { kind: 'payment_method_update'; customer: string; method: string }
+  | { kind: 'payment_method_delete'; customer: string; method: string }
   /** Pay.js: the merchant's public key (gateway-facts.md), a bare JSON string. */
   | { kind: 'publickey' }
   /** `/api/RATELIMT/`, `/api/IPACCESS/` and their `_` forms: no resource behind them. */
@@ -54,6 +61,7 @@ export function parseApiPath(method: string, path: string): ParsedPath {
   const lifecycle = method === 'GET' ? lifecycleRoute(s) : undefined;
   if (lifecycle) return { endpointKey, route: lifecycle };
   if (method === 'GET' && s.length === 1 && s[0] === 'publickey') return { endpointKey, route: { kind: 'publickey' } };
+  if (method !== 'GET' && s[0] === 'customers') return { endpointKey, route: walletRoute(method, s) };
   if (method !== 'GET' || s[0] !== 'customers') return { endpointKey, route: undefined };
   if (s.length === 1) return { endpointKey, route: { kind: 'customers' } };
   if (s.length === 2) return { endpointKey, route: { kind: 'customer', customer: s[1] as string } };
@@ -61,6 +69,19 @@ export function parseApiPath(method: string, path: string): ParsedPath {
   if (s.length === 4 && s[2] === 'payment_methods') return { endpointKey, route: { kind: 'payment_method', customer: s[1] as string, method: s[3] as string } };
   if (s.length === 5 && s[2] === 'payment_methods' && s[4] === 'cardref') return { endpointKey, route: { kind: 'cardref', customer: s[1] as string, method: s[3] as string } };
   return { endpointKey, route: undefined };
+}
+
+/** POST/PUT/DELETE under customers/; the bulk deletes (`…/bulk`) are not emulated (404 like an unknown path). */
+function walletRoute(method: string, s: string[]): ApiRoute | undefined {
+  if (s.includes('bulk')) return undefined;
+  const customer = s[1] as string;
+  if (s.length === 1) return method === 'POST' ? { kind: 'customer_create' } : undefined;
+  if (s.length === 2) return method === 'PUT' ? { kind: 'customer_update', customer } : method === 'DELETE' ? { kind: 'customer_delete', customer } : undefined;
+  if (s[2] !== 'payment_methods') return undefined;
+  if (s.length === 3) return method === 'POST' ? { kind: 'payment_methods_add', customer } : undefined;
+  if (s.length !== 4) return undefined;
+  const pm = s[3] as string;
+  return method === 'PUT' ? { kind: 'payment_method_update', customer, method: pm } : method === 'DELETE' ? { kind: 'payment_method_delete', customer, method: pm } : undefined;
 }
 
 function lifecycleRoute(s: string[]): ApiRoute | undefined {
@@ -76,7 +97,8 @@ function lifecycleRoute(s: string[]): ApiRoute | undefined {
 /** The fault-matching kind of a route (test paths take no faults; single objects match as their lists). */
 export function faultKindOf(route: ApiRoute): RouteKind | undefined {
   if (route.kind === 'test-root') return undefined;
-  if (route.kind === 'customer') return 'customers';
+  if (route.kind === 'customer' || route.kind === 'customer_create' || route.kind === 'customer_update' || route.kind === 'customer_delete') return 'customers';
+  if (route.kind === 'payment_methods_add' || route.kind === 'payment_method_update' || route.kind === 'payment_method_delete') return 'payment_methods';
   if (route.kind === 'publickey') return 'payment_methods'; // Pay.js set-up: faults for payment methods strike it too
   if (route.kind === 'payment_method') return 'payment_methods';
   if (route.kind === 'transaction' || route.kind === 'customer_transactions') return 'lookup';

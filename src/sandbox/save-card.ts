@@ -11,7 +11,7 @@ import { parseCard } from './sale-request';
  * with the `expiration` the .NET authors found on the wire (commit 7513e85, "returned on cc:save").
  * Not a sale: nothing in transactions() or the lifecycle.
  */
-export function saveCard(store: FixtureStore, body: Record<string, unknown>, now: Date): Processed {
+export function saveCard(store: FixtureStore, body: Record<string, unknown>, now: Date, deletedCardref: 'refused' | 'honoured' = 'refused'): Processed {
   const card = parseCard(body, now);
   if ('reject' in card) return { status: card.reject.status, body: errorBody(card.reject, card.detail) };
   const base = { type: 'transaction', key: '', refnum: '', is_duplicate: 'N' };
@@ -23,6 +23,7 @@ export function saveCard(store: FixtureStore, body: Record<string, unknown>, now
   if (card.source.kind === 'token') {
     const found = store.lookupToken(card.source.cardref);
     if (!found || found.expires < now.toISOString().slice(0, 10)) return error('cardrefInvalid');
+    if (found.removed && deletedCardref !== 'honoured') return error('cardrefRemoved');
     ({ number, expiration } = found);
     key = card.source.cardref;
   } else {

@@ -9,6 +9,12 @@ export type SandboxRateMode = 'fixed' | 'sliding';
  */
 export type SandboxWireFormat = 'spec' | 'wire';
 
+/**
+ * What a sale with the card reference of a removed payment method gets (undocumented at the gateway;
+ * gateway-facts.md, the wallet): `refused` answers error 602, `honoured` still charges the card.
+ */
+export type SandboxDeletedCardref = 'refused' | 'honoured';
+
 export interface EndpointKeySettings {
   key: string;
   ratePerMinute?: number;
@@ -38,6 +44,7 @@ export interface SandboxSettings {
   batchCloseIntervalMs: number;
   /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
   paymentKeyTtlMs: number;
+  deletedCardref: SandboxDeletedCardref;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -57,6 +64,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   wireFormat: 'spec',
   batchCloseIntervalMs: 0,
   paymentKeyTtlMs: 15 * 60_000,
+  deletedCardref: 'refused',
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -138,6 +146,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'slowCardScale') {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) throw new SettingsError('slowCardScale must be a number in 0..100');
       out.slowCardScale = value;
+    } else if (name === 'deletedCardref') {
+      if (value !== 'refused' && value !== 'honoured') throw new SettingsError('deletedCardref must be refused or honoured');
+      out.deletedCardref = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else {

@@ -83,14 +83,14 @@ describe('sandbox over HTTP: authentication, routes and test paths', () => {
     expect(r.headers.get('x-rate-limit')).toMatch(/of 45\/min/);
   });
 
-  it('when the customer or payment method is unknown, then 404 with 99999 or 99998', async () => {
+  it('when the customer or payment method is unknown, then 404 with 99999 or 40453 (gateway-facts.md, the wallet)', async () => {
     const c = sb.fixtures.firstCustomer();
     const noCustomer = await callSandbox(sb.baseUrl, 'GET', 'customers/nosuchcustomer1/payment_methods');
     expect(noCustomer.status).toBe(404);
     expect(noCustomer.json).toEqual({ error: 'Customer Not Found', errorcode: 99999 });
     const noMethod = await callSandbox(sb.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod123/cardref`);
     expect(noMethod.status).toBe(404);
-    expect(noMethod.json).toEqual({ error: 'Payment Method Not Found', errorcode: 99998 });
+    expect(noMethod.json).toEqual({ error: 'Payment Method Not Found', errorcode: 40453 });
   });
 
   it.each(['/api/RATELIMT/', '/api/RATELIMT/_', '/api/RATELIMT'])('when %s is called twice, then the first answers and the second is 429 API Rate Limit Exceed', async (path) => {

@@ -205,7 +205,7 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect(one.json).toMatchObject({ key: pm.key, expires: pm.expiration, ccnum4last: pm.number.slice(-4) });
     expect(pm.key).toHaveLength(17);
     expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/${pm.pmid}`)).json).toMatchObject({ key: pm.key });
-    expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod00000`)).json).toEqual({ error: 'Payment Method Not Found', errorcode: 99998 });
+    expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod00000`)).json).toEqual({ error: 'Payment Method Not Found', errorcode: 40453 });
   });
 
   it('when the format is switched at run time through the admin route, then the next list answers in it; a bad value is refused', async () => {
