@@ -8,14 +8,19 @@ import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
 import { classifyTransportError, interpret } from './transport';
 import type {
-  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest, SaleRequest,
+  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, ChargeRequest, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest,
   Transaction, TransactionDetail, VoidRequest,
 } from './types';
+import { walletCalls, type WalletCalls, type WalletOperation } from './wallet-calls';
 
-/** Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund; the rest are reads. */
+/**
+ * Metric label and budget hint of each call. Writes: sale, authorize, capture, void, refund and the wallet's
+ * (customer_create/update/delete, payment_method_add/update/delete); the rest are reads.
+ */
 export type Operation =
   | 'sale' | 'authorize' | 'capture' | 'void' | 'refund'
-  | 'cardref' | 'customers' | 'payment_methods' | 'publickey' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions';
+  | 'cardref' | 'customers' | 'payment_methods' | 'publickey' | 'transaction' | 'customer_transactions' | 'batches' | 'batch_transactions'
+  | WalletOperation;
 
 export interface CallEvent {
   op: Operation;
@@ -53,11 +58,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface GatewayClient {
+export interface GatewayClient extends WalletCalls {
   /** `v2` or the endpoint key in the base URL's path: the unit the gateway's limits are counted by. */
   readonly endpointKey: string;
-  /** A decline (D) or a gateway error (E) is a Transaction, not an exception (the sale path branches on it). */
-  sale(request: SaleRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /**
+   * A decline (D) or a gateway error (E) is a Transaction, not an exception (the sale path branches on it).
+   * A stored card's token, or a Pay.js `payment_key` (optionally saving the card to `custkey`).
+   */
+  sale(request: ChargeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
   /** `authonly`: answers like a sale (D and E included); capture, void or let it lapse afterwards. */
   authorize(request: AuthorizeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
   /**
@@ -101,9 +109,9 @@ export function hostBases(baseUrl: string, failoverHosts: readonly string[]): st
   return bases;
 }
 
-interface Attempt {
+export interface Attempt {
   op: Operation;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string>;
   body?: unknown;
@@ -169,7 +177,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   /**
    * One logical call: tries each host in turn while the failure proves nothing was sent (any method); a GET
    * that may have reached the gateway (timeout, reset, 5xx, unreadable) is re-sent once, on the next host.
-   * A sale is never re-sent after it may have reached the gateway (contract, guarantee 2).
+   * A write (POST, PUT, DELETE: a sale, a follow-up, the wallet's) is never re-sent after it may have reached
+   * the gateway (contract, guarantee 2).
    */
   async function call<T>(a: Attempt, parse: (body: unknown) => T, signal?: AbortSignal): Promise<GatewayResult<T>> {
     let resent = false;
@@ -209,14 +218,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const body: Record<string, unknown> = { command, amount: request.amount };
     if (request.invoice !== undefined) body.invoice = request.invoice;
     if (request.custkey !== undefined) body.custkey = request.custkey;
+    if (request.amount_detail) body.amount_detail = request.amount_detail;
     if ('payment_key' in request) {
-      // gateway-facts.md, Pay.js: the payment key in place of creditcard; the card is saved to the customer.
+      // gateway-facts.md, Pay.js: the payment key in place of creditcard; with save_customer_paymethod the card
+      // is also stored on `custkey` (the answer does not name the new method).
       const { payment_key, save_customer_paymethod, save_card, cardholder, method_name, avs_street, avs_postalcode } = request;
-      Object.assign(body, { payment_key, save_customer_paymethod, ...(save_card ? { save_card } : {}) });
+      Object.assign(body, { payment_key, ...(save_customer_paymethod ? { save_customer_paymethod } : {}), ...(save_card ? { save_card } : {}) });
       for (const [k, v] of Object.entries({ cardholder, method_name, avs_street, avs_postalcode })) if (v !== undefined) body[k] = v;
       return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
     }
-    if (request.amount_detail) body.amount_detail = request.amount_detail;
     // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
     if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
     else body.creditcard = { number: request.cardref, expiration: '0000' };
@@ -234,6 +244,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   return {
     endpointKey,
+    ...walletCalls(call),
     sale(request, callOptions) {
       return charge('sale', 'cc:sale', request, callOptions?.signal);
     },

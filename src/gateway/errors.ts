@@ -70,7 +70,10 @@ export class GatewayAuthFailedError extends GatewayError {
   readonly outcome = 'not_processed';
 }
 
-/** 404, or errorcode 99999 "Customer Not Found". */
+/**
+ * 404, or an errorcode that names a missing object at any status: 99999 "Customer Not Found", 40453 payment
+ * method not found (gateway-facts.md, the wallet), so callers can answer 404.
+ */
 export class GatewayNotFoundError extends GatewayError {
   readonly code = 'gateway_not_found';
   readonly outcome = 'not_processed';
@@ -158,6 +161,9 @@ export class GatewayRefusedError extends GatewayError {
     this.reason = refusalReason(operation, init.errorcode);
   }
 }
+
+/** The errorcodes that mean "no such customer or payment method" (gateway-facts.md, the wallet). */
+export const NOT_FOUND_ERRORCODES: ReadonlySet<number> = new Set([99999, 40453]);
 
 export function isGatewayError(err: unknown): err is GatewayError {
   return err instanceof GatewayError;

@@ -1,38 +1,12 @@
 import { containsPan } from '../card/pan';
 import type {
-  Batch, BatchStatus, CardRefToken, Customer, ListEnvelope, PaymentMethod, RefundSummary, ResultCode, StatusCode, Transaction, TransactionDetail,
+  Batch, BatchStatus, CardRefToken, ListEnvelope, RefundSummary, ResultCode, StatusCode, Transaction, TransactionDetail,
 } from './types';
 import { canonicalAmount } from './money';
+import { ShapeError, int, obj, str, type Obj } from './parse-fields';
 
-/** Thrown by the parsers when an answer does not have the documented shape; the client turns it into GatewayUnreadableError. */
-export class ShapeError extends Error {}
-
-type Obj = Record<string, unknown>;
-
-function obj(value: unknown, what: string): Obj {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ShapeError(`${what} is not an object`);
-  return value as Obj;
-}
-
-function str(o: Obj, field: string, required = true): string | undefined {
-  const v = o[field];
-  if (typeof v === 'string') return v;
-  // Real answers send some documented strings as numbers (gateway-api-v2.md §2.5 "documented as number").
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  if (v === undefined || v === null) {
-    if (required) throw new ShapeError(`field ${field} is missing`);
-    return undefined;
-  }
-  throw new ShapeError(`field ${field} has the wrong type`);
-}
-
-function int(o: Obj, field: string): number {
-  const v = o[field];
-  // Real list answers send `total` as a string (gateway-facts.md, Customers); the spec says integer.
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new ShapeError(`field ${field} is not a count`);
-  return n;
-}
+export { ShapeError } from './parse-fields';
+export { parseCustomer, parseDeleted, parsePaymentMethod, parsePaymentMethods } from './parse-wallet';
 
 function pair(value: unknown): { result_code: string; result: string } | undefined {
   if (value === undefined || value === null) return undefined;
@@ -238,20 +212,6 @@ export function parseList<T>(body: unknown, item: (value: unknown) => T): ListEn
   if (o.type !== 'list') throw new ShapeError('type is not list');
   if (!Array.isArray(o.data)) throw new ShapeError('data is not an array');
   return { type: 'list', limit: int(o, 'limit'), offset: int(o, 'offset'), total: int(o, 'total'), data: o.data.map(item) };
-}
-
-export function parseCustomer(value: unknown): Customer {
-  const o = obj(value, 'customer');
-  return { ...o, type: 'customer', key: str(o, 'key') as string };
-}
-
-/** Payment methods leave the gateway masked; a field holding a card number (the one detector, src/card) is refused. */
-export function parsePaymentMethod(value: unknown): PaymentMethod {
-  const o = obj(value, 'payment method');
-  for (const v of Object.values(o)) {
-    if (typeof v === 'string' && containsPan(v)) throw new ShapeError('payment method carries a card number');
-  }
-  return { ...o, type: 'customerpaymentmethod', key: str(o, 'key') as string };
 }
 
 /** The gateway's error body `{error, errorcode}` (or `error_code` on transactions), when there is one. */

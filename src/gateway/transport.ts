@@ -1,6 +1,7 @@
 import {
   GatewayAccessDeniedError, GatewayAuthFailedError, GatewayBadRequestError, GatewayConnectionResetError, GatewayError, GatewayNotFoundError,
   GatewayRateLimitedError, GatewayRefusedError, GatewayServerError, GatewayTimeoutError, GatewayUnavailableError, GatewayUnreadableError,
+  NOT_FOUND_ERRORCODES,
 } from './errors';
 import { ShapeError, parseErrorBody } from './parse';
 import type { GatewayResult, RateLimitInfo } from './types';
@@ -42,6 +43,12 @@ export function interpret<T>(answer: { status: number; text: string; rateLimit: 
   const init = { status, rateLimit, host, ...parseErrorBody(body) };
   if (status >= 200 && status < 300) {
     if (!readable) throw new GatewayUnreadableError('gateway answer is not JSON', init);
+    // An error object with a success status: real clients read `{error, errorcode}` whatever the status (the
+    // PHP SDK's runCall), so a missing object is not found here too; any other is a refusal.
+    if (isErrorObject(body)) {
+      if (init.errorcode !== undefined && NOT_FOUND_ERRORCODES.has(init.errorcode)) throw new GatewayNotFoundError('gateway object not found', init);
+      throw new GatewayBadRequestError('gateway refused the request', init);
+    }
     try {
       return { value: parse(body), rateLimit, host, status };
     } catch (err) {
@@ -60,8 +67,15 @@ export function interpret<T>(answer: { status: number; text: string; rateLimit: 
     if (init.errorcode === 156) throw new GatewayAccessDeniedError('gateway refused our IP address', init);
     throw new GatewayAuthFailedError('gateway refused our credentials', init);
   }
-  if (status === 404 || init.errorcode === 99999) throw new GatewayNotFoundError('gateway object not found', init);
+  if (status === 404 || (init.errorcode !== undefined && NOT_FOUND_ERRORCODES.has(init.errorcode))) throw new GatewayNotFoundError('gateway object not found', init);
   if (status >= 400 && status < 500) throw new GatewayBadRequestError('gateway refused the request', init);
   if (status >= 300 && status < 400) throw new GatewayServerError('gateway answered a redirect', init);
   throw new GatewayServerError(`gateway answered ${status}`, init);
+}
+
+/** `{error, errorcode}` and nothing of an object: transaction answers carry their errors beside `result_code`. */
+function isErrorObject(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const o = body as Record<string, unknown>;
+  return typeof o.error === 'string' && o.errorcode !== undefined && o.result_code === undefined && o.type === undefined && o.key === undefined;
 }

@@ -43,16 +43,86 @@ export interface ListEnvelope<T> {
   total: number;
 }
 
-export interface Customer {
-  type: 'customer';
-  key: string;
-  [field: string]: unknown;
-}
+/** The customer fields tokengate reads and writes (gateway-facts.md, the wallet): text, '' when unset. */
+export const CUSTOMER_FIELDS = [
+  'customerid', 'company', 'first_name', 'last_name', 'email', 'phone', 'fax', 'street', 'street2', 'city', 'state', 'postalcode', 'country',
+  'url', 'notes', 'description',
+] as const;
+export type CustomerField = (typeof CUSTOMER_FIELDS)[number];
 
+/**
+ * A customer as the gateway answers it (create, update, read, list items), parsed once (parse.ts): every field
+ * of CUSTOMER_FIELDS as text ('' when unset; the spec's `firstname`/`lastname` read as the wire's names).
+ */
+export type Customer = {
+  type: 'customer';
+  /** The custkey: what every other call names the customer by. */
+  key: string;
+  /** The gateway's own number (a JSON number in the create answer, a string elsewhere): kept as a string. */
+  custid: string;
+  /**
+   * The customer's payment methods, when the answer lists them (`GET /customers/{c}`). Absent when the gateway
+   * sent none or null: the create and update answers carry `null` whatever the customer holds, list items none.
+   */
+  payment_methods?: PaymentMethod[];
+} & Record<CustomerField, string>;
+
+/**
+ * A customer to create: `company`, or `first_name` and `last_name` (the gateway refuses neither, 40015 at the
+ * sandbox); the rest optional. An update sends only the fields to change: '' clears one.
+ */
+export type CustomerFields = Partial<Record<CustomerField, string>>;
+
+/**
+ * A stored payment method, masked, parsed once (parse.ts). `sortord` is a number whichever form the gateway
+ * sent (a number in add answers, a string on reads). `default` is derived here and nowhere else: the gateway
+ * never names the default, it is the method with `sortord` 0 (gateway-facts.md, the wallet). A customer may
+ * have none at 0 (the real sandbox's captured methods and the fixtures start at 1): then no method is the
+ * gateway's default, and choosing one for callers is the wallet's rule, not the gateway's.
+ */
 export interface PaymentMethod {
   type: 'customerpaymentmethod';
   key: string;
-  [field: string]: unknown;
+  /** `cc` for cards (a method without one is read as a card); `check` and others pass through. */
+  pay_type: string;
+  method_name: string;
+  cardholder: string;
+  /** The card's expiration, MMYY ('' for methods without one; the reference's `YYYY-MM-DD` form is read as MMYY). */
+  expires: string;
+  /** The brand as the gateway names it ("Visa"). */
+  card_type: string;
+  ccnum4last: string;
+  avs_street: string;
+  avs_postalcode: string;
+  /** Absent when the answer carries none (the reference's single-method examples). */
+  sortord?: number;
+  /** `sortord === 0`. */
+  default: boolean;
+  /** "YYYY-MM-DD hh:mm:ss". */
+  added: string;
+  updated: string;
+}
+
+/**
+ * A payment method to add. Only a card the gateway already holds can be stored: that of an approved
+ * transaction (`pay_type: transaction`, e.g. a Pay.js `payment_key` sale), never card data, which never passes
+ * through tokengate. `default: true` makes it the customer's default (sortord 0; the former default moves to 1).
+ */
+export interface NewPaymentMethod {
+  pay_type: 'transaction';
+  transaction_key: string;
+  method_name?: string;
+  default?: boolean;
+  sortord?: number;
+}
+
+/** What `PUT /customers/{c}/payment_methods/{pm}` can change, and nothing else (gateway-facts.md). '' clears a text. */
+export interface PaymentMethodChanges {
+  method_name?: string;
+  /** MMYY: the holder's card was renewed. */
+  expires?: string;
+  avs_street?: string;
+  avs_postalcode?: string;
 }
 
 /** What tokengate asks the gateway to charge: always a card reference, never card data. */
@@ -67,24 +137,28 @@ export interface SaleRequest {
 
 /**
  * A card collected in the browser by Pay.js (gateway-facts.md): the single-use `payment_key` stands in for the
- * card; with `custkey` and `save_customer_paymethod` the card is stored as a payment method of that customer,
- * and `save_card` answers `savedcard` (masked number and expiration) so the new method can be recognised.
+ * card, in a sale or an authorization. With `custkey` and `save_customer_paymethod` the card is also stored as a
+ * payment method of that customer (the answer does not name the new method: read the customer's methods, or
+ * store it from the transaction instead, `addPaymentMethods` with `pay_type: transaction`); `save_card`
+ * answers `savedcard` (masked number and expiration) so the new method can be recognised.
  */
-export interface PaymentKeyRequest {
+export type PaymentKeyRequest = {
   payment_key: string;
   amount: string;
+  amount_detail?: { tax?: string; tip?: string };
   invoice?: string;
-  custkey: string;
-  save_customer_paymethod: true;
   save_card?: boolean;
   cardholder?: string;
   method_name?: string;
   avs_street?: string;
   avs_postalcode?: string;
-}
+} & ({ custkey: string; save_customer_paymethod: true } | { custkey?: string; save_customer_paymethod?: false });
+
+/** A sale or an authorization: a stored card's token, or a card just collected by Pay.js. */
+export type ChargeRequest = SaleRequest | PaymentKeyRequest;
 
 /** `authonly`: the same inputs as a sale (or a payment key); the funds are held until captured or voided. */
-export type AuthorizeRequest = SaleRequest | PaymentKeyRequest;
+export type AuthorizeRequest = ChargeRequest;
 
 /**
  * Follow-ups name the original by its `key` (gateway-facts.md prefers it to `refnum`). `ignore_duplicate`

@@ -1,0 +1,101 @@
+import { containsPan } from '../card/pan';
+import { ShapeError, obj, str, type Obj } from './parse-fields';
+import { CUSTOMER_FIELDS, type Customer, type PaymentMethod } from './types';
+
+/**
+ * The wallet's answers (gateway-facts.md, "Managing customers and payment methods" and the real wire shapes),
+ * parsed once into typed values. Fields tokengate does not use (`custom_fields`, `billing_schedules`, the
+ * emulator's `pmid`, a check's account digits) are not carried on. Any text holding a card number (the one
+ * detector, src/card) refuses the whole answer: card data never leaves the gateway client.
+ */
+
+function noCardData(o: Obj, what: string): void {
+  for (const v of Object.values(o)) {
+    if (typeof v === 'string' && containsPan(v)) throw new ShapeError(`${what} carries a card number`);
+  }
+}
+
+function typed(o: Obj, type: string): void {
+  if (o.type !== undefined && o.type !== type) throw new ShapeError(`type is not ${type}`);
+}
+
+function key(o: Obj): string {
+  const k = str(o, 'key') as string;
+  if (k === '') throw new ShapeError('key is empty');
+  return k;
+}
+
+/** MMYY as on the wire; the reference's examples write `YYYY-MM-DD` (a check's `0000-00-00` has none). */
+function expires(o: Obj): string {
+  const v = str(o, 'expires', false) ?? '';
+  if (v === '' || v === '0000-00-00') return '';
+  if (/^(0[1-9]|1[0-2])\d\d$/.test(v)) return v;
+  const m = /^\d\d(\d\d)-(0[1-9]|1[0-2])-\d\d$/.exec(v);
+  if (m) return `${m[2]}${m[1]}`;
+  throw new ShapeError('expires is neither MMYY nor a date');
+}
+
+/** A number in add answers, a string on reads (gateway-facts.md); absent in some of the reference's examples. */
+function sortord(o: Obj): number | undefined {
+  const v = str(o, 'sortord', false);
+  if (v === undefined) return undefined;
+  if (!/^\d{1,6}$/.test(v)) throw new ShapeError('sortord is not a whole number');
+  return Number(v);
+}
+
+export function parsePaymentMethod(value: unknown): PaymentMethod {
+  const o = obj(value, 'payment method');
+  noCardData(o, 'payment method');
+  typed(o, 'customerpaymentmethod');
+  const order = sortord(o);
+  const text = (f: string) => str(o, f, false) ?? '';
+  return {
+    type: 'customerpaymentmethod',
+    key: key(o),
+    pay_type: str(o, 'pay_type', false) || 'cc',
+    method_name: text('method_name'),
+    cardholder: text('cardholder'),
+    expires: expires(o),
+    card_type: text('card_type'),
+    ccnum4last: text('ccnum4last'),
+    avs_street: text('avs_street'),
+    avs_postalcode: text('avs_postalcode'),
+    ...(order !== undefined ? { sortord: order } : {}),
+    // The gateway's default is the method at sortord 0; it never names one otherwise (gateway-facts.md).
+    default: order === 0,
+    added: text('added'),
+    updated: text('updated'),
+  };
+}
+
+/** `POST /customers/{c}/payment_methods`: an ARRAY, in request order, even for one method. */
+export function parsePaymentMethods(body: unknown): PaymentMethod[] {
+  if (!Array.isArray(body)) throw new ShapeError('payment methods are not an array');
+  return body.map(parsePaymentMethod);
+}
+
+/** A customer: create and update answers (`payment_methods` null), `GET /customers/{c}` (with them), list items. */
+export function parseCustomer(value: unknown): Customer {
+  const o = obj(value, 'customer');
+  noCardData(o, 'customer');
+  typed(o, 'customer');
+  const fields = Object.fromEntries(CUSTOMER_FIELDS.map((f) => [f, str(o, f, false) ?? ''])) as Record<(typeof CUSTOMER_FIELDS)[number], string>;
+  // The spec's example names them firstname/lastname (gateway-api-v2.md §2.1); the wire first_name/last_name.
+  fields.first_name ||= str(o, 'firstname', false) ?? '';
+  fields.last_name ||= str(o, 'lastname', false) ?? '';
+  const methods = o.payment_methods;
+  if (methods !== undefined && methods !== null && !Array.isArray(methods)) throw new ShapeError('payment_methods is not an array');
+  return {
+    type: 'customer',
+    key: key(o),
+    custid: str(o, 'custid', false) ?? '',
+    ...fields,
+    ...(Array.isArray(methods) ? { payment_methods: methods.map(parsePaymentMethod) } : {}),
+  };
+}
+
+/** The answer of a DELETE: `{"status":"success"}`; anything else is not proof that it was removed. */
+export function parseDeleted(body: unknown): void {
+  const o = obj(body, 'delete answer');
+  if (o.status !== 'success') throw new ShapeError('status is not success');
+}
