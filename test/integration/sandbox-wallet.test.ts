@@ -210,7 +210,8 @@ describe('sandbox wallet: payment methods', () => {
     const c = sb.fixtures.firstCustomer();
     const pm = c.payment_methods[0]!;
     const ref = await cardrefOf(c.key, pm.key);
-    await api('DELETE', `customers/${c.key}/payment_methods/${pm.key}`);
+    expect((await api('DELETE', `customers/${c.key}/payment_methods/${pm.key}`)).json).toEqual({ status: 'success' });
+    expect((await api('GET', `customers/${c.key}/payment_methods/${pm.key}/cardref`)).status).toBe(404);
     expect(json(await sale(ref, 'removed-honoured'))).toMatchObject({ result_code: 'A', auth_amount: '5.00', creditcard: { number: '4000xxxxxxxx2224' } });
     expect(sb.transactions()).toMatchObject([{ invoice: 'removed-honoured', cardref: ref, result_code: 'A' }]);
     const settings = await callSandbox(sb.url, 'POST', '/_sandbox/settings', { auth: false, body: { deletedCardref: 'sometimes' } });
