@@ -84,8 +84,8 @@ describeWithPhp(`the USAePay PHP SDK (${sdkDir ? 'real code from USAEPAY_PHP_SDK
 
   it('when the SDK runs, then every call went through the intercept to the sandbox and was signed as the sandbox expects', () => {
     expect(out.sdk).toBe(sdkDir ? 'real' : 'mirror');
-    expect(intercept.tunnels()).toBe(13); // one curl handle, one tunnel, per SDK call
-    expect(sb.stats().endpoints.v2?.calls).toBe(13);
+    expect(intercept.tunnels()).toBe(22); // one curl handle, one tunnel, per SDK call
+    expect(sb.stats().endpoints.v2?.calls).toBe(22);
     expect(sb.stats().endpoints.v2).toMatchObject({ unauthorized: 1 }); // only the deliberate wrong PIN
   });
 
@@ -113,6 +113,19 @@ describeWithPhp(`the USAePay PHP SDK (${sdkDir ? 'real code from USAEPAY_PHP_SDK
     expect(out.tokenSale).toMatchObject({ result_code: 'A', auth_amount: '3.00', card: '4000xxxxxxxx2224' });
     expect(out.approved!.savedcard).toMatch(/^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/);
     expect(out.savedCardSale).toMatchObject({ result_code: 'A', auth_amount: '4.00' });
+  });
+
+  it('when it creates, updates and deletes a customer and its payment methods, then the SDK reads each answer (arrays, success statuses) and its errors', () => {
+    expect(out.customerCreated).toEqual({ type: 'customer', key: expect.stringMatching(/^[a-z0-9]{16}$/), custid: expect.any(Number), postalcode: '90038', payment_methods: null });
+    expect(out.customerUpdated).toEqual({ company: 'PHP Shop 2', postalcode: '', first_name: 'Php' });
+    expect(out.methodsAdded).toEqual([{ sortord: 0, ccnum4last: '2224', pmid: false }, { sortord: 2, ccnum4last: '2226', pmid: false }]);
+    expect(out.methodUpdated).toEqual({ key: true, method_name: 'Renamed', sortord: '2' });
+    expect(out.methodDeleted).toEqual({ status: 'success' });
+    expect(out.methodGone).toEqual({ ueException: { message: 'Payment Method Not Found', code: 40453 } });
+    expect(out.notAnArray).toEqual({ ueException: { message: 'Request body must be a JSON array of payment methods', code: 40014 } });
+    expect(out.customerDeleted).toEqual({ status: 'success' });
+    expect(out.customerGone).toEqual({ ueException: { message: 'Customer Not Found', code: 99999 } });
+    expect(sb.fixtures.customers).toHaveLength(21);
   });
 
   it('when the gateway answers an error object, then the SDK throws ueException with the gateway\'s code', () => {

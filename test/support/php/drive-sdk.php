@@ -78,6 +78,21 @@ $out['cardref'] = ['type' => $token->type, 'cardref' => $token->cardref, 'expire
 $out['tokenSale'] = classify(Transactions::post(['command' => 'sale', 'amount' => '3.00', 'creditcard' => ['number' => $token->cardref, 'cvc' => '123'], 'invoice' => 'php-4']));
 $out['savedCardSale'] = classify(Transactions::post(['command' => 'sale', 'amount' => 4, 'creditcard' => ['number' => $out['approved']['savedcard'], 'cvc' => '123'], 'invoice' => 'php-5']));
 
+// The wallet through the SDK's own calls (Customers::post/put/delete, Payment_methods::post/put/delete).
+$created = Customers::post(['company' => 'PHP Shop', 'first_name' => 'Php', 'last_name' => 'Sdk', 'postalcode' => 90038]);
+$out['customerCreated'] = ['type' => $created->type, 'key' => $created->key, 'custid' => $created->custid, 'postalcode' => $created->postalcode, 'payment_methods' => $created->payment_methods];
+$updated = Customers::put(['custkey' => $created->key, 'company' => 'PHP Shop 2', 'postalcode' => '']);
+$out['customerUpdated'] = ['company' => $updated->company, 'postalcode' => $updated->postalcode, 'first_name' => $updated->first_name];
+$added = Payment_methods::post(['custkey' => $created->key, ['pay_type' => 'cc', 'number' => '4000100011112224', 'expiration' => '0930', 'default' => true], ['pay_type' => 'cc', 'number' => '5555444433332226', 'expiration' => '0930']]);
+$out['methodsAdded'] = array_map(fn ($m) => ['sortord' => $m->sortord, 'ccnum4last' => $m->ccnum4last, 'pmid' => property_exists($m, 'pmid')], $added);
+$renamed = Payment_methods::put(['custkey' => $created->key, 'paymethod_key' => $added[1]->key, 'method_name' => 'Renamed']);
+$out['methodUpdated'] = ['key' => $renamed->key === $added[1]->key, 'method_name' => $renamed->method_name, 'sortord' => $renamed->sortord];
+$out['methodDeleted'] = Payment_methods::delete(['custkey' => $created->key, 'paymethod_key' => $added[1]->key]);
+$out['methodGone'] = attempt(fn () => Payment_methods::get(['custkey' => $created->key, 'paymethod_key' => $added[1]->key]));
+$out['notAnArray'] = attempt(fn () => API::runCall('post', '/customers/' . $created->key . '/payment_methods', ['pay_type' => 'cc', 'number' => '4000100011112224', 'expiration' => '0930']));
+$out['customerDeleted'] = Customers::delete(['custkey' => $created->key]);
+$out['customerGone'] = attempt(fn () => Customers::get(['custkey' => $created->key]));
+
 // Errors the SDK turns into exceptions: unknown customer, then a wrong PIN.
 $out['missingCustomer'] = attempt(fn () => Customers::get(['custkey' => 'nosuchcustomer00']));
 API::setAuthentication($key, $pin . '9');

@@ -11,12 +11,19 @@
  *   API::runCall             lib/API.php lines 124-202: body json_encode($data) or '[]' when $data is empty,
  *                            query "?k=v&k=v" appended as is, URL https://<subdomain>.usaepay.com/api/<endpoint
  *                            key><path>, header "Content-type: application/json", POST with the body, GET with
- *                            none; the answer json_decode()d to objects; an object with `error` and no `result`
- *                            (or result "error") throws ueException(error, errorcode); otherwise it is returned
+ *                            none, DELETE and PUT (lines 159-169) as a POST with CUSTOMREQUEST and the body ('[]'
+ *                            for a DELETE without data); the answer json_decode()d to objects; an object with
+ *                            `error` and no `result` (or result "error") throws ueException(error, errorcode);
+ *                            otherwise it is returned
  *   Transactions::post       lib/Transactions.php (post): runCall('post', '/transactions', $Data)
  *   Customers::get           lib/Customers.php lines 11-40: limit/offset as query, custkey appended to the path
+ *   Customers::post, delete, put   lib/Customers.php lines 41-120: post sends $Data to /customers; delete and put
+ *                            require custkey, take it out of $Data and append it to the path
  *   Customers\Payment_methods::get   lib/Customers/Payment_methods.php lines 11-43: custkey required,
  *                            path /customers/<custkey>/payment_methods[/<paymethod_key>]
+ *   Customers\Payment_methods::post, delete, put   same file lines 43-130: custkey (and paymethod_key for delete
+ *                            and put) required and taken out of $Data, the rest sent as the body (so a list of
+ *                            methods beside custkey goes out as a JSON array)
  *   Exception\*              lib/Exception/{ueException,SDKException,CurlException}.php: plain \Exception subclasses
  *
  * When the real SDK is available, point USAEPAY_PHP_SDK_DIR at its checkout and the test runs it instead.
@@ -68,6 +75,10 @@ namespace USAePay {
 				curl_setopt($curl, CURLOPT_POSTFIELDS, $body);
 			} elseif ($type === 'get') {
 				curl_setopt($curl, CURLOPT_POST, false);
+			} elseif ($type === 'delete' || $type === 'put') {
+				curl_setopt($curl, CURLOPT_POST, true);
+				curl_setopt($curl, CURLOPT_CUSTOMREQUEST, strtoupper($type));
+				curl_setopt($curl, CURLOPT_POSTFIELDS, $body);
 			} else {
 				throw new Exception\SDKException('Unexpected Call Type');
 			}
@@ -99,6 +110,21 @@ namespace USAePay {
 			}
 			return API::runCall('get', $Path, $Data, $Params);
 		}
+		static function post($Data = array()) {
+			return API::runCall('post', '/customers', $Data, []);
+		}
+		static function delete($Data = array()) {
+			if (!array_key_exists('custkey', $Data)) throw new Exception\SDKException('Customers delete requires custkey');
+			$Path = '/customers/' . $Data['custkey'];
+			unset($Data['custkey']);
+			return API::runCall('delete', $Path, $Data, []);
+		}
+		static function put($Data = array()) {
+			if (!array_key_exists('custkey', $Data)) throw new Exception\SDKException('Customers put requires custkey');
+			$Path = '/customers/' . $Data['custkey'];
+			unset($Data['custkey']);
+			return API::runCall('put', $Path, $Data, []);
+		}
 	}
 }
 
@@ -115,6 +141,24 @@ namespace USAePay\Customers {
 				unset($Data['paymethod_key']);
 			}
 			return API::runCall('get', $Path, $Data, []);
+		}
+		static function post($Data = array()) {
+			if (!array_key_exists('custkey', $Data)) throw new \USAePay\Exception\SDKException('Payment_methods post requires custkey');
+			$Path = '/customers/' . $Data['custkey'] . '/payment_methods';
+			unset($Data['custkey']);
+			return API::runCall('post', $Path, $Data, []);
+		}
+		static function delete($Data = array()) {
+			return API::runCall('delete', self::methodPath($Data, 'delete'), $Data, []);
+		}
+		static function put($Data = array()) {
+			return API::runCall('put', self::methodPath($Data, 'put'), $Data, []);
+		}
+		private static function methodPath(&$Data, $verb) {
+			if (!array_key_exists('custkey', $Data) || !array_key_exists('paymethod_key', $Data)) throw new \USAePay\Exception\SDKException("Payment_methods $verb requires custkey and paymethod_key");
+			$Path = '/customers/' . $Data['custkey'] . '/payment_methods/' . $Data['paymethod_key'];
+			unset($Data['custkey'], $Data['paymethod_key']);
+			return $Path;
 		}
 	}
 }
