@@ -208,6 +208,25 @@ describe('sandbox fidelity: real clients against the sandbox, answers against ca
     expect((await rawCall(wire.baseUrl, 'GET', `customers/${c.key}/payment_methods/nosuchmethod00000`)).json).toEqual({ error: 'Payment Method Not Found', errorcode: 40453 });
   });
 
+  // REF Create Customer / Payment Methods (the .NET client's AddPaymentMethodRequest and PHP Payment_methods::post
+  // send these bodies); what is then read back must have the captured GET shapes (WIRE CustomerGetJson,
+  // PaymentMethodListJson), and the write answers differ only where gateway-facts.md says they do.
+  it('when a customer and a card are created through the API, then reading them gives the captured shapes; the answers differ only in custid, sortord and null lists', async () => {
+    const { custom_fields: _cf, billing_schedules: _bs, payment_methods: _pm, ...capturedCustomer } = customerGet.capture;
+    const { key: _k, type: _t, custid: _c, ...fields } = capturedCustomer;
+    const created = await rawCall(wire.baseUrl, 'POST', 'customers', JSON.stringify({ ...fields, postalcode: Number(fields.postalcode) }));
+    expect(shapeDiff(created.json, { ...capturedCustomer, custid: 0, payment_methods: null, billing_schedules: null }, EXACT)).toEqual([]);
+    const key = (created.json as { key: string }).key;
+    const added = await rawCall(wire.baseUrl, 'POST', `customers/${key}/payment_methods`, JSON.stringify([{ pay_type: 'cc', number: '4000100011112224', expiration: '0929', cardholder: 'Test User', method_name: 'Visa', avs_street: '123 Main', avs_postalcode: '90001' }]));
+    const capturedCard = paymentMethodList.capture.data[0]!;
+    expect(Array.isArray(added.json)).toBe(true);
+    expect(shapeDiff((added.json as unknown[])[0], { ...capturedCard, sortord: 1 }, EXACT)).toEqual([]);
+    const got = await rawCall(wire.baseUrl, 'GET', `customers/${key}`, '{}');
+    expect(shapeDiff(got.json, customerGet.capture, EXACT)).toEqual([]);
+    expect(shapeDiff((got.json as { payment_methods: unknown[] }).payment_methods[0], capturedCard, EXACT)).toEqual([]);
+    expect(added.text).not.toMatch(FULL_NUMBER);
+  });
+
   it('when the format is switched at run time through the admin route, then the next list answers in it; a bad value is refused', async () => {
     const set = (wireFormat: unknown) => rawCall(spec.url, 'POST', '/_sandbox/settings', JSON.stringify({ wireFormat }));
     expect((await set('wire')).status).toBeLessThan(300);
