@@ -265,6 +265,12 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: { SANDBOX_WIRE_FORMAT: 'xml' } })).join('\n')).toContain('SANDBOX_WIRE_FORMAT');
   });
 
+  it('when SANDBOX_DELETED_CARDREF is set, then refused (default) or honoured is taken and anything else is named', () => {
+    expect(loadConfig({ env: {} }).sandbox.deletedCardref).toBe('refused');
+    expect(loadConfig({ env: { SANDBOX_DELETED_CARDREF: 'honoured' } }).sandbox.deletedCardref).toBe('honoured');
+    expect(problemsOf(() => loadConfig({ env: { SANDBOX_DELETED_CARDREF: 'sometimes' } })).join('\n')).toContain('SANDBOX_DELETED_CARDREF');
+  });
+
   it('when the shipped default.json is read, then it holds every setting', () => {
     expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
   });
