@@ -5,7 +5,7 @@ export type { SandboxLedger } from './ledger-view';
 export type { FollowUpRecord, LedgerEntry, TxKind, TxState } from './lifecycle';
 export { LIFECYCLE_ERRORS } from './follow-ups';
 export { DEFAULT_SETTINGS, SettingsError } from './settings';
-export type { SandboxSettings, EndpointKeySettings, SandboxRateMode } from './settings';
+export type { SandboxSettings, EndpointKeySettings, SandboxRateMode, SandboxDeletedCardref } from './settings';
 export { CARDREF_INVALID_ERROR_CODE, ERRORS, SALE_ERRORS } from './errors';
 export type { ErrorSpec, GatewayErrorBody } from './errors';
 export type { FaultControl, FaultKind, FaultMatch, FaultRates, FaultWhen, OneShotFault } from './faults';
