@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Freshness } from '../sales/sale-lookup';
+import type { Freshness } from '../views/freshness';
 
 /** The cache's name in `Cache-Status` (RFC 9211 §2: a token naming the cache that handled the request). */
 const CACHE = 'tokengate';

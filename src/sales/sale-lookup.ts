@@ -8,28 +8,15 @@ import type { Logger } from '../observability/logger';
 import type { GatewaySaleState, SaleRecord, SaleRecords, SaleView } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { factsOfDetail, factsOfView, type SaleFacts } from './sale-object';
+import { freshnessOf, REFRESH_CLASS, type Freshness } from '../views/freshness';
 import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
 
-/** The class a stale view is refreshed in: spare budget only, never in front of a page or a sale. */
-const REFRESH_CLASS = 'read' as const;
 
 /** What a sale lookup found: the record (ownership, bounds) and, when it asked the gateway, its answer. */
 export interface FoundSale {
   record: SaleRecord;
   detail?: TransactionDetail;
 }
-
-/**
- * How fresh an answer is (guarantee 9; rendered as RFC 9211 `Cache-Status` and `Age` by the HTTP edge):
- *   hit     from tokengate's view, within its freshness bound (`ttlSec` left);
- *   stale   from the view past its bound (`ttlSec` negative): answered at once, refreshed in spare budget;
- *   miss    tokengate knew nothing of it: read from the gateway, and kept from now on;
- *   forced  the caller asked for the gateway's word (`Cache-Control: no-cache`);
- *   bypass  Redis is unreachable: the gateway's word, nothing kept.
- */
-export type Freshness =
-  | { kind: 'hit' | 'stale'; ageSec: number; ttlSec: number }
-  | { kind: 'miss' | 'forced' | 'bypass' };
 
 export interface SaleLookupSettings {
   /** How long a sale's view answers as fresh after it last matched the gateway (VIEW_SALE_FRESH_MS). */
@@ -191,11 +178,8 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
         freshness = { kind: options.fresh ? 'forced' : 'miss' };
       }
       if (!freshness) {
-        const ageMs = Math.max(0, now() - view.seenMs);
-        const ttlSec = Math.floor((settings.freshMs - ageMs) / 1000);
-        const stale = ageMs > settings.freshMs;
-        if (stale) refreshLater(caller, saleKey, view);
-        freshness = { kind: stale ? 'stale' : 'hit', ageSec: Math.floor(ageMs / 1000), ttlSec };
+        freshness = freshnessOf(view.seenMs, settings.freshMs, now());
+        if (freshness.kind === 'stale') refreshLater(caller, saleKey, view);
       }
       return { facts: factsOfView(saleKey, view), freshness };
     },
