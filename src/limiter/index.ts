@@ -5,12 +5,14 @@ import { createLimiterMetrics } from './metrics';
 import { createRedisBackend } from './redis-backend';
 import { createResilientBackend } from './resilient-backend';
 import { createRunLoop } from './run-loop';
-import type { SchedulerOptions, UpstreamScheduler } from './types';
+import { CLASS_DEFAULTS, type ReservationBackend, type SchedulerOptions, type UpstreamScheduler } from './types';
+import type { LimiterMetrics } from './metrics';
 
 export { RateLimitExceededError, LimiterUnavailableError } from './errors';
-export { CLASS_RANK, reservedSlots, maxWaitOf } from './types';
+export { CLASS_RANK, CLASS_DEFAULTS, reservedSlots, maxWaitOf, callerCaps, dayShareOf } from './types';
 export type { AheadSlot, CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
-export { limiterKeys } from './redis-backend';
+export { limiterKeys, callerKey } from './redis-backend';
+export { callerId } from './caller';
 export { maxInAnyWindow, utilisation, orderViolations } from './measure';
 
 const monotonic = () => performance.now();
@@ -24,20 +26,36 @@ function validate(opts: SchedulerOptions): void {
   if (classes.saleReservedSlots >= Math.min(limits.perWindow, limits.perDay)) {
     throw new RangeError('limiter: saleReservedSlots must leave reads at least one slot per window');
   }
+  const shares = { ...CLASS_DEFAULTS, ...classes };
+  for (const name of ['readDayShare', 'backgroundDayShare', 'callerShare', 'callerDayShare'] as const) {
+    const v = shares[name];
+    if (!Number.isFinite(v) || v <= 0 || v > 1) throw new RangeError(`limiter: ${name} must be a share in (0, 1]`);
+  }
+  // Pacing a class to less than one call a day would refuse it for ever.
+  if (Math.floor(shares.readDayShare * limits.perDay) < 1 || Math.floor(shares.backgroundDayShare * limits.perDay) < 1) {
+    throw new RangeError('limiter: readDayShare and backgroundDayShare must each allow at least one call a day');
+  }
+}
+
+/** The scheduler, reporting the day window's use at scrape time until it is closed. */
+function withDayGauges(loop: UpstreamScheduler, backend: ReservationBackend, metrics: LimiterMetrics, perDay: number): UpstreamScheduler {
+  const unwatch = metrics.watchDay(() => backend.dayUsage(), perDay);
+  return {
+    run: (cls, call, runOpts) => loop.run(cls, call, runOpts),
+    acquire: (cls, runOpts) => loop.acquire(cls, runOpts),
+    reserveAhead: (cls, runOpts) => loop.reserveAhead(cls, runOpts),
+    close: () => (unwatch(), loop.close()),
+  };
 }
 
 /** Development mode: one process, same rule and semantics as the Redis scheduler. */
 export function createMemoryScheduler(opts: SchedulerOptions): UpstreamScheduler {
   validate(opts);
   const clock = opts.clock ?? monotonic;
-  return createRunLoop({
-    backend: createMemoryBackend(opts.limits, opts.classes, clock),
-    limits: opts.limits,
-    classes: opts.classes,
-    clock,
-    logger: opts.logger,
-    metrics: createLimiterMetrics(opts.registry, opts.endpointKey),
-  });
+  const backend = createMemoryBackend(opts.limits, opts.classes, clock);
+  const metrics = createLimiterMetrics(opts.registry, opts.endpointKey);
+  const loop = createRunLoop({ backend, limits: opts.limits, classes: opts.classes, clock, logger: opts.logger, metrics });
+  return withDayGauges(loop, backend, metrics, opts.limits.perDay);
 }
 
 export interface RedisSchedulerOptions extends SchedulerOptions {
@@ -78,6 +96,8 @@ export function createRedisScheduler(opts: RedisSchedulerOptions): UpstreamSched
     endpointKey: opts.endpointKey,
     probeIntervalMs: opts.probeIntervalMs,
   });
-  return createRunLoop({ backend, limits: opts.limits, classes: opts.classes, clock, logger: opts.logger, metrics: createLimiterMetrics(opts.registry, opts.endpointKey) });
+  const metrics = createLimiterMetrics(opts.registry, opts.endpointKey);
+  const loop = createRunLoop({ backend, limits: opts.limits, classes: opts.classes, clock, logger: opts.logger, metrics });
+  return withDayGauges(loop, backend, metrics, opts.limits.perDay);
 }
 export { limiterSettings, endpointKeyOf } from './settings';

@@ -1,10 +1,13 @@
-import { CLASS_RANK, reservedSlots, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
-import { countIn, earliestSlot, insertSorted, pruneUpTo, removeSorted } from './window-math';
+import { callerCaps, CLASS_RANK, dayShareOf, isPaced, reservedSlots, type CallClass, type Clock, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type PacedClass, type ReservationBackend, type ReserveRequest } from './types';
+import { countIn, earliestSlot, insertSorted, pacedStart, pruneUpTo, removeSorted } from './window-math';
 
 export interface MemoryBackend extends ReservationBackend {
   /** Counts starts this process already made or reserved elsewhere (entering the Redis fallback). */
   seed(times: readonly number[]): void;
 }
+
+/** Idle callers' logs are swept every this many reservations (a caller's log lives a day span at most). */
+const SWEEP_EVERY = 1000;
 
 /**
  * One process's budget, with exactly the rule scheduler.lua applies in Redis (same order of steps), on the
@@ -15,12 +18,20 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
   const daySpan = limits.dayWindowMs + limits.marginMs;
   const minute: number[] = [];
   const day: number[] = [];
+  /** The day span's read and background entries (day pacing). */
+  const dayOwn: Record<PacedClass, number[]> = { read: [], background: [] };
+  /** Each caller's read and background entries over the day span (per-caller share), by hashed id. */
+  const callers = new Map<string, number[]>();
+  const caps = callerCaps(limits, classes);
+  let reservations = 0;
   let lastAny = Number.NEGATIVE_INFINITY;
-  /** The latest slot of each class but reads (whose queue is behind everything: lastAny). */
-  const last: Record<Exclude<CallClass, 'read'>, number> = { sale: -Infinity, capture: -Infinity, refund: -Infinity };
+  /** The latest slot of each class but background (whose queue is behind everything: lastAny). */
+  const last: Record<Exclude<CallClass, 'background'>, number> = { sale: -Infinity, capture: -Infinity, refund: -Infinity, read: -Infinity };
+  /** The latest start told to a refused caller, per class (its Retry-After). */
+  const promised: Partial<Record<CallClass, number>> = {};
   /** A class queues behind its own and the higher classes' latest slots. */
   const queueEnd = (cls: CallClass): number => {
-    if (cls === 'read') return lastAny;
+    if (cls === 'background') return lastAny;
     let end = Number.NEGATIVE_INFINITY;
     for (const [c, t] of Object.entries(last)) if (CLASS_RANK[c as CallClass] <= CLASS_RANK[cls]) end = Math.max(end, t);
     return end;
@@ -29,7 +40,10 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
 
   function prune(now: number): void {
     pruneUpTo(minute, now - span);
-    pruneUpTo(day, now - daySpan);
+    for (const log of [day, dayOwn.read, dayOwn.background]) pruneUpTo(log, now - daySpan);
+    if (++reservations % SWEEP_EVERY === 0) {
+      for (const [id, log] of callers) if ((log[log.length - 1] ?? -Infinity) <= now - daySpan) callers.delete(id);
+    }
   }
 
   function add(t: number): void {
@@ -37,11 +51,20 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
     insertSorted(day, t);
   }
 
+  /** The caller's log, pruned: undefined when the call has no caller or its class has no per-caller share. */
+  function callerLog(cls: CallClass, request: ReserveRequest, now: number): number[] | undefined {
+    if (request.caller === undefined || !isPaced(cls)) return undefined;
+    let log = callers.get(request.caller);
+    if (!log) callers.set(request.caller, (log = []));
+    pruneUpTo(log, now - daySpan);
+    return log;
+  }
+
   return {
-    async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
+    async reserve(cls: CallClass, maxWaitMs: number, request: ReserveRequest): Promise<Grant> {
       const now = clock();
       prune(now);
-      const reserved = reservedSlots(classes, cls);
+      const reserved = reservedSlots(classes, cls, limits.perWindow);
       // First-come within a class and behind the classes above it; a class may use the slots lower ones must leave.
       let start = Math.max(now, blockedUntil, queueEnd(cls));
       const dayCap = limits.perDay - reserved;
@@ -49,20 +72,42 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
         // Near the day limit: place at the tail, where only the span ending here matters (cheap at 5000/day).
         start = Math.max(start, day[day.length - 1] as number, (day[day.length - dayCap] as number) + daySpan);
       }
-      const slot = earliestSlot(minute, start, limits.perWindow - reserved, span);
+      let hold = false;
+      const own = isPaced(cls) ? dayOwn[cls] : undefined;
+      if (own) {
+        const paced = pacedStart(own, day, limits.perDay, dayShareOf(classes, cls), daySpan, now);
+        start = Math.max(start, paced.from);
+        hold = paced.hold;
+      }
+      let slot = earliestSlot(minute, start, limits.perWindow - reserved, span);
+      const log = callerLog(cls, request, now);
+      if (log) {
+        // Per-caller share: over it, refused at once for this caller alone; nothing reserved, no promise moved.
+        let free = earliestSlot(log, slot, caps.perWindow, span);
+        if (log.length >= caps.perDay) free = Math.max(free, (log[log.length - caps.perDay] as number) + daySpan);
+        if (free > slot) return { ok: false, delayMs: free - now, reason: 'caller_share' };
+      }
       const delayMs = slot - now;
-      if (delayMs > maxWaitMs) return { ok: false, delayMs };
+      if (hold || delayMs > maxWaitMs) {
+        // Told when it could start, one slot after the class's last promise (scheduler.lua, "promised").
+        if (request.promise) {
+          slot = Math.max(slot, (promised[cls] ?? -Infinity) + span / (limits.perWindow - reserved));
+          promised[cls] = slot;
+        }
+        return { ok: false, delayMs: slot - now, reason: 'max_wait' };
+      }
       add(slot);
+      if (own) insertSorted(own, slot);
+      if (log) insertSorted(log, slot);
       lastAny = Math.max(lastAny, slot);
-      if (cls !== 'read') last[cls] = Math.max(last[cls], slot);
+      if (cls !== 'background') last[cls] = Math.max(last[cls], slot);
       return {
         ok: true,
         delayMs,
         confirm: async () => (blockedUntil > clock() ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
         // Like scheduler.lua's release: the entry goes, the class queues keep their ends.
         release: async () => {
-          removeSorted(minute, slot);
-          removeSorted(day, slot);
+          for (const l of [minute, day, own, log]) if (l) removeSorted(l, slot);
         },
       };
     },
@@ -88,7 +133,14 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
         if (t <= now - daySpan) continue;
         add(t);
         lastAny = Math.max(lastAny, t);
+        last.read = Math.max(last.read, t);
       }
+    },
+
+    async dayUsage(): Promise<DayUsage> {
+      const now = clock();
+      const inDay = (log: readonly number[]) => countIn(log, now - daySpan, Infinity);
+      return { total: inDay(day), read: inDay(dayOwn.read), background: inDay(dayOwn.background) };
     },
 
     fallbackMode: () => 0,

@@ -3,10 +3,10 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
 import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
-import { reservedSlots, type CallClass, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend } from './types';
+import { callerCaps, dayShareOf, isPaced, reservedSlots, type CallClass, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest } from './types';
 
-type LimiterCommand = (meta: string, minute: string, day: string, ...args: string[]) => Promise<unknown>;
-const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 3);
+type LimiterCommand = (...keysThenArgs: string[]) => Promise<unknown>;
+const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 6);
 
 function command(redis: Redis | Cluster): LimiterCommand {
   return withScripts<{ tokengateUpstreamBudget: LimiterCommand }>(redis, [SCRIPT]).tokengateUpstreamBudget.bind(redis);
@@ -38,30 +38,46 @@ export interface RedisBackend extends ReservationBackend {
   connected(): boolean;
 }
 
-/** Keys hash-tagged per endpoint key so the script's three keys share a slot on Redis Cluster. */
-export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string] {
+/**
+ * Keys hash-tagged per endpoint key so the script's keys share a slot on Redis Cluster: meta, the minute log,
+ * the day log, and the day's read and background entries (day pacing).
+ */
+export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string, string, string] {
   const tag = `{${keyPrefix}:${endpointKey}}:limiter`;
-  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day`];
+  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`];
+}
+
+/** One caller's log (per-caller share), under the same tag; `callerId` is already a hash (callerId()). */
+export function callerKey(keyPrefix: string, endpointKey: string, callerId: string): string {
+  return `{${keyPrefix}:${endpointKey}}:limiter:caller:${callerId}`;
 }
 
 export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
   const { redis, limits, classes, logger } = opts;
   const run = command(redis);
   const keys = limiterKeys(opts.keyPrefix, opts.endpointKey);
+  const caps = callerCaps(limits, classes);
   const timeoutMs = opts.commandTimeoutMs ?? 1000;
   const span = limits.windowMs + limits.marginMs;
   const daySpan = limits.dayWindowMs + limits.marginMs;
   /** The epoch of the state we last saw: how the script tells "emptied" from "fresh" (issue 4, item 4). */
   let knownEpoch = '';
-  const exec = (...args: (string | number)[]) => guarded('upstream budget', timeoutMs, () => run(...keys, ...args.map(String)), LimiterRedisError);
+  // Every command names all six keys (Redis Cluster routes by them); without a caller the sixth is one no call uses.
+  const noCaller = callerKey(opts.keyPrefix, opts.endpointKey, '');
+  const execFor = (caller: string, args: (string | number)[]) =>
+    guarded('upstream budget', timeoutMs, () => run(...keys, caller, ...args.map(String)), LimiterRedisError);
+  const exec = (...args: (string | number)[]) => execFor(noCaller, args);
 
   return {
-    async reserve(cls: CallClass, maxWaitMs: number): Promise<Grant> {
-      const reply = (await exec(
-        'reserve', cls, limits.perWindow, limits.perDay, reservedSlots(classes, cls), span, daySpan,
-        Math.max(0, maxWaitMs), knownEpoch, randomUUID(),
-      )) as [number, string, string, number, string, string];
-      const [granted, delayUs, epoch, emptied, slotUs, member] = reply;
+    async reserve(cls: CallClass, maxWaitMs: number, request: ReserveRequest): Promise<Grant> {
+      const caller = request.caller !== undefined && isPaced(cls) ? request.caller : '';
+      const key = caller === '' ? noCaller : callerKey(opts.keyPrefix, opts.endpointKey, caller);
+      const reply = (await execFor(key, [
+        'reserve', cls, limits.perWindow, limits.perDay, reservedSlots(classes, cls, limits.perWindow), span, daySpan,
+        Math.max(0, maxWaitMs), knownEpoch, randomUUID(), dayShareOf(classes, cls), request.promise ? 1 : 0, caller,
+        caps.perWindow, caps.perDay,
+      ])) as [number, string, string, number, string, string, RefusalReason?];
+      const [granted, delayUs, epoch, emptied, slotUs, member, reason] = reply;
       if (emptied === 1) {
         logger.warn('upstream budget state was lost in Redis: no upstream call for one full window', {
           endpointKey: opts.endpointKey, windowMs: span,
@@ -69,7 +85,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       }
       knownEpoch = epoch;
       const delayMs = Number(delayUs) / 1000;
-      if (granted !== 1) return { ok: false, delayMs };
+      if (granted !== 1) return { ok: false, delayMs, reason: reason ?? 'max_wait' };
       const slot = Number(slotUs);
       return {
         ok: true,
@@ -80,7 +96,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
           return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
         },
         async release() {
-          await exec('release', member);
+          await execFor(key, ['release', member]);
         },
       };
     },
@@ -97,6 +113,11 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
 
     async addStarts(minuteCount: number, dayCount: number): Promise<void> {
       if (dayCount > 0 || minuteCount > 0) await exec('add', minuteCount, dayCount, span, daySpan);
+    },
+
+    async dayUsage(): Promise<DayUsage> {
+      const [total, read, background] = (await exec('usage', daySpan)) as [number, number, number];
+      return { total, read, background };
     },
 
     connected: () => !['reconnecting', 'close', 'end'].includes(redis.status),

@@ -3,7 +3,8 @@ import type { GatewayResult, RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import { LimiterUnavailableError, RateLimitExceededError } from './errors';
 import type { LimiterMetrics } from './metrics';
-import { maxWaitOf, type AheadSlot, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
+import { callerId } from './caller';
+import { isPaced, maxWaitOf, type AheadSlot, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
 
 export interface RunLoopOptions {
   backend: ReservationBackend;
@@ -64,8 +65,14 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   /**
    * Returns once the caller holds a slot it may use now; throws when it cannot get one before `deadline`.
    * `ahead`: a reservation already under way, used as the first one (its slot, its time of asking).
+   * `caller`: the hashed caller id of a read or background call (per-caller share).
+   *
+   * A refusal comes at once, from the first reservation (guarantee 9). It can only come after some waiting when
+   * the slot was lost meanwhile: a wake later than the tolerance (a GC pause, an overloaded event loop) or a
+   * block (a gateway 429, an emptied Redis) sends the caller back for a new slot within what is left of its
+   * wait; both are counted (late wakes, upstream 429s) and should stay at 0.
    */
-  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined, ahead?: Ahead): Promise<void> {
+  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined, ahead?: Ahead, caller?: string): Promise<void> {
     for (;;) {
       if (closed) throw new LimiterUnavailableError('limiter closed');
       signal?.throwIfAborted();
@@ -74,7 +81,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       const asked = fromAhead ? fromAhead.asked : clock();
       let grant;
       try {
-        grant = await (fromAhead ? fromAhead.grant : backend.reserve(cls, Math.max(0, deadline - asked)));
+        grant = await (fromAhead ? fromAhead.grant : backend.reserve(cls, Math.max(0, deadline - asked), { caller, promise: true }));
       } catch (err) {
         if (err instanceof LimiterUnavailableError) metrics.refusal(cls, 'unavailable');
         throw err;
@@ -85,9 +92,10 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       // of anyone nor moves a queue's end: when none was free, this caller queues as usual.
       if (!grant.ok && fromAhead) continue;
       if (!grant.ok) {
-        metrics.refusal(cls, 'max_wait');
-        // Retrying after this fits within the maximum wait again (if nobody else queues meanwhile).
-        throw new RateLimitExceededError(grant.delayMs - Math.max(0, deadline - asked));
+        metrics.refusal(cls, grant.reason);
+        // When this caller could start (issue 25, item 4): not "delay minus the wait allowed", which told a whole
+        // refused burst the same second; the backend spreads refused callers one slot apart.
+        throw new RateLimitExceededError(grant.delayMs, undefined, grant.reason);
       }
       // Redis placed the slot at its "now" + delay, somewhere between asking and the reply on our clock:
       // sleep from the reply, so we never start early; without a better measure, judge lateness from the
@@ -136,6 +144,10 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
     started + (runOpts.maxWaitMs ?? maxWaitOf(classes, cls));
 
+  /** The hashed caller of a read or background call; other classes have no per-caller share. */
+  const callerOf = (cls: CallClass, runOpts: RunOptions) =>
+    runOpts.caller !== undefined && isPaced(cls) ? callerId(runOpts.caller) : undefined;
+
   /** The ahead reservation `runOpts` hands over, if it is this class's and still unspent (then it is spent). */
   function take(cls: CallClass, runOpts: RunOptions): Ahead | undefined {
     const ahead = runOpts.ahead && aheads.get(runOpts.ahead);
@@ -149,7 +161,8 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       const asked = clock();
       const deadline = deadlineOf(cls, asked, runOpts);
       // No wait: a queued slot would move the class's queue end, which giving it back cannot undo.
-      const grant = closed ? Promise.reject(new LimiterUnavailableError('limiter closed')) : backend.reserve(cls, 0);
+      // Nor is its refusal told to anyone: it moves no promised start (promise: false).
+      const grant = closed ? Promise.reject(new LimiterUnavailableError('limiter closed')) : backend.reserve(cls, 0, { promise: false });
       // Its failure belongs to the run() that takes it; a released one's is of no interest.
       grant.catch(() => undefined);
       const ahead: Ahead = { cls, asked, deadline, grant, spent: false };
@@ -167,7 +180,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
 
     async acquire(cls: CallClass, runOpts: RunOptions = {}): Promise<void> {
       const started = clock();
-      await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal);
+      await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal, undefined, callerOf(cls, runOpts));
       metrics.queueWait(cls, (clock() - started) / 1000);
     },
 
@@ -176,8 +189,9 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       const started = ahead ? ahead.asked : clock();
       const deadline = ahead ? ahead.deadline : deadlineOf(cls, started, runOpts);
       let requeued = false;
+      const caller = callerOf(cls, runOpts);
       for (;;) {
-        await acquire(cls, deadline, runOpts.signal, ahead);
+        await acquire(cls, deadline, runOpts.signal, ahead, caller);
         ahead = undefined;
         metrics.queueWait(cls, (clock() - started) / 1000);
         try {

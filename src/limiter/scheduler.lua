@@ -1,12 +1,15 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
---   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, seq)
---   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ).
+--   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, seq,
+--           promised:<class>)
+--   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ),
+--   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
+--   caller's reads and background entries over the day span (per-caller share, issue 30; unused without one).
 -- Times are integer microseconds from Redis TIME, never a pod's clock. Every cap+1 starts are at least
 -- span = window + margin apart, i.e. at most cap starts in ANY span (gateway-facts.md, Rate limits).
 -- window-math.ts and memory-backend.ts hold the same rule in TypeScript; keep them in step.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
-local meta, minKey, dayKey = KEYS[1], KEYS[2], KEYS[3]
+local meta, minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op = ARGV[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -48,13 +51,29 @@ local function earliest(key, start, cap, span)
   return r
 end
 
+-- Day pacing (issue 25): `share` of what everything else leaves of the day. Returns the earliest start at
+-- which one more entry of `own` keeps own <= share x (perDay - others), others as counted now, and whether
+-- that is only an estimate (others alone fill the share's room: refuse, come back when the day frees).
+local function paced(own, perDay, share, daySpan)
+  local mine = redis.call('ZCARD', own)
+  local allowed = math.floor(share * (perDay - (redis.call('ZCARD', dayKey) - mine)))
+  if mine < allowed then return 0, false end
+  if allowed >= 1 then
+    return tonumber(redis.call('ZRANGE', own, mine - allowed, mine - allowed, 'WITHSCORES')[2]) + daySpan, false
+  end
+  local oldest = redis.call('ZRANGE', dayKey, 0, 0, 'WITHSCORES')[2]
+  return (oldest and tonumber(oldest) or now) + daySpan, true
+end
+
 if op == 'reserve' then
-  -- ARGV: op, class, perWindow, perDay, reserved, spanMs, daySpanMs, maxWaitMs, knownEpoch, newEpoch
+  -- ARGV: op, class, perWindow, perDay, reserved, spanMs, daySpanMs, maxWaitMs, knownEpoch, newEpoch,
+  --       dayShare, promise (1: a refusal is told to a caller), caller id ('' for none), callerCap, callerDayCap
   local cls = ARGV[2]
   local perWindow, perDay, reserved = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
   local known = ARGV[9]
-  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund')
+  local share, promise, caller = tonumber(ARGV[11]), ARGV[12] == '1', ARGV[13]
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead')
   local epoch, block = m[1], num(m[3], 0)
   local emptied = 0
   if not epoch then
@@ -74,12 +93,14 @@ if op == 'reserve' then
     redis.call('HSET', meta, 'block', s(block))
   end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
-  redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
-  -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read. `reserved` is the
-  -- class's own (slots it must leave to the classes above). First-come within a class and behind the classes
-  -- above it; reads queue behind everything (lastAny). A class may take the slots lower classes must leave.
-  local queue = {sale = {5}, capture = {5, 6}, refund = {5, 6, 7}, read = {4}}
-  local own = {sale = 'lastSale', capture = 'lastCapture', refund = 'lastRefund'}
+  for _, k in ipairs({dayKey, dayReadKey, dayBackgroundKey}) do redis.call('ZREMRANGEBYSCORE', k, '-inf', s(now - daySpan)) end
+  -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read, background.
+  -- `reserved` is the class's own (slots it must leave to the classes above). First-come within a class and
+  -- behind the classes above it; background queues behind everything (lastAny). A class may take the slots
+  -- lower classes must leave.
+  local queue = {sale = {5}, capture = {5, 6}, refund = {5, 6, 7}, read = {5, 6, 7, 8}, background = {4}}
+  local own = {sale = 'lastSale', capture = 'lastCapture', refund = 'lastRefund', read = 'lastRead'}
+  local dayOwn = {read = dayReadKey, background = dayBackgroundKey}
   if not queue[cls] then return redis.error_reply('tokengate limiter: unknown class ' .. tostring(cls)) end
   local start = math.max(now, block)
   for _, i in ipairs(queue[cls]) do start = math.max(start, num(m[i], 0)) end
@@ -90,12 +111,41 @@ if op == 'reserve' then
     local last = redis.call('ZRANGE', dayKey, -1, -1, 'WITHSCORES')
     start = math.max(start, tonumber(last[2]), tonumber(kth[2]) + daySpan)
   end
+  local hold = false
+  if dayOwn[cls] then
+    local from
+    from, hold = paced(dayOwn[cls], perDay, share, daySpan)
+    start = math.max(start, from)
+  end
   local r = earliest(minKey, start, perWindow - reserved, span)
+  if caller ~= '' then
+    -- Per-caller share (guarantee 11): over it, refused at once for this caller alone, told when its own
+    -- share frees; nothing is reserved and no other caller's promise moves.
+    local callerCap, callerDayCap = tonumber(ARGV[14]), tonumber(ARGV[15])
+    redis.call('ZREMRANGEBYSCORE', callerKey, '-inf', s(now - daySpan))
+    local free = earliest(callerKey, r, callerCap, span)
+    local n = redis.call('ZCARD', callerKey)
+    if n >= callerDayCap then
+      free = math.max(free, tonumber(redis.call('ZRANGE', callerKey, n - callerDayCap, n - callerDayCap, 'WITHSCORES')[2]) + daySpan)
+    end
+    if free > r then return {0, s(free - now), epoch, emptied, s(free), '', 'caller_share'} end
+  end
   local delay = r - now
-  if delay > maxWait then return {0, s(delay), epoch, emptied, s(r)} end
+  if hold or delay > maxWait then
+    -- Refused at once, told when it could start: after the class's last promised start, one slot apart
+    -- (span / the class's cap), so a refused burst does not come back all in the same second (issue 25).
+    if promise then
+      local field = 'promised:' .. cls
+      r = math.max(r, num(redis.call('HGET', meta, field), 0) + span / (perWindow - reserved))
+      redis.call('HSET', meta, field, s(r))
+    end
+    return {0, s(r - now), epoch, emptied, s(r), '', 'max_wait'}
+  end
   local member = nextMember('r')
   addEntry(minKey, r, member, delay + span)
   addEntry(dayKey, r, member, delay + daySpan)
+  if dayOwn[cls] then addEntry(dayOwn[cls], r, member, delay + daySpan) end
+  if caller ~= '' then addEntry(callerKey, r, member, delay + daySpan) end
   redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
   if own[cls] then
     local i = queue[cls][#queue[cls]]
@@ -105,10 +155,9 @@ if op == 'reserve' then
 
 elseif op == 'release' then
   -- ARGV: op, member. A reserved slot whose call never started (reserveAhead, not taken): its entry leaves
-  -- both logs. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now" (no wait), so
+  -- every log. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now" (no wait), so
   -- they never pass the time a later caller asks at, and order no one.
-  redis.call('ZREM', minKey, ARGV[2])
-  redis.call('ZREM', dayKey, ARGV[2])
+  for _, k in ipairs({minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey}) do redis.call('ZREM', k, ARGV[2]) end
   return 1
 
 elseif op == 'confirm' then
@@ -145,6 +194,12 @@ elseif op == 'add' then
     addEntry(dayKey, now, member, daySpan)
   end
   return dayCount
+
+elseif op == 'usage' then
+  -- ARGV: op, daySpanMs. Read-only, at scrape time: the day window's entries (future reservations included),
+  -- its reads and its background calls (the rest: money classes, phantoms, fallback starts).
+  local from = '(' .. s(now - tonumber(ARGV[2]) * 1000)
+  return {redis.call('ZCOUNT', dayKey, from, '+inf'), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
 
 elseif op == 'block' then
   -- ARGV: op, spanMs. 429 with errorcode 155: no call may start before a full span has passed.

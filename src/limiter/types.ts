@@ -4,13 +4,18 @@ import type { Logger } from '../observability/logger';
 
 /**
  * Budget classes, highest priority first (src/limiter/README.md, "Classes"): checkout sales (and
- * authorizations), then captures and voids, then refunds, then reads. A class queues behind its own and the
- * higher classes only, and may never take the last `reservedSlots(cls)` slots of a window.
+ * authorizations), then captures and voids, then refunds, then reads, then background work (view refreshes,
+ * fill-ins after webhooks: usually asked with no wait, a stale view is served meanwhile). A class queues behind
+ * its own and the higher classes only, and may never take the last `reservedSlots(cls)` slots of a window.
  */
-export type CallClass = 'sale' | 'capture' | 'refund' | 'read';
+export type CallClass = 'sale' | 'capture' | 'refund' | 'read' | 'background';
 
 /** Priority rank: 0 is served first. */
-export const CLASS_RANK: Readonly<Record<CallClass, number>> = { sale: 0, capture: 1, refund: 2, read: 3 };
+export const CLASS_RANK: Readonly<Record<CallClass, number>> = { sale: 0, capture: 1, refund: 2, read: 3, background: 4 };
+
+/** The classes the day pacing and the per-caller share apply to (issues 25 and 30): they give way to money. */
+export type PacedClass = 'read' | 'background';
+export const isPaced = (cls: CallClass): cls is PacedClass => cls === 'read' || cls === 'background';
 
 /** The one entry point the use cases see (issue 4). */
 export interface UpstreamScheduler {
@@ -45,6 +50,11 @@ export interface RunOptions {
    * deadline count from when it was reserved. Ignored when it was released or already used.
    */
   ahead?: AheadSlot;
+  /**
+   * Who asks (the JWT `sub`): a read or background call with a caller may take at most that caller's fair share
+   * of the read budget (guarantee 11); over it, it is refused at once. Hashed before use, never stored raw.
+   */
+  caller?: string;
 }
 
 /** A slot reserved before the caller knew it would call (UpstreamScheduler.reserveAhead). */
@@ -79,11 +89,51 @@ export interface LimiterClasses {
    * Captures and voids leave round(R/3) of them, refunds round(2R/3): see reservedSlots().
    */
   saleReservedSlots: number;
+  /** Background work's maximum wait (default 0: refused rather than queued). */
+  backgroundMaxWaitMs?: number;
+  /**
+   * Day pacing (issue 25): reads may hold at most this share of what the other classes leave of the day
+   * (reads ≤ share × (perDay − everything else in the day window)); default 1/2.
+   */
+  readDayShare?: number;
+  /** The same for background work, counted against everything but background; default 1/4. */
+  backgroundDayShare?: number;
+  /**
+   * Per-caller fair share (issue 30, guarantee 11): one caller's reads and background calls may take at most
+   * this share of the reads' slots per window (perWindow − reservedSlots(read), at least 1); default 1/4.
+   */
+  callerShare?: number;
+  /** And at most this share of the reads' day (readDayShare × perDay, at least 1); default 1/10. */
+  callerDayShare?: number;
 }
 
-/** The slots of every window `cls` may never take: kept for the classes above it. */
-export function reservedSlots(classes: LimiterClasses, cls: CallClass): number {
-  return Math.round((classes.saleReservedSlots * CLASS_RANK[cls]) / CLASS_RANK.read);
+/** The settings a caller may leave out, with their defaults (README, "Day pacing", "Per-caller share"). */
+export const CLASS_DEFAULTS = { backgroundMaxWaitMs: 0, readDayShare: 0.5, backgroundDayShare: 0.25, callerShare: 0.25, callerDayShare: 0.1 } as const;
+
+/**
+ * The slots of every window `cls` may never take: kept for the classes above it. Background leaves more than
+ * reads (round(4R/3)), yet always at least one slot of the window for itself.
+ */
+export function reservedSlots(classes: LimiterClasses, cls: CallClass, perWindow = Number.POSITIVE_INFINITY): number {
+  const reserved = Math.round((classes.saleReservedSlots * CLASS_RANK[cls]) / CLASS_RANK.read);
+  return cls === 'background' ? Math.min(reserved, perWindow - 1) : reserved;
+}
+
+/** Of the day, the share `cls` may hold against everything else in the day window (1 for money classes). */
+export function dayShareOf(classes: LimiterClasses, cls: CallClass): number {
+  if (cls === 'read') return classes.readDayShare ?? CLASS_DEFAULTS.readDayShare;
+  if (cls === 'background') return classes.backgroundDayShare ?? CLASS_DEFAULTS.backgroundDayShare;
+  return 1;
+}
+
+/** The most one caller may start per window and per day window (reads and background together). */
+export function callerCaps(limits: LimiterLimits, classes: LimiterClasses): { perWindow: number; perDay: number } {
+  const readSlots = limits.perWindow - reservedSlots(classes, 'read');
+  const readDay = dayShareOf(classes, 'read') * limits.perDay;
+  return {
+    perWindow: Math.max(1, Math.floor((classes.callerShare ?? CLASS_DEFAULTS.callerShare) * readSlots)),
+    perDay: Math.max(1, Math.floor((classes.callerDayShare ?? CLASS_DEFAULTS.callerDayShare) * readDay)),
+  };
 }
 
 /** The longest `cls` waits for a slot by default. */
@@ -97,6 +147,8 @@ export function maxWaitOf(classes: LimiterClasses, cls: CallClass): number {
       return classes.refundMaxWaitMs ?? classes.saleMaxWaitMs;
     case 'read':
       return classes.readMaxWaitMs;
+    case 'background':
+      return classes.backgroundMaxWaitMs ?? CLASS_DEFAULTS.backgroundMaxWaitMs;
   }
 }
 
@@ -111,6 +163,20 @@ export interface SchedulerOptions {
   registry?: Registry;
   clock?: Clock;
 }
+
+/** How a reservation is asked for, beyond its class and wait. */
+export interface ReserveRequest {
+  /** The caller's hashed id (callerId()), for the per-caller share of reads and background work. */
+  caller?: string;
+  /**
+   * A refusal is told to the caller as its Retry-After, spread after the class's last promised start (true),
+   * or the ask was only a probe (a reservation ahead, asked with no wait) that promises no one anything.
+   */
+  promise: boolean;
+}
+
+/** Why a reservation was refused: no slot within the maximum wait, or the caller's own share is spent. */
+export type RefusalReason = 'max_wait' | 'caller_share';
 
 /** What a backend answers to "reserve me the earliest slot": a delay to sleep, or a refusal. */
 export type Grant =
@@ -129,17 +195,31 @@ export type Grant =
        */
       release(): Promise<void>;
     }
-  | { ok: false; delayMs: number };
+  | {
+      ok: false;
+      /** From the backend's "now" until the start this caller is told to come back at (its Retry-After). */
+      delayMs: number;
+      reason: RefusalReason;
+    };
+
+/** Entries in the day window (future reservations included): all of them, and the reads' and background's. */
+export interface DayUsage {
+  total: number;
+  read: number;
+  background: number;
+}
 
 export type Confirmation = { blocked: true } | { blocked: false; lateMs: number | undefined };
 
 /** The state behind the run loop: Redis (shared by replicas), memory (one process) or both (fallback). */
 export interface ReservationBackend {
-  reserve(cls: CallClass, maxWaitMs: number): Promise<Grant>;
+  reserve(cls: CallClass, maxWaitMs: number, request: ReserveRequest): Promise<Grant>;
   /** Adds phantom reservations when the gateway reports more use than counted; returns how many. */
   reconcile(minuteUsed: number, dayUsed: number): Promise<number>;
   /** No call may start before a full window from now has passed (429 with errorcode 155). */
   block(): Promise<void>;
+  /** The day window's use, for the gauges read at scrape time (one cheap command; rejects when unreachable). */
+  dayUsage(): Promise<DayUsage>;
   /** 1 while serving from a degraded fallback, else 0 (metric). */
   fallbackMode(): number;
   close(): Promise<void>;

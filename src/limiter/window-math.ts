@@ -64,3 +64,17 @@ export function pruneUpTo(sorted: number[], t: number): void {
 export function countIn(sorted: readonly number[], from: number, to: number): number {
   return firstAbove(sorted, to) - firstAbove(sorted, from);
 }
+
+/**
+ * Day pacing (issue 25): the earliest start at which one more entry of `own` (a class's entries in the day span)
+ * keeps own ≤ floor(share × (perDay − others)), with `others` (the rest of `day`) as counted now. `hold`: others
+ * alone fill the share's room, so no start can be promised; `from` is then only when the day starts to free
+ * (a day span from `now` when the day holds nothing: a share too small for even one call).
+ */
+export function pacedStart(own: readonly number[], day: readonly number[], perDay: number, share: number, daySpan: number, now: number): { from: number; hold: boolean } {
+  const mine = own.length;
+  const allowed = Math.floor(share * (perDay - (day.length - mine)));
+  if (mine < allowed) return { from: Number.NEGATIVE_INFINITY, hold: false };
+  if (allowed >= 1) return { from: (own[mine - allowed] as number) + daySpan, hold: false };
+  return { from: (day[0] ?? now) + daySpan, hold: true };
+}

@@ -1,9 +1,10 @@
 import { Cluster } from 'ioredis';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
-import { describeSchedulerContract } from './limiter-suite.contract';
+import { describeSharesContract } from './limiter-shares.contract';
+import { describeSchedulerContract, type SchedulerBackend } from './limiter-suite.contract';
 
 /**
- * The scheduler contract (limiter-suite.contract.ts) on a 3-master Redis Cluster started on loopback: every
+ * The scheduler contracts (limiter-suite.contract.ts, limiter-shares.contract.ts) on a 3-master Redis Cluster started on loopback: every
  * script's keys share one hash tag, or Redis refuses it with CROSSSLOT. The cluster is thrown away after, so
  * no key cleanup.
  */
@@ -15,7 +16,9 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeSchedulerContract('redis cluster', {
+const backend: SchedulerBackend = {
   kind: 'redis',
   connect: () => new Cluster((cluster as RedisCluster).nodes, { redisOptions: { maxRetriesPerRequest: 1 } }),
-});
+};
+describeSchedulerContract('redis cluster', backend);
+describeSharesContract('redis cluster', backend);

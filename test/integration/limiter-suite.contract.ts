@@ -1,114 +1,15 @@
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { Registry } from 'prom-client';
+import { performance } from 'node:perf_hooks';
 import { GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError } from '../../src/gateway/errors';
-import type { GatewayResult, RateLimitInfo } from '../../src/gateway/types';
-import { silentLogger } from '../../src/observability/logger';
-import {
-  createMemoryScheduler, createRedisScheduler, maxInAnyWindow, orderViolations, RateLimitExceededError,
-  type CallClass, type LimiterClasses, type LimiterLimits, type RunOptions, type UpstreamScheduler,
-} from '../../src/limiter';
-import type { RedisClient } from '../../src/redis/connect';
-import { uniquePrefix } from '../support/redis';
+import { maxInAnyWindow, orderViolations, RateLimitExceededError, type UpstreamScheduler } from '../../src/limiter';
+import { counterValue, GUARANTEED, ok, recorder, setup, sleep, SPAN, TOL, type Fired, type SchedulerBackend, type Setup } from './limiter-harness';
+
+export type { SchedulerBackend } from './limiter-harness';
 
 /**
  * The scheduler's contract (issue 4, items 1-3 and 5), held by BOTH implementations, as a describe-factory: run by
- * limiter-suite.test.ts (memory, single-node Redis) and cluster-limiter.test.ts (Redis Cluster). Windows are scaled down:
- * 5 per 500 ms + 200 ms margin (a caller may wake up to 100 ms late: a loaded 2-core CI box pauses that long). "Replicas" are separate Redis connections sharing one key (the memory
- * scheduler is one process, so its replicas are the same instance).
+ * limiter-suite.test.ts (memory, single-node Redis) and cluster-limiter.test.ts (Redis Cluster), on the scaled-down
+ * windows of limiter-harness.ts.
  */
-const W = 500;
-const M = 200;
-const SPAN = W + M;
-const LIMITS: LimiterLimits = { perWindow: 5, windowMs: W, perDay: 1000, dayWindowMs: 60_000, marginMs: M };
-const CLASSES: LimiterClasses = { saleMaxWaitMs: 5000, readMaxWaitMs: 3000, saleReservedSlots: 1 };
-/** Late starts are re-reserved beyond M / 2, so consecutive (N+1)-th starts are at least W + M / 2 apart. */
-const GUARANTEED = W + M / 2;
-/** Redis places slots on its clock, from before the reply that started the first call: allow that skew. */
-const TOL = 15;
-
-/** Where the scheduler keeps its state: in memory, or in a Redis reached through `connect` (single node or Cluster). */
-export type SchedulerBackend =
-  | { kind: 'memory' }
-  | {
-      kind: 'redis';
-      connect(): RedisClient;
-      /** Removes the suite's keys; a throwaway server needs none. */
-      cleanup?(redis: RedisClient, prefix: string): Promise<void>;
-    };
-interface Setup {
-  replicas: UpstreamScheduler[];
-  registry: Registry;
-  /**
-   * The longest event-loop stall since setup, in ms. A stall delays a caller before it asks for a slot (not a
-   * late wake: the scheduler never saw it), so upper bounds on waits and order allow for it (a loaded CI box
-   * stalled 450 ms once). Lower bounds, the budget itself, never do.
-   */
-  stallMs(): number;
-  close(): Promise<void>;
-}
-
-const logger = silentLogger();
-
-async function setup(backend: SchedulerBackend, count: number, limits: Partial<LimiterLimits> = {}, classes: Partial<LimiterClasses> = {}): Promise<Setup> {
-  const registry = new Registry();
-  const opts = { endpointKey: 'v2', limits: { ...LIMITS, ...limits }, classes: { ...CLASSES, ...classes }, logger, registry };
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  loop.enable();
-  const stallMs = () => loop.max / 1e6;
-  if (backend.kind === 'memory') {
-    const one = createMemoryScheduler(opts);
-    return { replicas: Array.from({ length: count }, () => one), registry, stallMs, close: async () => (loop.disable(), one.close()) };
-  }
-  const prefix = uniquePrefix('limiter');
-  const connections: RedisClient[] = Array.from({ length: count }, () => backend.connect());
-  // Warm connections, as a running service has: a first connect would look like a late wake.
-  await Promise.all(connections.map((c) => c.ping()));
-  const replicas = connections.map((redis) => createRedisScheduler({ ...opts, redis, keyPrefix: prefix, expectedReplicas: 3 }));
-  return {
-    replicas,
-    registry,
-    stallMs,
-    async close() {
-      loop.disable();
-      await Promise.all(replicas.map((r) => r.close()));
-      await backend.cleanup?.(connections[0] as RedisClient, prefix);
-      await Promise.all(connections.map((c) => c.quit()));
-    },
-  };
-}
-
-interface Fired {
-  cls: CallClass;
-  arrivedAt: number;
-  attempts: number[];
-  error?: unknown;
-}
-
-function ok(rateLimit?: RateLimitInfo): GatewayResult<string> {
-  return { value: 'ok', rateLimit, host: 'test', status: 200 };
-}
-
-/** Fires calls and records when each arrived and when each attempt actually started. */
-function recorder() {
-  const calls: Fired[] = [];
-  function fire(s: UpstreamScheduler, cls: CallClass, opts?: RunOptions, body?: (attempt: number) => Promise<GatewayResult<string>>): Promise<Fired> {
-    const c: Fired = { cls, arrivedAt: performance.now(), attempts: [] };
-    calls.push(c);
-    return s
-      .run(cls, async () => {
-        c.attempts.push(performance.now());
-        return body ? body(c.attempts.length) : ok();
-      }, opts)
-      .then(() => c, (error: unknown) => Object.assign(c, { error }));
-  }
-  const starts = (cls?: CallClass) => calls.filter((c) => !cls || c.cls === cls).flatMap((c) => c.attempts);
-  return { calls, fire, starts };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const counterValue = async (registry: Registry, name: string) =>
-  ((await registry.getSingleMetric(name)?.get())?.values ?? []).reduce((sum, v) => sum + v.value, 0);
-
 export function describeSchedulerContract(name: string, backend: SchedulerBackend): void {
   describe(`upstream scheduler (${name})`, () => {
     let s: Setup | undefined;
@@ -212,16 +113,19 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(lastCapture - Math.min(...rec.calls.filter((c) => c.cls === 'capture').map((c) => c.arrivedAt))).toBeLessThan(2 * SPAN + 150 + stallMs + lateWakes * SPAN);
     });
 
-    it('when a call cannot start within its maximum wait, then it is refused with a retry time and reserves nothing', async () => {
+    it('when a call cannot start within its maximum wait, then it is refused at once, told when it could start, and reserves nothing', async () => {
       s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
       const rec = recorder();
       const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
       const refused = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 200 });
       expect(refused.error).toBeInstanceOf(RateLimitExceededError);
       expect(refused.attempts).toHaveLength(0);
+      // At once: one reservation's round trip, not the 200 ms it was allowed to wait.
+      expect(performance.now() - refused.arrivedAt).toBeLessThan(150 + s.stallMs());
+      // Retry-After is when it could start (issue 25, item 4), not that less the wait it was allowed.
       const retryAfter = (refused.error as RateLimitExceededError).retryAfterMs;
-      expect(retryAfter).toBeGreaterThan(SPAN - 200 - 60 - s.stallMs());
-      expect(retryAfter).toBeLessThanOrEqual(SPAN - 200 + 1);
+      expect(retryAfter).toBeGreaterThan(SPAN - 60 - s.stallMs());
+      expect(retryAfter).toBeLessThanOrEqual(SPAN + 1);
       const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 2000 });
       // Had the refused call reserved, this one would wait two spans.
       expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200 + s.stallMs());

@@ -1,7 +1,11 @@
 import type Redis from 'ioredis';
 import { connectRedis, deletePrefix } from '../support/redis';
-import { describeSchedulerContract } from './limiter-suite.contract';
+import { describeSharesContract } from './limiter-shares.contract';
+import { describeSchedulerContract, type SchedulerBackend } from './limiter-suite.contract';
 
-/** The scheduler contract (limiter-suite.contract.ts) held by the memory scheduler and by Redis on one node. */
+/** The scheduler contracts (limiter-suite.contract.ts, limiter-shares.contract.ts) held by the memory scheduler and by Redis on one node. */
+const redis: SchedulerBackend = { kind: 'redis', connect: () => connectRedis(), cleanup: (client, prefix) => deletePrefix(client as Redis, prefix) };
 describeSchedulerContract('memory', { kind: 'memory' });
-describeSchedulerContract('redis', { kind: 'redis', connect: () => connectRedis(), cleanup: (redis, prefix) => deletePrefix(redis as Redis, prefix) });
+describeSchedulerContract('redis', redis);
+describeSharesContract('memory', { kind: 'memory' });
+describeSharesContract('redis', redis);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { earliestSlot } from '../../src/limiter/window-math';
+import { earliestSlot, pacedStart } from '../../src/limiter/window-math';
 import { maxInAnyWindow, orderViolations, utilisation } from '../../src/limiter/measure';
 
 /** Entries built the way the scheduler builds them: each placed at its earliest slot, so the invariant holds. */
@@ -84,5 +84,30 @@ describe('measurements', () => {
     expect(orderViolations(calls, 2)).toBe(2);
     expect(orderViolations(calls, 2, 22)).toBe(1);
     expect(orderViolations(calls, 40)).toBe(0);
+  });
+});
+
+describe('pacedStart (day pacing)', () => {
+  const DAY = 1000;
+  it('when the class holds less than its share of what the others leave, then it may start now', () => {
+    // D = 40, others 10: reads may hold floor(0.5 × 30) = 15; 14 held.
+    const own = Array.from({ length: 14 }, (_, i) => i);
+    const day = [...own, ...Array.from({ length: 10 }, (_, i) => 100 + i)].sort((a, b) => a - b);
+    expect(pacedStart(own, day, 40, 0.5, DAY, 200)).toEqual({ from: Number.NEGATIVE_INFINITY, hold: false });
+  });
+
+  it('when the class holds its share, then it may start once enough of its oldest entries have left the day', () => {
+    // 15 held of 15 allowed: the oldest must leave first. Had the others used 2 more, 13 allowed: the third oldest.
+    const own = Array.from({ length: 15 }, (_, i) => i * 10);
+    const others = (n: number) => Array.from({ length: n }, (_, i) => 500 + i);
+    const day = (n: number) => [...own, ...others(n)].sort((a, b) => a - b);
+    expect(pacedStart(own, day(10), 40, 0.5, DAY, 600)).toEqual({ from: 0 + DAY, hold: false });
+    expect(pacedStart(own, day(14), 40, 0.5, DAY, 600)).toEqual({ from: 20 + DAY, hold: false });
+  });
+
+  it('when the others alone fill the share\'s room, then nothing can be promised before the day frees', () => {
+    const day = Array.from({ length: 39 }, (_, i) => 50 + i);
+    expect(pacedStart([], day, 40, 0.5, DAY, 100)).toEqual({ from: 50 + DAY, hold: true });
+    expect(pacedStart([], [], 1, 0.5, DAY, 100)).toEqual({ from: 100 + DAY, hold: true });
   });
 });
