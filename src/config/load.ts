@@ -195,6 +195,12 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
   const reserved = c.limiter?.saleReservedSlots;
   const perMinute = c.gateway?.ratePerMinute;
   if (reserved !== undefined && perMinute !== undefined && reserved >= perMinute) problems.push('LIMITER_SALE_RESERVED_SLOTS (limiter.saleReservedSlots) must be below GATEWAY_RATE_PER_MINUTE');
+  // Day pacing to less than one call a day would refuse reads or background work for ever.
+  const perDay = c.gateway?.ratePerDay;
+  for (const [key, env] of [['readDayShare', 'LIMITER_READ_DAY_SHARE'], ['backgroundDayShare', 'LIMITER_BACKGROUND_DAY_SHARE']] as const) {
+    const dayShare = c.limiter?.[key];
+    if (dayShare !== undefined && perDay !== undefined && Math.floor(dayShare * perDay) < 1) problems.push(`${env} (limiter.${key}) times GATEWAY_RATE_PER_DAY must allow at least one call a day`);
+  }
   if (c.redis) problems.push(...redisChecks(c.redis));
 
   if (c.env !== 'production') return problems;

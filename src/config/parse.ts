@@ -18,6 +18,13 @@ export const int =
     return n;
   };
 
+/** A share: a decimal number in (0, 1] (`0.5`, `.25`, `1`). */
+export const share: Parser<number> = (raw) => {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^(0|1)?(\.\d+)?$/.test(raw.trim()) && raw.trim() !== '' ? Number(raw) : NaN;
+  if (!Number.isFinite(n) || n <= 0 || n > 1) return fail('must be a share above 0 and at most 1 (e.g. 0.5)');
+  return n;
+};
+
 export const bool: Parser<boolean> = (raw) => {
   if (typeof raw === 'boolean') return raw;
   if (raw === 'true') return true;

@@ -1,5 +1,5 @@
 import { publicKeyPem } from './jwt-key';
-import { bool, int, list, oneOf, secret, secretUrl, str, url, type Parser } from './parse';
+import { bool, int, list, oneOf, secret, secretUrl, share, str, url, type Parser } from './parse';
 
 /**
  * Every setting: where it lives in `config/*.json`, the environment variable that overrides it, and its parser.
@@ -61,6 +61,10 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'limiter.readMaxWaitMs', env: 'LIMITER_READ_MAX_WAIT_MS', parse: int(0, 600_000) },
   { path: 'limiter.saleReservedSlots', env: 'LIMITER_SALE_RESERVED_SLOTS', parse: int(0, 1_000_000) },
   { path: 'limiter.expectedReplicas', env: 'LIMITER_EXPECTED_REPLICAS', parse: int(1, 1000) },
+  { path: 'limiter.readDayShare', env: 'LIMITER_READ_DAY_SHARE', parse: share },
+  { path: 'limiter.backgroundDayShare', env: 'LIMITER_BACKGROUND_DAY_SHARE', parse: share },
+  { path: 'limiter.callerShare', env: 'LIMITER_CALLER_SHARE', parse: share },
+  { path: 'limiter.callerDayShare', env: 'LIMITER_CALLER_DAY_SHARE', parse: share },
 
   { path: 'cache.tokenExpiryMarginMs', env: 'CACHE_TOKEN_EXPIRY_MARGIN_MS', parse: int(0, 30 * 24 * 3600 * 1000) },
   { path: 'cache.tokenMaxTtlMs', env: 'CACHE_TOKEN_MAX_TTL_MS', parse: ms },

@@ -56,6 +56,14 @@ export interface LimiterConfig {
   saleReservedSlots: number;
   /** Replicas expected to share the budget; the in-memory fallback takes limit ÷ this. */
   expectedReplicas: number;
+  /** Day pacing: reads hold at most this share of what the other classes leave of the day (0.5). */
+  readDayShare: number;
+  /** Background work: at most this share of what everything else leaves of the day (0.25). */
+  backgroundDayShare: number;
+  /** One caller (JWT sub): at most this share of the reads' slots per window (0.25). */
+  callerShare: number;
+  /** One caller: at most this share of the reads' day (readDayShare × the day budget) (0.1). */
+  callerDayShare: number;
 }
 
 export interface CacheConfig {

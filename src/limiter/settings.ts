@@ -20,6 +20,10 @@ export function limiterSettings(config: Pick<Config, 'gateway' | 'limiter'>): {
       saleMaxWaitMs: limiter.saleMaxWaitMs,
       readMaxWaitMs: limiter.readMaxWaitMs,
       saleReservedSlots: limiter.saleReservedSlots,
+      readDayShare: limiter.readDayShare,
+      backgroundDayShare: limiter.backgroundDayShare,
+      callerShare: limiter.callerShare,
+      callerDayShare: limiter.callerDayShare,
     },
     expectedReplicas: limiter.expectedReplicas,
   };

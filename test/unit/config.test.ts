@@ -271,6 +271,16 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: { SANDBOX_DELETED_CARDREF: 'sometimes' } })).join('\n')).toContain('SANDBOX_DELETED_CARDREF');
   });
 
+  it('when the limiter\'s shares are set, then a share in (0, 1] is taken and anything else is named', () => {
+    const limiter = loadConfig({ env: {} }).limiter;
+    expect([limiter.readDayShare, limiter.backgroundDayShare, limiter.callerShare, limiter.callerDayShare]).toEqual([0.5, 0.25, 0.25, 0.1]);
+    expect(loadConfig({ env: { LIMITER_READ_DAY_SHARE: '0.3', LIMITER_CALLER_SHARE: '.5' } }).limiter).toMatchObject({ readDayShare: 0.3, callerShare: 0.5 });
+    for (const bad of ['0', '1.5', 'half', '-0.2', '1.']) {
+      expect(problemsOf(() => loadConfig({ env: { LIMITER_CALLER_DAY_SHARE: bad } })).join('\n')).toContain('LIMITER_CALLER_DAY_SHARE');
+    }
+    expect(problemsOf(() => loadConfig({ env: { GATEWAY_RATE_PER_DAY: '3', LIMITER_BACKGROUND_DAY_SHARE: '0.25' } })).join('\n')).toContain('LIMITER_BACKGROUND_DAY_SHARE');
+  });
+
   it('when the shipped default.json is read, then it holds every setting', () => {
     expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
   });
