@@ -85,7 +85,8 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     if (!peeked) void slot?.release();
     let token;
     try {
-      ({ token } = await tokens.get(input.customer, input.payment_method, peeked));
+      // The load (first, or again after the gateway refused the cardref) is the sale's: it queues as a sale.
+      ({ token } = await tokens.get(input.customer, input.payment_method, peeked, 'sale'));
     } catch (err) {
       throw new SaleNotSentError(err);
     }

@@ -28,8 +28,10 @@ export interface TokenService {
   /**
    * The payment method's card reference token: cached until its expiry, one upstream call for concurrent
    * misses. `peeked` is what an earlier peek() found, used instead of a second cache read when present.
+   * `cls`: the budget class its load queues in; a token looked up for a sale is the sale's (issue 25, item 2),
+   * so a storm of reads cannot hold a checkout back.
    */
-  get(custkey: string, pmkey: string, peeked?: CardRefToken): Promise<TokenLookup>;
+  get(custkey: string, pmkey: string, peeked?: CardRefToken, cls?: CallClass): Promise<TokenLookup>;
   /** A look at the cache only (no upstream call, no lock); undefined on a miss or an unusable cache. */
   peek(custkey: string, pmkey: string): Promise<CardRefToken | undefined>;
   /** Drops a token the gateway no longer accepts. */
@@ -43,11 +45,11 @@ export function tokenCacheKey(custkey: string, pmkey: string): string {
 export function createTokenService(deps: { gateway: GatewayClient; budget: Budget; store: TokenStore; metrics?: Metrics }): TokenService {
   const { gateway, budget, store, metrics } = deps;
   return {
-    async get(custkey, pmkey, peeked) {
+    async get(custkey, pmkey, peeked, cls = 'read') {
       const { value, cacheStatus } = peeked
         ? { value: peeked, cacheStatus: 'hit' as const }
         : await store.getOrLoad(tokenCacheKey(custkey, pmkey), async () => {
-            const result = await budget.run('read', () => gateway.getCardRef(custkey, pmkey));
+            const result = await budget.run(cls, () => gateway.getCardRef(custkey, pmkey));
             return result.value;
           });
       metrics?.cacheLookups.inc({ result: cacheStatus });
