@@ -18,7 +18,7 @@ if (!PROMTOOL) {
 }
 const itWithPromtool = PROMTOOL ? it : it.skip;
 
-const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate'];
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut'];
 
 function promtool(groups: unknown): { ok: boolean; output: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
@@ -26,6 +26,19 @@ function promtool(groups: unknown): { ok: boolean; output: string } {
     const file = path.join(dir, 'rules.yaml');
     writeFileSync(file, stringify(groups));
     const run = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `promtool test rules`: the rule unit tests of `tests` (its own `rule_files` is set here) against `groups`. */
+function promtoolTest(groups: unknown, tests: Record<string, unknown>): { ok: boolean; output: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
+  try {
+    writeFileSync(path.join(dir, 'rules.yaml'), stringify(groups));
+    writeFileSync(path.join(dir, 'test.yaml'), stringify({ rule_files: ['rules.yaml'], ...tests }));
+    const run = spawnSync('promtool', ['test', 'rules', 'test.yaml'], { cwd: dir, encoding: 'utf8' });
     return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -60,7 +73,34 @@ describe('k8s/components/monitoring', () => {
     expect(promtool(late).ok).toBe(false);
   });
 
-  it('when the rules are read, then the five alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
+  itWithPromtool('when the day\'s budget falls steadily, then TokengateDayBudgetRunsOut fires for that endpoint alone and names the hour it runs out (promtool test rules)', () => {
+    // 1000 left, 5 fewer a minute on both pods of v2; k2 does not move, k3 rises (without the clamp it would
+    // forecast a time in the past, and fire). At 90 min: 550 left at 5/min, 110 min more: 03:20 (epoch 0).
+    const series = (endpoint: string, pod: string, values: string) => ({ series: `tokengate_budget_day_remaining{namespace="ns",endpoint="${endpoint}",pod="${pod}"}`, values });
+    const expected = {
+      exp_labels: { severity: 'warning', namespace: 'ns', endpoint: 'v2' },
+      exp_annotations: {
+        summary: 'At this rate the day\'s budget of v2 runs out at 1970-01-01 03:20:00 +0000 UTC',
+        description: '550 calls left in the day window. Reads and background work give way first (day pacing); look for a read storm or a looping caller (tokengate_limiter_refusals_total by reason) before raising the key\'s limits. docs/deploy.md, "Alerts".',
+      },
+    };
+    const { ok, output } = promtoolTest(ruleGroups(), {
+      evaluation_interval: '1m',
+      tests: [{
+        interval: '1m',
+        input_series: [series('v2', 'a', '1000-5x180'), series('v2', 'b', '1000-5x180'), series('k2', 'a', '1000+0x180'), series('k3', 'a', '100+5x180')],
+        alert_rule_test: [
+          { eval_time: '90m', alertname: 'TokengateDayBudgetRunsOut', exp_alerts: [expected] },
+          // Already forecast within 4 h at 10 min (190 min left), but not yet held for 15 min: pending only.
+          { eval_time: '10m', alertname: 'TokengateDayBudgetRunsOut', exp_alerts: [] },
+        ],
+      }],
+    });
+    expect(output).toContain('SUCCESS');
+    expect(ok).toBe(true);
+  });
+
+  it('when the rules are read, then the six alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
     const rules = ruleGroups().groups.flatMap((g) => g.rules);
     expect(rules.map((r) => r.alert).sort()).toEqual([...ALERTS].sort());
     for (const rule of rules) {
