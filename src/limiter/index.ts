@@ -26,13 +26,13 @@ function validate(opts: SchedulerOptions): void {
   if (classes.saleReservedSlots >= Math.min(limits.perWindow, limits.perDay)) {
     throw new RangeError('limiter: saleReservedSlots must leave reads at least one slot per window');
   }
-  const shares = { ...CLASS_DEFAULTS, ...classes };
+  const shareOf = (name: 'readDayShare' | 'backgroundDayShare' | 'callerShare' | 'callerDayShare') => classes[name] ?? CLASS_DEFAULTS[name];
   for (const name of ['readDayShare', 'backgroundDayShare', 'callerShare', 'callerDayShare'] as const) {
-    const v = shares[name];
+    const v = shareOf(name);
     if (!Number.isFinite(v) || v <= 0 || v > 1) throw new RangeError(`limiter: ${name} must be a share in (0, 1]`);
   }
   // Pacing a class to less than one call a day would refuse it for ever.
-  if (Math.floor(shares.readDayShare * limits.perDay) < 1 || Math.floor(shares.backgroundDayShare * limits.perDay) < 1) {
+  if (Math.floor(shareOf('readDayShare') * limits.perDay) < 1 || Math.floor(shareOf('backgroundDayShare') * limits.perDay) < 1) {
     throw new RangeError('limiter: readDayShare and backgroundDayShare must each allow at least one call a day');
   }
 }
