@@ -39,8 +39,6 @@ export interface UpstreamScheduler {
 }
 
 export interface RunOptions {
-  /** The caller (JWT `sub`) a read is made for: its fair share of the read budget (guarantee 11). */
-  caller?: string;
   /** Overrides the class's maximum wait (ms) for this call. */
   maxWaitMs?: number;
   /** Aborting while waiting gives up the call; its slot stays used (never refunded, issue 4). */

@@ -18,4 +18,4 @@ export function freshnessOf(seenMs: number, freshMs: number, nowMs: number): Ext
 }
 
 /** The budget class a stale view is refreshed in: spare budget only, never in front of a page or a sale. */
-export const REFRESH_CLASS = 'read' as const;
+export const REFRESH_CLASS = 'background' as const;
