@@ -106,12 +106,40 @@ function renderSummary(r) {
       `**${c.upstream_calls} cardref call(s)** reached the sandbox (${c.upstream_calls_from_metrics} by the replicas' \`tokengate_upstream_calls_total{operation="cardref"}\`). ` +
       `The sandbox keeps no per-route count, so the figure is its accepted calls (${c.sandbox_accepted_calls}) minus its sale calls (${c.sandbox_sale_calls}). Answers: ${Object.entries(c.answers).map(([k, v]) => `${v} × ${k}`).join(', ')}; all ${c.concurrent_misses} answered in ${c.wall_ms} ms.`,
     '',
+    ...journeySection(r.journey),
     '## Reproduce',
     '',
     `\`npm run bench\` (builds, then \`node bench/run.js\`; needs \`redis-server\` on PATH; this run took ${Math.round(r.durations.total_s / 6) / 10} minutes on ${m.cores} cores). \`BENCH_QUICK=1 npm run bench\` is a short smoke run. Raw figures: [latest.json](latest.json).`,
     '',
   );
   return lines.join('\n');
+}
+
+/** Issue 25's goals for the merchant's journey (calls per checkout, pages served from the view). */
+const JOURNEY_GOALS = { callsPerCheckout: 1.4, checkoutsPerDay: 4300, pageP50Ms: 20, confirmationP50Ms: 20 };
+
+function journeySection(j) {
+  if (!j) return [];
+  const w = j.without_view;
+  const extra = (x) => Object.entries(x.rest_of_the_day).map(([k, v]) => `${k.replace(/_/g, ' ')}: ${v.gateway_calls} calls for ${v.operations}`).join('; ');
+  return [
+    '## 4. The merchant\'s journey: what the budget buys (issue 25)',
+    '',
+    `${j.shoppers} returning shoppers × ${j.visits_per_shopper} visits (open the checkout page = list their cards, pay with a stored card, read the sale on the confirmation page), ` +
+      `two production replicas (visits alternate between them), the sandbox answering in ${j.gateway_latency_ms} ms; then the same shoppers come back for ${j.visits_per_shopper} more visits (steady state). ` +
+      '"Without the view" is the same build with every page read sent with `Cache-Control: no-cache` (the gateway\'s word each time: what tokengate did before). Gateway calls are the sandbox\'s accepted calls.',
+    '',
+    '| | with the view | without | goal |',
+    '|---|---|---|---|',
+    `| gateway calls per checkout (first ${j.visits_per_shopper} visits) | **${j.calls_per_checkout}** (${j.gateway_calls} for ${j.checkouts}) | ${w.calls_per_checkout} (${w.gateway_calls} for ${w.checkouts}) | ≤ ${JOURNEY_GOALS.callsPerCheckout} ${yes(j.calls_per_checkout <= JOURNEY_GOALS.callsPerCheckout)} |`,
+    `| checkouts per minute at 45 calls/min | ${j.checkouts_per_minute_at_45} | ${w.checkouts_per_minute_at_45} | |`,
+    `| steady state: calls per checkout, checkouts a day at 5,000 | ${j.steady_state.calls_per_checkout}, **${j.steady_state.checkouts_per_day_at_5000}** | ${w.steady_state.calls_per_checkout}, ${w.steady_state.checkouts_per_day_at_5000} | ≥ ${JOURNEY_GOALS.checkoutsPerDay} ${yes(j.steady_state.checkouts_per_day_at_5000 >= JOURNEY_GOALS.checkoutsPerDay)} |`,
+    `| warm checkout page load p50 / p95 ms | **${j.page_p50_ms}** / ${j.page_p95_ms} | ${w.page_p50_ms} / ${w.page_p95_ms} | < ${JOURNEY_GOALS.pageP50Ms} ${yes(j.page_p50_ms < JOURNEY_GOALS.pageP50Ms)} |`,
+    `| confirmation page p50 / p95 ms | **${j.confirmation_p50_ms}** / ${j.confirmation_p95_ms} | ${w.confirmation_p50_ms} / ${w.confirmation_p95_ms} | < ${JOURNEY_GOALS.confirmationP50Ms} ${yes(j.confirmation_p50_ms < JOURNEY_GOALS.confirmationP50Ms)} |`,
+    '',
+    `The rest of the day, with the view: ${extra(j)}. Without: ${extra(w)}. Answers: ${fmtCounts(j.answers)}.`,
+    '',
+  ];
 }
 
 /**

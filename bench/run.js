@@ -14,6 +14,7 @@ const { runOverhead } = require('./overhead');
 const { runCache } = require('./cache');
 const { runBudget } = require('./budget');
 const { runCorrectness } = require('./correctness');
+const { runJourney } = require('./journey');
 const { renderChart } = require('./chart');
 const { renderSummary } = require('./report');
 
@@ -44,7 +45,13 @@ const OPTS = {
   budgetTimeoutMs: 120_000,
   profileSec: QUICK ? 3 : 6,
   allocSales: QUICK ? 2000 : 6000,
+  journeyShoppers: 8,
+  journeyVisits: 5,
+  journeyLatencyMs: 100,
 };
+/** BENCH_ONLY=journey,cache runs only the named phases (a quick look at one figure; its results are not committed). */
+const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const wanted = (phase) => ONLY.size === 0 || ONLY.has(phase);
 const HARD_LIMIT_MS = 9 * 60 * 1000;
 
 function log(msg) {
@@ -96,23 +103,20 @@ async function main() {
   const ctx = { creds, redis, sandbox, log, opts: OPTS };
   const durations = {};
 
-  let t = Date.now();
-  const overhead = await runOverhead(ctx);
-  durations.overhead_s = Math.round((Date.now() - t) / 100) / 10;
-
-  t = Date.now();
-  const correctness = await runCorrectness(ctx);
-  durations.correctness_s = Math.round((Date.now() - t) / 100) / 10;
+  const phase = async (name, run) => {
+    if (!wanted(name)) return undefined;
+    const t = Date.now();
+    const out = await run(ctx);
+    durations[`${name}_s`] = Math.round((Date.now() - t) / 100) / 10;
+    return out;
+  };
+  const overhead = await phase('overhead', runOverhead);
+  const correctness = await phase('correctness', runCorrectness);
   // The peer's figures in one place (issue 15, item 4): speed from the overhead rounds, faults from here.
-  overhead.peer = { ...overhead.peer, upstream_429: correctness.peer.upstream_429, double_charges: correctness.peer.double_charges, card_data_accepted: correctness.peer.card_data_accepted };
-
-  t = Date.now();
-  const cache = await runCache(ctx);
-  durations.cache_s = Math.round((Date.now() - t) / 100) / 10;
-
-  t = Date.now();
-  const budget = await runBudget(ctx);
-  durations.budget_s = Math.round((Date.now() - t) / 100) / 10;
+  if (overhead && correctness) overhead.peer = { ...overhead.peer, upstream_429: correctness.peer.upstream_429, double_charges: correctness.peer.double_charges, card_data_accepted: correctness.peer.card_data_accepted };
+  const cache = await phase('cache', runCache);
+  const budget = await phase('budget', runBudget);
+  const journey = await phase('journey', runJourney);
 
   await redis.client.quit().catch(() => undefined);
   await stopAll();
@@ -120,11 +124,12 @@ async function main() {
 
   const result = {
     overhead,
-    peer: overhead.peer,
-    open_loop: overhead.open_loop,
+    peer: overhead?.peer,
+    open_loop: overhead?.open_loop,
     correctness,
     budget,
     cache,
+    journey,
     budget_setup: {
       limit_per_window: OPTS.limitN,
       window_ms: OPTS.windowMs,
@@ -142,6 +147,11 @@ async function main() {
     finished_at: new Date().toISOString(),
     durations,
   };
+  if (ONLY.size > 0) {
+    // A partial run never overwrites the committed results.
+    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
+    return;
+  }
   const dir = path.join(ROOT, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
