@@ -32,8 +32,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a sale as the gateway knows it now
-         * @description Needs scope `sales:read`. A token bound by `custkey` reads only that customer's sales; any other key answers 404 exactly like an unknown one.
+         * Read a sale as tokengate knows it
+         * @description Needs scope `sales:read`. Answered from tokengate's view of the sale (its own writes, the gateway's webhooks, earlier reads), with no gateway call: `Cache-Status` and `Age` say how fresh it is; a view past its freshness bound (`VIEW_SALE_FRESH_MS`, 1 h) is answered at once and refreshed in spare budget; `Cache-Control: no-cache` asks for the gateway's word. A token bound by `custkey` reads only that customer's sales among those tokengate knows; any other key answers 404 exactly like an unknown one, at the same cost (one Redis read, no gateway call).
          */
         get: operations["getSale"];
         put?: never;
@@ -320,7 +320,7 @@ export interface components {
             amount_captured: components["schemas"]["Money"];
             /** @description Sum of the refunds that returned money */
             amount_refunded: components["schemas"]["Money"];
-            /** @description Refunds issued against the sale (empty until it is settled and refunded), each a refund object as `POST /v1/sales/{key}/refunds` answers it, with `created` and `status_code` */
+            /** @description Every refund tokengate made on the sale, whatever command carried it, and those the gateway showed were made elsewhere (the merchant's console); each a refund object as `POST /v1/sales/{key}/refunds` answered it, with `created` (and `status_code` once the gateway's record was read) */
             refunds: components["schemas"]["Refund"][];
             /** @description A decline's text, from the gateway */
             error?: string;
@@ -404,7 +404,7 @@ export interface components {
             /** @description Part of the sale; all that is left when absent */
             amount?: components["schemas"]["Amount"];
         };
-        /** @description Money returned for a sale. `method` `void` when an unsettled sale refunded in full was voided instead (same `key` as the sale). A part of an unsettled sale lowers its authorization (`refund:adjust`): the answer carries the sale's own `key`, and `GET /v1/sales/{key}` then shows the lowered `amount_captured`. */
+        /** @description Money returned for a sale. `method` `void` when an unsettled sale refunded in full was voided instead (same `key` as the sale). A part of an unsettled sale lowers its authorization at the gateway (`refund:adjust`): the answer carries the sale's own `key`, and `GET /v1/sales/{key}` lists it as a refund like any other, so the look-up shows the money every refund answer stated. */
         Refund: {
             /** @enum {string} */
             type: "refund";
@@ -418,9 +418,9 @@ export interface components {
             result: string;
             /** @enum {string} */
             method: "refund" | "void";
-            /** @description Listed refunds only (`GET /v1/sales/{key}`): when the gateway made it, `YYYY-MM-DD hh:mm:ss` */
+            /** @description Listed refunds only (`GET /v1/sales/{key}`): when it was made, `YYYY-MM-DD hh:mm:ss` (the gateway's, once tokengate has read it; until then when tokengate was answered, UTC) */
             created?: string;
-            /** @description Listed refunds only: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
+            /** @description Listed refunds only, once tokengate has read the gateway's record of the sale: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */
@@ -592,6 +592,8 @@ export interface components {
         Offset: number;
         /** @description The sale's gateway transaction key (`key` of the sale object) */
         SaleKey: components["schemas"]["Key"];
+        /** @description `no-cache` (or `max-age=0`) asks for the gateway's word instead of tokengate's view: one gateway read, in the caller's share of the read budget (guarantee 11). Without it, the answer comes from tokengate's view. */
+        CacheControl: string;
     };
     requestBodies: never;
     headers: {
@@ -607,6 +609,10 @@ export interface components {
         "Tokengate-Reconciled": "true";
         /** @description The bearer challenge every 401 carries (RFC 9110 §15.5.2, RFC 6750 §3): `Bearer error="invalid_token"` when a Bearer token was sent and refused, plain `Bearer` when none was sent (or another scheme was). Fixed text: nothing of the token is echoed. */
         "WWW-Authenticate": "Bearer error=\"invalid_token\"" | "Bearer";
+        /** @description RFC 9211: what the caller got from tokengate's view (guarantee 9). `tokengate; hit; ttl=N`: from the view, N seconds of freshness left (negative: stale, answered at once and refreshed in spare budget); `tokengate; fwd=uri-miss; stored`: tokengate knew nothing of it, read from the gateway and kept; `tokengate; fwd=request; stored`: the caller asked for the gateway's word (`Cache-Control: no-cache`); `tokengate; fwd=bypass`: Redis unreachable, the gateway's word, nothing kept. */
+        "View-Cache-Status": string;
+        /** @description RFC 9111 §5.1: seconds since the answer last matched the gateway's records (0 when it was just read from the gateway). */
+        Age: string;
     };
     pathItems: never;
 }
@@ -702,6 +708,8 @@ export interface operations {
             header?: {
                 /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /** @description `no-cache` (or `max-age=0`) asks for the gateway's word instead of tokengate's view: one gateway read, in the caller's share of the read budget (guarantee 11). Without it, the answer comes from tokengate's view. */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
             };
             path: {
                 /** @description The sale's gateway transaction key (`key` of the sale object) */
@@ -711,10 +719,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The sale object, as the gateway knows it now */
+            /** @description The sale object, as tokengate knows it */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Status": components["headers"]["View-Cache-Status"];
+                    Age: components["headers"]["Age"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -85,7 +85,7 @@ describe('openapi.json against the contract', () => {
     expect(Object.keys(s.Token.properties)).toEqual(['type', 'cardref', 'expires', 'ccnumlast4', 'cardtype', 'custkey', 'pmkey']);
     expect(Object.keys(s.CustomerList.properties)).toEqual(['type', 'limit', 'offset', 'data', 'total']);
     expect(openapi.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-    expect(Object.keys(openapi.components.headers)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After', 'Tokengate-Reconciled', 'WWW-Authenticate']);
+    expect(Object.keys(openapi.components.headers)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Cache-Status', 'Retry-After', 'Tokengate-Reconciled', 'WWW-Authenticate', 'View-Cache-Status', 'Age']);
   });
 });
 
