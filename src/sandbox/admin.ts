@@ -4,6 +4,8 @@ import { isLoopback, normaliseIp, type SandboxCore } from './core';
 import { FaultError, parseFaultRequest } from './faults';
 import { SettingsError } from './settings';
 import { ledgerView } from './ledger-view';
+import { webhookAdminRouter } from './webhooks/admin-routes';
+import { publicWebhookSettings } from './webhooks/settings';
 
 /**
  * Admin routes for tests and benchmarks in other processes. Loopback clients only (others get the same 404 as
@@ -12,7 +14,7 @@ import { ledgerView } from './ledger-view';
 
 export function publicSettings(core: SandboxCore): Record<string, unknown> {
   // The sandbox PIN is test data, but it still never goes over the wire.
-  return { ...core.settings, apiPin: '[redacted]' };
+  return { ...core.settings, apiPin: '[redacted]', ...publicWebhookSettings(core.settings) };
 }
 
 function fixturesView(core: SandboxCore): unknown[] {
@@ -76,6 +78,7 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     core.fixtures.setExpires(stringField(req.body, 'custkey'), stringField(req.body, 'pmkey'), stringField(req.body, 'expires'));
     res.status(204).end();
   });
+  router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

@@ -8,6 +8,7 @@ import { PaymentKeys, publicKeyFor } from './payment-keys';
 import { RateCounter, type WindowSpec } from './rate-counter';
 import { validateSettings, type SandboxSettings } from './settings';
 import { StatsRecorder } from './stats';
+import { createSandboxWebhooks, type SandboxWebhooks } from './webhooks';
 
 /** Everything one running sandbox holds, shared by the API, admin routes and the public handle. */
 
@@ -40,6 +41,8 @@ export class SandboxCore {
   readonly followUpDuplicates = new FollowUpDuplicates();
   /** Pay.js payment keys minted by the card form (payment-keys.ts). */
   readonly paymentKeys = new PaymentKeys();
+  /** The gateway's webhooks, sent for every change of the lifecycle (webhooks/). */
+  readonly webhooks: SandboxWebhooks;
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   closed = false;
 
@@ -51,10 +54,12 @@ export class SandboxCore {
     this.fixtures = new FixtureStore(customers);
     this.ledger = new Ledger(this.fixtures);
     this.faults = new Faults((latency) => this.update(latency));
+    this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger);
   }
 
   update(partial: Partial<SandboxSettings>): void {
     Object.assign(this.settings, validateSettings(partial));
+    this.webhooks.configure();
   }
 
   /** Counters, stats, transactions, faults, duplicate memory and tokens back to start (settings stay). */
@@ -68,6 +73,7 @@ export class SandboxCore {
     this.faults.resetCounts();
     this.fixtures.resetTokens();
     this.paymentKeys.reset();
+    this.webhooks.reset();
   }
 
   /** The merchant's public key for Pay.js (`GET /publickey`). */

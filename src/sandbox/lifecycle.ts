@@ -1,4 +1,4 @@
-import { Batches, refOf, type BatchRef } from './batches';
+import { Batches, refOf, type BatchRecord, type BatchRef } from './batches';
 import type { Delivery, RecordedTransaction, TransactionResponse } from './ledger';
 import { formatCents, toCents } from './sale-request';
 
@@ -88,6 +88,16 @@ export interface LedgerEntry {
   invoice: string;
 }
 
+/**
+ * Told of every change, after it is made, whoever asked for it (the sandbox's webhooks: webhooks/). Follow-ups
+ * arrive as their record, refusals and folded duplicates included: the observer picks what moved money.
+ */
+export interface LifecycleObserver {
+  adopted(tx: LifecycleTx, now: number): void;
+  followedUp(op: FollowUpRecord): void;
+  batchClosed(batch: BatchRecord, now: number): void;
+}
+
 export interface AdoptOptions {
   authOnly: boolean;
   custkey?: string;
@@ -99,6 +109,7 @@ export class Lifecycle {
   private txs = new Map<string, LifecycleTx>();
   private byRefnum = new Map<string, string>();
   private ops: FollowUpRecord[] = [];
+  observer: LifecycleObserver | undefined;
 
   /** Registers a processed sale or authonly and fixes up its answer (batch, trantype). Folded duplicates are not new. */
   adopt(record: RecordedTransaction, response: TransactionResponse, opts: AdoptOptions): void {
@@ -140,6 +151,7 @@ export class Lifecycle {
       record.authOnly = true;
     }
     this.add(tx);
+    this.observer?.adopted(tx, opts.now);
   }
 
   add(tx: LifecycleTx): void {
@@ -185,6 +197,7 @@ export class Lifecycle {
         tx.settledAt = now;
       }
     }
+    this.observer?.batchClosed(b, now);
     return b;
   }
 
@@ -195,6 +208,7 @@ export class Lifecycle {
 
   record(op: FollowUpRecord): FollowUpRecord {
     this.ops.push(op);
+    this.observer?.followedUp(op);
     return op;
   }
 

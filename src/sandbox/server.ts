@@ -10,6 +10,7 @@ import type { RecordedTransaction } from './ledger';
 import { ledgerView, type SandboxLedger } from './ledger-view';
 import { resolveSettings, type SandboxSettings } from './settings';
 import type { SandboxStats } from './stats';
+import type { WebhookControl } from './webhooks';
 
 export interface StartOptions {
   settings?: Partial<SandboxSettings>;
@@ -45,6 +46,8 @@ export interface RunningSandbox {
   stats(): SandboxStats;
   transactions(): RecordedTransaction[];
   ledger: SandboxLedger;
+  /** The webhooks it sends (README.md, Webhooks): what was emitted and tried, hold, release, redeliver. */
+  webhooks: WebhookControl;
   fixtures: SandboxFixtures;
   rotateCardRef(custkey: string, pmkey: string): string;
   setTokenExpires(custkey: string, pmkey: string, expires: string): void;
@@ -103,17 +106,22 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     stats: () => core.stats.snapshot(core.ledger, core.faults.injected),
     transactions: () => core.ledger.transactions(),
     ledger: ledgerView(core),
+    webhooks: core.webhooks,
     fixtures: fixturesView(core),
     rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
     setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),
     reset: () => core.reset(),
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Hanging answers and idle keep-alive sockets would otherwise hold close() open.
-        for (const socket of sockets) socket.destroy();
-        core.shutdown();
-      });
+      closing ??= Promise.all([
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Hanging answers and idle keep-alive sockets would otherwise hold close() open.
+          for (const socket of sockets) socket.destroy();
+          core.shutdown();
+        }),
+        // Pending retries and the batch timer stop; posts in flight are aborted.
+        core.webhooks.close(),
+      ]).then(() => undefined);
       return closing;
     },
   };

@@ -1,3 +1,5 @@
+import { WEBHOOK_DEFAULTS, isWebhookSetting, validateWebhookSetting, type WebhookSettings } from './webhooks/settings';
+
 /** The emulator's knobs: defaults, and validation of partial updates (from code or POST /_sandbox/settings). */
 
 export type SandboxRateMode = 'fixed' | 'sliding';
@@ -23,7 +25,8 @@ export interface EndpointKeySettings {
   allowIps?: string[];
 }
 
-export interface SandboxSettings {
+/** The webhook knobs (webhooks/settings.ts) ride along with the rest. */
+export interface SandboxSettings extends WebhookSettings {
   apiKey: string;
   apiPin: string;
   ratePerMinute: number;
@@ -65,6 +68,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   batchCloseIntervalMs: 0,
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
+  ...WEBHOOK_DEFAULTS,
 });
 
 /** Path segments that are not endpoint keys (the spec's test paths). */
@@ -151,6 +155,8 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
       out.deletedCardref = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
+    } else if (isWebhookSetting(name)) {
+      Object.assign(out, validateWebhookSetting(name, value, (message) => new SettingsError(message)));
     } else {
       throw new SettingsError(`unknown setting "${name}"`);
     }

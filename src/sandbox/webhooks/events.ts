@@ -1,0 +1,94 @@
+import type { BatchRecord } from '../batches';
+import type { FollowUpRecord, Lifecycle, LifecycleObserver, LifecycleTx } from '../lifecycle';
+import { batchObject, changed, trackedFields, transactionObject, type Fields } from './objects';
+
+/**
+ * Which event each change of the lifecycle is (gateway-facts.md, Webhooks, event types). The lifecycle tells
+ * this observer of every change whoever made it (tokengate, a curl, the admin routes, the batch timer), so a
+ * follow-up sent straight to the sandbox, as the merchant's console would, emits the same events.
+ *
+ * Never emitted, as nothing in the sandbox produces them: `transaction.sale.queued` (nothing is queued),
+ * `transaction.sale.unvoided` (no unvoid command), `settlement.batch.failure` (a close always settles), and no
+ * customer or payment-method events (the gateway has none).
+ */
+
+export type WebhookEventType =
+  | 'transaction.sale.success'
+  | 'transaction.sale.failure'
+  | 'transaction.sale.voided'
+  | 'transaction.sale.captured'
+  | 'transaction.sale.adjusted'
+  | 'transaction.refund.success'
+  | 'transaction.refund.voided'
+  | 'settlement.batch.success';
+
+export interface LifecycleEvent {
+  type: WebhookEventType;
+  object: Fields;
+  changes: { old: Fields; new: Fields };
+  /** Sandbox clock (epoch ms) of the change. */
+  now: number;
+}
+
+export interface WebhookObserver extends LifecycleObserver {
+  /** Forgets what it knew of transactions (the sandbox's reset()). */
+  reset(): void;
+}
+
+/**
+ * `enabled` is asked first on every change: with no receiver configured the observer does nothing, and keeps
+ * nothing (a benchmark's millions of sales cost no memory here).
+ */
+export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, emit: (event: LifecycleEvent) => void): WebhookObserver {
+  /** Each transaction's tracked fields as its last event told them: the `old` side of the next change. */
+  const lastTold = new Map<string, Fields>();
+
+  const born = (type: WebhookEventType, tx: LifecycleTx, now: number) => {
+    const object = transactionObject(life, tx);
+    const fields = trackedFields(object);
+    lastTold.set(tx.key, fields);
+    emit({ type, object, changes: { old: {}, new: fields }, now });
+  };
+
+  const moved = (type: WebhookEventType, tx: LifecycleTx, now: number) => {
+    const object = transactionObject(life, tx);
+    const fields = trackedFields(object);
+    const before = lastTold.get(tx.key);
+    lastTold.set(tx.key, fields);
+    // A transaction from before the webhooks were turned on: what it was is unknown here.
+    emit({ type, object, changes: before ? changed(before, fields) : { old: {}, new: fields }, now });
+  };
+
+  return {
+    adopted(tx: LifecycleTx, now: number) {
+      if (!enabled()) return;
+      born(tx.state === 'declined' ? 'transaction.sale.failure' : 'transaction.sale.success', tx, now);
+    },
+
+    followedUp(op: FollowUpRecord) {
+      // A refusal or a folded duplicate moved nothing.
+      if (!enabled() || op.result_code !== 'A' || op.folded) return;
+      const created = op.createdKey === undefined ? undefined : life.get(op.createdKey);
+      if (created) return born('transaction.refund.success', created, op.time);
+      const tx = life.get(op.trankey);
+      if (!tx) return;
+      if (tx.state === 'voided') return moved(tx.kind === 'refund' ? 'transaction.refund.voided' : 'transaction.sale.voided', tx, op.time);
+      if (op.command === 'cc:capture') return moved('transaction.sale.captured', tx, op.time);
+      if (op.command === 'refund:adjust') return moved('transaction.sale.adjusted', tx, op.time);
+    },
+
+    batchClosed(batch: BatchRecord, now: number) {
+      if (!enabled()) return;
+      // Settling changes the status of every sale in the batch; the event names the batch, not the sales.
+      for (const key of batch.members) {
+        const tx = life.get(key);
+        if (tx && lastTold.has(key)) lastTold.set(key, trackedFields(transactionObject(life, tx)));
+      }
+      emit({ type: 'settlement.batch.success', object: batchObject(life, batch), changes: { old: { status: 'open' }, new: { status: 'closed' } }, now });
+    },
+
+    reset() {
+      lastTold.clear();
+    },
+  };
+}

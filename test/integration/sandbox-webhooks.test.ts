@@ -1,0 +1,206 @@
+import { createHmac } from 'node:crypto';
+import { containsPan } from '../../src/card/pan';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { callSandbox } from '../../src/sandbox/client';
+import { clientFor } from '../support/gateway';
+import { eventually } from '../support/wait';
+import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '../support/webhook-receiver';
+
+/** The sandbox sends the gateway's webhooks (issue 27, item 3): what each change of the lifecycle emits. */
+
+const SECRET = 'sandbox-webhook-signature-key';
+const APPROVED = '4000100011112224';
+const DECLINED = '4000300011112220';
+const card = (number: string) => ({ number, expiration: '1230', cvc: '123' });
+type Tx = Record<string, unknown>;
+
+describe('sandbox webhooks: every change of the lifecycle is an event', () => {
+  let sb: RunningSandbox;
+  let receiver: WebhookReceiver;
+  let seq = 0;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    sb = await startSandbox({ settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, webhookUrls: [receiver.url], webhookSecret: SECRET } });
+  });
+  afterAll(async () => {
+    await sb.close();
+    await receiver.close();
+  });
+  beforeEach(() => {
+    sb.reset();
+    sb.update({ duplicateFolding: false, webhookSecret: SECRET });
+    receiver.clear();
+  });
+
+  const post = async (body: unknown) => (await callSandbox(sb.baseUrl, 'POST', 'transactions', { body })).json as Tx;
+  const charge = async (command: 'cc:sale' | 'authonly', number = APPROVED) => (await post({ command, amount: '10.00', invoice: `inv-${++seq}`, creditcard: card(number) })).key as string;
+  const follow = (command: string, trankey: string, extra: Tx = {}) => post({ command, trankey, ...extra });
+  const close = () => callSandbox(sb.baseUrl, 'POST', 'batches/current/close');
+  /** Waits until the receiver has `n` posts, and a moment more so that an extra one would show. */
+  const received = async (n: number): Promise<ReceivedHook[]> => {
+    await eventually(() => receiver.hits.length >= n);
+    await new Promise((r) => setTimeout(r, 100));
+    return receiver.hits;
+  };
+  const types = () => receiver.hits.map((h) => h.payload.event_type as string);
+
+  it('when a sale is approved, then transaction.sale.success arrives signed over the raw body, with a subset object and no card data', async () => {
+    const key = await charge('cc:sale');
+    const [hit] = await received(1);
+    expect(receiver.hits).toHaveLength(1);
+    const h = hit as ReceivedHook;
+    expect(h.headers['content-type']).toMatch(/^application\/json/);
+    expect(h.headers['x-signature']).toBe(createHmac('sha256', SECRET).update(h.raw).digest('hex'));
+    expect(h.headers['x-signature']).toMatch(/^[0-9a-f]{64}$/);
+    const p = h.payload;
+    expect(Object.keys(p)).toEqual(['type', 'event_triggered', 'event_type', 'event_body', 'event_id']);
+    expect(p).toMatchObject({ type: 'event', event_type: 'transaction.sale.success', event_body: { merchant: { merch_key: expect.stringMatching(/^[0-9a-f]{16}$/) } } });
+    expect(p.event_id).toMatch(/^[0-9a-f]{64}$/);
+    expect(p.event_triggered).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(Math.abs(Date.parse(`${p.event_triggered.replace(' ', 'T')}Z`) - h.at)).toBeLessThan(2000);
+    const object = p.event_body.object;
+    expect(object).toMatchObject({ type: 'transaction', key, refnum: expect.stringMatching(/^\d+$/), amount: '10.00', auth_amount: '10.00', result_code: 'A', invoice: `inv-${seq}`, status_code: 'P', creditcard: { type: 'V', number: '4000xxxxxxxx2224' }, batch: { type: 'batch', key: expect.any(String) } });
+    // A subset: none of the lookup's other fields, nothing of the card beyond the masked number.
+    for (const absent of ['avs', 'cvc', 'authcode', 'refunds', 'amount_detail', 'expiration']) expect(object).not.toHaveProperty(absent);
+    expect(Object.keys(object.creditcard)).toEqual(['type', 'number']);
+    expect(containsPan(h.raw.toString('utf8'))).toBe(false);
+    expect(p.event_body.changes).toEqual({ old: {}, new: { status_code: 'P', status: 'Authorized (Pending Settlement)', trantype_code: 'S', trantype: 'Credit Card Sale', auth_amount: '10.00', batch: object.batch } });
+    // What the sandbox says it sent is what arrived.
+    expect(sb.webhooks.events().map((e) => e.raw)).toEqual([h.raw.toString('utf8')]);
+  });
+
+  it('when no signature key is set, then events go unsigned', async () => {
+    sb.update({ webhookSecret: '' });
+    await charge('cc:sale');
+    const [hit] = await received(1);
+    expect(hit?.headers['x-signature']).toBeUndefined();
+  });
+
+  const TRACKED_PENDING = { status_code: 'P', status: 'Authorized (Pending Settlement)' };
+  /** Each arranges a state, makes one change and says which event it must emit (last) and which key it names. */
+  const CASES: { name: string; run: () => Promise<{ key: string; type: string; changes?: unknown; object?: Tx }> }[] = [
+    { name: 'a declined sale', run: async () => ({ key: await charge('cc:sale', DECLINED), type: 'transaction.sale.failure', object: { result_code: 'D', status_code: 'E' } }) },
+    { name: 'an authorization', run: async () => ({ key: await charge('authonly'), type: 'transaction.sale.success', object: { trantype_code: 'A', auth_amount: '10.00' } }) },
+    {
+      name: 'a capture of 7.50 of 10.00',
+      run: async () => {
+        const key = await charge('authonly');
+        await follow('cc:capture', key, { amount: '7.50' });
+        return { key, type: 'transaction.sale.captured', changes: { old: { trantype_code: 'A', trantype: 'Credit Card Auth Only', auth_amount: '10.00', batch: null }, new: { trantype_code: 'S', trantype: 'Credit Card Sale', auth_amount: '7.50', batch: expect.objectContaining({ type: 'batch' }) } } };
+      },
+    },
+    ...(['void', 'cc:void:release', 'creditvoid'] as const).map((command) => ({
+      name: `${command} of an unsettled sale`,
+      run: async () => {
+        const key = await charge('cc:sale');
+        await follow(command, key);
+        return { key, type: 'transaction.sale.voided', changes: { old: { ...TRACKED_PENDING, auth_amount: '10.00' }, new: { status_code: 'V', status: 'Voided', auth_amount: '0.00' } } };
+      },
+    })),
+    {
+      name: 'a void of an open authorization',
+      run: async () => {
+        const key = await charge('authonly');
+        await follow('cc:void:release', key);
+        return { key, type: 'transaction.sale.voided', object: { trantype_code: 'A', status_code: 'V' } };
+      },
+    },
+    {
+      name: 'refund:adjust of an unsettled sale',
+      run: async () => {
+        const key = await charge('cc:sale');
+        await follow('refund:adjust', key, { amount: '1.00' });
+        return { key, type: 'transaction.sale.adjusted', changes: { old: { auth_amount: '10.00' }, new: { auth_amount: '9.00' } } };
+      },
+    },
+    ...(['refund', 'creditvoid', 'refund:adjust'] as const).map((command) => ({
+      name: `${command} of 4.00 of a settled sale`,
+      run: async () => {
+        const sale = await charge('cc:sale');
+        await close();
+        const key = (await follow(command, sale, { amount: '4.00' })).key as string;
+        const refnum = (sb.ledger.get(sale) as { refnum: string }).refnum;
+        return { key, type: 'transaction.refund.success', object: { trantype_code: 'C', amount: '4.00', status_code: 'P', original: { key: sale, refnum } }, changes: { old: {}, new: expect.objectContaining(TRACKED_PENDING) } };
+      },
+    })),
+    {
+      name: 'a void of an unsettled refund',
+      run: async () => {
+        const sale = await charge('cc:sale');
+        await close();
+        const key = (await follow('refund', sale, { amount: '4.00' })).key as string;
+        await follow('void', key);
+        return { key, type: 'transaction.refund.voided', changes: { old: { ...TRACKED_PENDING, auth_amount: '4.00' }, new: { status_code: 'V', status: 'Voided', auth_amount: '0.00' } } };
+      },
+    },
+  ];
+
+  it.each(CASES)('when the sandbox processes $name, then its event arrives naming that transaction', async ({ run }) => {
+    const expected = await run();
+    const emitted = sb.webhooks.events();
+    const last = emitted[emitted.length - 1]?.payload as { event_type: string; event_id: string; event_body: { object: Tx; changes: unknown } };
+    expect(last.event_type).toBe(expected.type);
+    expect(last.event_body.object).toMatchObject({ type: 'transaction', key: expected.key, ...expected.object });
+    if (expected.changes) expect(last.event_body.changes).toEqual(expected.changes);
+    await eventually(() => receiver.hits.some((h) => h.payload.event_id === last.event_id));
+    expect(containsPan(JSON.stringify(emitted))).toBe(false);
+  });
+
+  it('when a batch closes, then settlement.batch.success names the batch with its counts, not its sales', async () => {
+    const kept = await charge('cc:sale');
+    const voided = await charge('cc:sale');
+    await follow('void', voided);
+    const closed = (await close()).json as Tx;
+    const hits = await received(4);
+    expect(types()).toEqual(['transaction.sale.success', 'transaction.sale.success', 'transaction.sale.voided', 'settlement.batch.success']);
+    const batch = hits[3]?.payload.event_body;
+    expect(batch.object).toMatchObject({ type: 'batch', key: closed.key, batchrefnum: closed.batchrefnum, response: 'A', status: 'closed', numsales: '1', totalsales: '10.00', numvoids: '1', totalvoids: '10.00' });
+    expect(batch.changes).toEqual({ old: { status: 'open' }, new: { status: 'closed' } });
+    const raw = hits[3]?.raw.toString('utf8') as string;
+    expect(raw).not.toContain(kept);
+    expect(raw).not.toContain(voided);
+  });
+
+  it('when a follow-up is refused, a duplicate is folded or a card is in error, then no event is sent for it', async () => {
+    sb.update({ duplicateFolding: true });
+    const key = await charge('cc:sale');
+    await follow('void', key);
+    expect((await follow('void', key)).is_duplicate).toBe('Y');
+    expect((await follow('void', key, { ignore_duplicate: true })).error_code).toBe('24');
+    const folded = await post({ command: 'cc:sale', amount: '3.00', invoice: 'same', creditcard: card(APPROVED) });
+    expect((await post({ command: 'cc:sale', amount: '3.00', invoice: 'same', creditcard: card(APPROVED) })).is_duplicate).toBe('Y');
+    expect((await post({ command: 'cc:sale', amount: '3.00', creditcard: card('4000100011112225') })).result_code).toBe('E');
+    await received(3);
+    expect(types()).toEqual(['transaction.sale.success', 'transaction.sale.voided', 'transaction.sale.success']);
+    expect(receiver.hits[2]?.payload.event_body.object.key).toBe(folded.key);
+  });
+
+  it('when the same void comes from tokengate\'s gateway client or straight from a curl (the console), then both emit the same event', async () => {
+    const viaClient = await charge('cc:sale');
+    const direct = await charge('cc:sale');
+    await clientFor(sb).void({ trankey: viaClient, release: true });
+    await follow('cc:void:release', direct);
+    const hits = await received(4);
+    const voids = hits.filter((h) => h.payload.event_type === 'transaction.sale.voided').map((h) => h.payload.event_body);
+    expect(voids.map((b) => b.object.key).sort()).toEqual([viaClient, direct].sort());
+    expect(voids[0].changes).toEqual(voids[1].changes);
+  });
+
+  it('when receivers are set over the admin route, then the settings show neither the signature key nor a receiver password', async () => {
+    const admin = (path: string, body?: unknown) => fetch(new URL(`/_sandbox/${path}`, sb.url), { method: body ? 'POST' : 'GET', headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const withAuth = `http://hook-user:hook-pass@127.0.0.1:${receiver.port}/hooks/gateway`;
+    const set = await admin('settings', { webhookUrls: [withAuth] });
+    expect(set.status).toBe(200);
+    const shown = JSON.stringify(await (await admin('settings')).json());
+    expect(shown).toContain(`127.0.0.1:${receiver.port}/hooks/gateway`);
+    for (const secret of [SECRET, 'hook-pass']) expect(shown).not.toContain(secret);
+    // The credentials in the URL go as Basic authentication, as the gateway's optional hook auth does.
+    await charge('cc:sale');
+    const [hit] = await received(1);
+    expect(hit?.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:hook-pass').toString('base64')}`);
+    const bad = await admin('settings', { webhookUrls: ['ftp://hook-user:hook-pass@example.com/'] });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).not.toContain('hook-pass');
+    sb.update({ webhookUrls: [receiver.url] });
+  });
+});
