@@ -52,6 +52,14 @@ export const list =
     return items.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map(item);
   };
 
+/** Whole numbers, comma-separated in the environment, an array in JSON (a retry schedule). */
+export const intList =
+  (min: number, max: number): Parser<readonly number[]> =>
+  (raw) => {
+    const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').map((v) => v.trim()).filter((v) => v !== '') : fail('must be a list');
+    return items.map((v: unknown) => int(min, max)(v));
+  };
+
 export const secret =
   (minLength = 1): Parser<Secret> =>
   (raw) => {

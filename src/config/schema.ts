@@ -1,5 +1,5 @@
 import { publicKeyPem } from './jwt-key';
-import { bool, int, list, oneOf, secret, secretUrl, share, str, url, type Parser } from './parse';
+import { bool, int, intList, list, oneOf, secret, secretUrl, share, str, url, type Parser } from './parse';
 
 /**
  * Every setting: where it lives in `config/*.json`, the environment variable that overrides it, and its parser.
@@ -105,7 +105,12 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'sandbox.wireFormat', env: 'SANDBOX_WIRE_FORMAT', parse: oneOf('spec', 'wire') },
   { path: 'sandbox.batchCloseIntervalMs', env: 'SANDBOX_BATCH_CLOSE_INTERVAL_MS', parse: int(0, 366 * 86_400_000) },
   { path: 'sandbox.deletedCardref', env: 'SANDBOX_DELETED_CARDREF', parse: oneOf('refused', 'honoured') },
+  { path: 'sandbox.webhookUrls', env: 'SANDBOX_WEBHOOK_URLS', parse: list(url('https:', 'http:')) },
+  { path: 'sandbox.webhookSecret', env: 'SANDBOX_WEBHOOK_SECRET', parse: secret(1) },
+  { path: 'sandbox.webhookRetryScheduleMs', env: 'SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS', parse: intList(1, 7 * 86_400_000) },
+  { path: 'sandbox.webhookDisorderMs', env: 'SANDBOX_WEBHOOK_DISORDER_MS', parse: int(0, 600_000) },
+  { path: 'sandbox.webhookDuplicatePercent', env: 'SANDBOX_WEBHOOK_DUPLICATE_PERCENT', parse: int(0, 100) },
 ];
 
 /** Settings that may stay unset (null in JSON); every other one must end with a value. */
-export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl', 'cards.payJsUrl']);
+export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl', 'cards.payJsUrl', 'sandbox.webhookSecret', 'sandbox.webhookRetryScheduleMs']);

@@ -120,6 +120,15 @@ export interface SandboxConfig {
   batchCloseIntervalMs: number;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
+  /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
+  webhookUrls: readonly string[];
+  /** Unset: events go unsigned. */
+  webhookSecret?: Secret;
+  /** Unset: the gateway's schedule (about 3 days). */
+  webhookRetryScheduleMs?: readonly number[];
+  /** Random delay (0..ms) before each event's first delivery, and the chance of a second delivery. */
+  webhookDisorderMs: number;
+  webhookDuplicatePercent: number;
 }
 
 /** Adding a card from a Pay.js payment key (issue 13). */

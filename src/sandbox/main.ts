@@ -7,7 +7,7 @@ import { startSandbox } from './index';
 async function main(): Promise<void> {
   const config = loadConfig();
   const s = config.sandbox;
-  const logger = createLogger({ level: config.logLevel, secrets: [s.apiPin] });
+  const logger = createLogger({ level: config.logLevel, secrets: [s.apiPin, s.webhookSecret] });
   const sandbox = await startSandbox({
     port: s.port,
     host: s.host,
@@ -26,6 +26,11 @@ async function main(): Promise<void> {
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
+      webhookUrls: s.webhookUrls,
+      webhookSecret: s.webhookSecret?.reveal() ?? '',
+      ...(s.webhookRetryScheduleMs ? { webhookRetryScheduleMs: s.webhookRetryScheduleMs } : {}),
+      webhookDisorderMs: s.webhookDisorderMs,
+      webhookDuplicatePercent: s.webhookDuplicatePercent,
     },
   });
   // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.

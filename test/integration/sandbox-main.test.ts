@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import winston from 'winston';
 import { CapturingStream } from '../../src/observability/logger';
 import { authorizationHeader, startSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
+import { eventually } from '../support/wait';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 // Runs src/sandbox/main.ts without a build: TypeScript's own transpiler as a require hook.
@@ -48,4 +51,36 @@ describe('sandbox main and logging', () => {
       await sb.close();
     }
   });
+
+  it('when main runs with SANDBOX_WEBHOOK_* set, then a sale voided straight at it (the README demo) posts both events, signed, and logs neither key nor body', async () => {
+    const receiver = await startWebhookReceiver();
+    const child = spawn(process.execPath, ['-e', RUN_MAIN], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'development', SANDBOX_PORT: '0', LOG_LEVEL: 'http', SANDBOX_WEBHOOK_URLS: receiver.url, SANDBOX_WEBHOOK_SECRET: 'demo-hook-key', SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS: '100,100' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => /http:\/\/127\.0\.0\.1:\d+/.test(out), 20_000);
+      const base = `${/http:\/\/127\.0\.0\.1:\d+/.exec(out)?.[0]}/api/v2/`;
+      // The documented example header (gateway-facts.md), as the README's curl sends it.
+      const auth = authorizationHeader('_V87Qtb513Cd3vabM7RC0TbtJWeSo8p7', '123456', 'abcdefghijklmnop');
+      const sale = await callSandbox(base, 'POST', 'transactions', { auth, body: { command: 'cc:sale', amount: '5.00', creditcard: { number: '4000100011112224', expiration: '1230', cvc: '123' } } });
+      const key = (sale.json as { key: string }).key;
+      await callSandbox(base, 'POST', 'transactions', { auth, body: { command: 'void', trankey: key } });
+      await eventually(() => receiver.hits.length >= 2);
+      expect(receiver.hits.map((h) => [h.payload.event_type, h.payload.event_body.object.key]).sort()).toEqual([['transaction.sale.success', key], ['transaction.sale.voided', key]]);
+      for (const h of receiver.hits) expect(h.headers['x-signature']).toBe(createHmac('sha256', 'demo-hook-key').update(h.raw).digest('hex'));
+      await eventually(() => (out.match(/sandbox webhook delivered/g) ?? []).length >= 2);
+      for (const leak of ['demo-hook-key', '4000xxxxxxxx2224', key]) expect(out).not.toContain(leak);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await receiver.close();
+    }
+  }, 30_000);
 });

@@ -281,6 +281,20 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: { GATEWAY_RATE_PER_DAY: '3', LIMITER_BACKGROUND_DAY_SHARE: '0.25' } })).join('\n')).toContain('LIMITER_BACKGROUND_DAY_SHARE');
   });
 
+  it('when SANDBOX_WEBHOOK_* are set, then the receivers, the key and the schedule are read, and a bad value is named without itself', () => {
+    const none = loadConfig({ env: {} }).sandbox;
+    expect(none).toMatchObject({ webhookUrls: [], webhookSecret: undefined, webhookRetryScheduleMs: undefined, webhookDisorderMs: 0, webhookDuplicatePercent: 0 });
+    const set = loadConfig({ env: { SANDBOX_WEBHOOK_URLS: 'http://127.0.0.1:9999/a, https://hooks.example/b', SANDBOX_WEBHOOK_SECRET: 'hook-key', SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS: '100, 200,300', SANDBOX_WEBHOOK_DUPLICATE_PERCENT: '5' } }).sandbox;
+    expect(set.webhookUrls).toEqual(['http://127.0.0.1:9999/a', 'https://hooks.example/b']);
+    expect(set.webhookSecret?.reveal()).toBe('hook-key');
+    expect(set.webhookRetryScheduleMs).toEqual([100, 200, 300]);
+    expect(set.webhookDuplicatePercent).toBe(5);
+    const problems = problemsOf(() => loadConfig({ env: { SANDBOX_WEBHOOK_URLS: 'ftp://u:pw-secret@host/', SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS: '100,soon' } })).join('\n');
+    expect(problems).toContain('SANDBOX_WEBHOOK_URLS');
+    expect(problems).toContain('SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS');
+    expect(problems).not.toContain('pw-secret');
+  });
+
   it('when the shipped default.json is read, then it holds every setting', () => {
     expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
   });
