@@ -88,7 +88,19 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
   };
 
   const observer = createWebhookObserver(life, enabled, emit);
-  life.observer = observer;
+  // Called inside the API's handling of a change: whatever fails here, the change and its answer stand.
+  const guarded = (what: string, run: () => void) => {
+    try {
+      run();
+    } catch (err) {
+      logger.error('sandbox webhook not emitted', { change: what, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  life.observer = {
+    adopted: (tx, now) => guarded('adopted', () => observer.adopted(tx, now)),
+    followedUp: (op) => guarded(op.command, () => observer.followedUp(op)),
+    batchClosed: (batch, now) => guarded('batch close', () => observer.batchClosed(batch, now)),
+  };
 
   const find = (id: string) => log.find((e) => e.event_id === id);
 
