@@ -90,6 +90,10 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (err: unknown) => {
+    // A port taken: the webhooks' batch timer (started with the settings) must not outlive the failed start.
+    await core.webhooks.close();
+    throw err;
   });
   const port = (server.address() as AddressInfo).port;
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;

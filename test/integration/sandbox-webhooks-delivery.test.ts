@@ -222,4 +222,10 @@ describe('sandbox webhooks: delivery', () => {
       await stuck.close();
     }
   });
+
+  it('when the port is taken, then a start with webhooks on fails without leaving its batch timer running', async () => {
+    const before = timeouts();
+    await expect(startSandbox({ port: sb.port, settings: { webhookUrls: [receiver.url], batchCloseIntervalMs: 60_000 } })).rejects.toThrow(/EADDRINUSE/);
+    expect(timeouts()).toBeLessThanOrEqual(before);
+  });
 });
