@@ -1,29 +1,41 @@
+import { isDigitKind, Kind, kindAt } from './characters';
 import { luhnValid } from './luhn';
 import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
 
 /**
- * The one card-number detector: the card-data guard, the logger's redaction, the scrub of stored replays and
- * the gateway client's unmasked-number check all call it (contract: 422 `card_data_forbidden`).
+ * The one card-number detector: the card-data guard, the logger's and the spans' redaction, the scrub of stored
+ * replays, the sale records' field filter and the gateway client's unmasked-number check all call it
+ * (contract: 422 `card_data_forbidden`).
  *
- * A card number is 12–19 digits, unbroken or in groups joined by separators (one to three characters between
- * two groups, of one kind or mixed: spaces, tabs, line breaks, no-break and thin spaces, dashes and hyphens, dots,
- * underscores, slashes), whose prefix and length fall in a card network's issuer ranges (networks.json) and
- * which passes Luhn: a card number in any form a person types or pastes ("4000  1000  1111  2224",
- * "4000 - 1000 - 1111 - 2224", "4000\u00a01000…", "4000-1000.1111 2224"). A network may refuse groups of a clock
- * value's length (UATP's clockGroups: a millisecond clock value and a counter, "order-1795369789000-23", is 15
- * digits starting with 1).
+ * A card number is 12–19 digits of any script (characters.ts: ASCII, full-width "４０００…", Arabic-Indic
+ * "٤٠٠٠…", any `\p{Nd}`, read by value and mixed freely), unbroken or in groups joined by separators (one to
+ * three a reader sees between two groups, of one kind or mixed: spaces and line breaks of every kind, dashes,
+ * dots, underscores, slashes, plus signs; invisible ones, such as zero-width spaces and joiners, are not
+ * counted), whose prefix and length fall in a card network's issuer ranges (networks.json) and which passes
+ * Luhn: a card number in any form a person types or pastes ("4000  1000  1111  2224", "4000 - 1000 - 1111 - 2224",
+ * "4000\u00a01000…", "4000-1000.1111 2224", "4000\u200b1000…", "４０００ー１０００…"). A network may refuse groups
+ * of a clock value's length (UATP's clockGroups: a millisecond clock value and a counter,
+ * "order-1795369789000-23", is 15 digits starting with 1).
  *
  * A run is digit groups joined by separators. Every sequence of WHOLE groups of 12–19 digits inside a run is
  * tried, so a card number next to one more group ("1 4000100011112224", "4000-1000-1111-2224-9") is still
  * found; an unbroken digit stretch is never cut, so "40001000111122240000" is not a card number, and four
- * separators or more end a run.
- * `delimited`: the chosen groups must not touch letters either (header values hold hex and base64 ids whose digit stretches are not card numbers). A run wholly
- * inside a canonical UUID (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from
- * `crypto.randomUUID()`) is an identifier, not a card number.
+ * visible separators or more end a run.
+ * `delimited`: the chosen groups must not touch ASCII letters or digits either (header values hold hex and
+ * base64 ids whose digit stretches are not card numbers). A run wholly inside a canonical UUID
+ * (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from `crypto.randomUUID()`) is an identifier,
+ * not a card number.
  */
 
 export interface PanScanOptions {
   delimited?: boolean;
+  /**
+   * The text is an HTTP header value as Node hands it over: its bytes read as latin1, so a UTF-8 "４" arrives as
+   * "ï¼\x94". When the scan meets a UTF-8 lead byte (0xC2–0xF4) and no card number, the value is scanned again
+   * read as UTF-8, where digits and separators of other scripts are what the client sent. Found by the scan
+   * itself, so an ASCII value (nearly all) costs nothing more.
+   */
+  headerBytes?: boolean;
 }
 
 export const MIN_PAN_DIGITS = 12;
@@ -34,28 +46,31 @@ export function isCardDigits(digits: string): boolean {
   return digits.length >= MIN_PAN_DIGITS && digits.length <= MAX_PAN_DIGITS && cardNetwork(digits) !== undefined && luhnValid(digits);
 }
 
-/** The most separator characters between two groups of one card number ("4000 - 1000": three). */
-const MAX_SEPARATOR = 3;
-const SEPARATORS = /[ \t\n\r\u00a0\u2007\u2009\u202f\u2010-\u2013\u2212._/-]+/g;
-
-/** True when the candidate (digit groups and separators, nothing else) is a card number as written. */
+/** True when the candidate (digit groups and separators, nothing else) is, as a whole, a card number as written. */
 export function isPan(candidate: string): boolean {
-  if ((candidate.match(SEPARATORS) ?? []).some((sep) => sep.length > MAX_SEPARATOR)) return false;
-  const groups = candidate.split(SEPARATORS);
-  const digits = groups.join('');
-  if (digits.length < MIN_PAN_DIGITS || digits.length > MAX_PAN_DIGITS || !/^\d+$/.test(digits) || !luhnValid(digits)) return false;
-  const groupLengths = groups.length > 1 ? groups.reduce((mask, g) => mask | (1 << g.length), 0) : 0;
-  return cardNetworkByPrefix(Number(digits.slice(0, PREFIX_DIGITS)), digits.length, groupLengths) !== undefined;
+  if (candidate.length < MIN_PAN_DIGITS || !isDigitKind(kindAt(candidate, 0))) return false;
+  if (runEnd(candidate, 0) !== candidate.length || runDigits > MAX_PAN_DIGITS) return false;
+  const count = recordGroups(candidate, 0, candidate.length, runDigits);
+  let digits = '';
+  let groupLengths = 0;
+  for (let k = 0; k < valueCount; k++) digits += String(values[k]);
+  for (let g = 0; g < count; g++) groupLengths |= 1 << ((g + 1 < count ? (groupFirstDigit[g + 1] as number) : valueCount) - (groupFirstDigit[g] as number));
+  if (digits.length < MIN_PAN_DIGITS || !luhnValid(digits)) return false;
+  return cardNetworkByPrefix(Number(digits.slice(0, PREFIX_DIGITS)), digits.length, count > 1 ? groupLengths : 0) !== undefined;
 }
 
-const isDigit = (c: number) => c >= 48 && c <= 57;
-/** Space, tab, LF, CR, - . _ /, no-break space, figure space, thin space, narrow no-break space, hyphens and dashes, minus. */
-function isSeparator(c: number): boolean {
-  if (c < 128) return c === 32 || c === 45 || c === 46 || c === 95 || c === 47 || c === 9 || c === 10 || c === 13;
-  return c === 0xa0 || c === 0x2007 || c === 0x2009 || c === 0x202f || (c >= 0x2010 && c <= 0x2013) || c === 0x2212;
+/** The most separators a reader sees between two groups of one card number ("4000 - 1000": three); invisible ones are not counted. */
+const MAX_SEPARATOR = 3;
+
+const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+/** UTF-16 units of a character of this kind (characters.ts). */
+const width = (kind: number) => (kind >= Kind.Wide ? 2 : 1);
+/** kindAt, with ASCII digits (most of what is read here) answered without the table. */
+function kindAtFast(text: string, k: number): number {
+  const c = text.charCodeAt(k);
+  return c >= 48 && c <= 57 ? c - 48 : kindAt(text, k);
 }
-const isAlnum = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-const isHex = (c: number) => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 
 /** Where the dashes of a canonical UUID stand (8-4-4-4-12 hex digits, 36 characters in all). */
 const UUID_LENGTH = 36;
@@ -82,22 +97,27 @@ function insideUuid(text: string, from: number, to: number): boolean {
   return false;
 }
 
-// Group offsets of the run being tried, reused across calls (nothing here re-enters the scanner).
-const starts: number[] = [];
-const ends: number[] = [];
+// The run being tried, reused across calls (nothing here re-enters the scanner): per group, where it stands in
+// the text and where its digits start in `values`, which holds the value of every digit of the run, any script.
+const groupFrom: number[] = [];
+const groupTo: number[] = [];
+const groupFirstDigit: number[] = [];
+let values = new Uint8Array(64);
+let valueCount = 0;
 
 // Luhn's doubled digit: 2d, less 9 past 9.
 const DOUBLED = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
 
 /**
- * True when some sequence of whole groups in the run holds a card number, the groups being
- * `starts[0..count)`/`ends[0..count)`. From each first group the digits are taken one at a time, keeping the
- * Luhn sum both ways (rightmost digit doubled or not: appending a digit swaps the two) and the first six
- * digits, so nothing is allocated and at most 19 digits are read per first group: linear in the run.
+ * True when some sequence of whole groups in the run holds a card number (the groups recordGroups kept). From
+ * each first group the digits are taken one at a time, keeping the Luhn sum both ways (rightmost digit doubled
+ * or not: appending a digit swaps the two) and the first six digits, so nothing is allocated and at most 19
+ * digits are read per first group: linear in the run.
  */
 function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
+  const v = values;
   for (let i = 0; i < count; i++) {
-    const from = starts[i] as number;
+    const from = groupFrom[i] as number;
     if (delimited && from > 0 && isAlnum(text.charCodeAt(from - 1))) continue;
     let size = 0;
     let undoubled = 0; // the Luhn sum with the rightmost digit so far not doubled (valid when ≡ 0 mod 10)
@@ -105,12 +125,12 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
     let first6 = 0;
     let groupLengths = 0; // bit n: a group of n digits so far (a network may refuse some: networks.json, clockGroups)
     for (let j = i; j < count; j++) {
-      const groupStart = starts[j] as number;
-      const to = ends[j] as number;
-      if (size + to - groupStart > MAX_PAN_DIGITS) break;
-      groupLengths |= 1 << (to - groupStart);
-      for (let k = groupStart; k < to; k++) {
-        const d = text.charCodeAt(k) - 48;
+      const first = groupFirstDigit[j] as number;
+      const last = j + 1 < count ? (groupFirstDigit[j + 1] as number) : valueCount;
+      if (size + last - first > MAX_PAN_DIGITS) break;
+      groupLengths |= 1 << (last - first);
+      for (let k = first; k < last; k++) {
+        const d = v[k] as number;
         const next = doubled + d;
         doubled = undoubled + (DOUBLED[d] as number);
         undoubled = next;
@@ -118,6 +138,7 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
         size++;
       }
       if (size < MIN_PAN_DIGITS) continue;
+      const to = groupTo[j] as number;
       if (delimited && to < text.length && isAlnum(text.charCodeAt(to))) continue;
       if (undoubled % 10 === 0 && cardNetworkByPrefix(first6, size, j > i ? groupLengths : 0) !== undefined) return true;
     }
@@ -125,36 +146,77 @@ function runHoldsPan(text: string, count: number, delimited: boolean): boolean {
   return false;
 }
 
-/** Records the digit groups of the run text[from, to) and tries them: the rare, long-run path. */
-function runAt(text: string, from: number, to: number, delimited: boolean): boolean {
+/** Records the digit groups of the run text[from, to), with `digits` digits, and returns how many: the rare, long-run path. */
+function recordGroups(text: string, from: number, to: number, digits: number): number {
+  if (values.length < digits) values = new Uint8Array(Math.max(digits, values.length * 2));
+  const v = values;
   let count = 0;
-  for (let k = from; k < to; k++) {
-    if (!isDigit(text.charCodeAt(k))) continue;
-    starts[count] = k;
-    while (k < to && isDigit(text.charCodeAt(k))) k++;
-    ends[count] = k;
-    count++;
+  let n = 0;
+  for (let k = from; k < to; ) {
+    const kind = kindAtFast(text, k);
+    if (!isDigitKind(kind)) {
+      k += width(kind);
+      continue;
+    }
+    groupFrom[count] = k;
+    groupFirstDigit[count] = n;
+    v[n++] = kind & 15;
+    k += width(kind);
+    while (k < to) {
+      const c = text.charCodeAt(k);
+      if (c >= 48 && c <= 57) {
+        v[n++] = c - 48;
+        k++;
+        continue;
+      }
+      const next = kindAt(text, k);
+      if (!isDigitKind(next)) break;
+      v[n++] = next & 15;
+      k += width(next);
+    }
+    groupTo[count++] = k;
   }
-  return runHoldsPan(text, count, delimited);
+  valueCount = n;
+  return count;
 }
 
 // What runEnd counted besides the end: the run's digits. Module state keeps runEnd allocation-free.
 let runDigits = 0;
+// Whether the last scan met a UTF-8 lead byte read as latin1 (PanScanOptions.headerBytes).
+let sawUtf8Lead = false;
 
-/** The end of the run starting with the digit at `start`: digit groups joined by one to three separators. */
+/**
+ * The end of the run starting with the digit at `start`: digit groups joined by one to three separators a
+ * reader sees, with any number of invisible ones among them.
+ */
 function runEnd(text: string, start: number): number {
-  let j = start + 1;
+  const length = text.length;
+  let j = start + (text.charCodeAt(start) < 0xd800 ? 1 : width(kindAt(text, start)));
   let digits = 1;
-  for (;;) {
-    if (j < text.length && isDigit(text.charCodeAt(j))) {
+  while (j < length) {
+    const c = text.charCodeAt(j);
+    if (c >= 48 && c <= 57) {
       j++;
       digits++;
       continue;
     }
+    let kind = kindAt(text, j);
+    if (isDigitKind(kind)) {
+      j += width(kind);
+      digits++;
+      continue;
+    }
     let k = j;
-    while (k < text.length && k - j < MAX_SEPARATOR && isSeparator(text.charCodeAt(k))) k++;
-    if (k === j || k >= text.length || !isDigit(text.charCodeAt(k))) break;
-    j = k + 1;
+    let seen = 0;
+    for (;;) {
+      const base = kind & 15;
+      if (base === Kind.Separator ? ++seen > MAX_SEPARATOR : base !== Kind.Invisible) break;
+      k += width(kind);
+      if (k >= length) break;
+      kind = kindAt(text, k);
+    }
+    if (k === j || k >= length || !isDigitKind(kind)) break;
+    j = k + width(kind);
     digits++;
   }
   runDigits = digits;
@@ -168,12 +230,24 @@ function runEnd(text: string, start: number): number {
  */
 function scan(text: string, delimited: boolean, onRun: (start: number, end: number) => boolean): boolean {
   for (let i = 0; i < text.length; ) {
-    if (!isDigit(text.charCodeAt(i))) {
+    // ASCII first, in as many comparisons as an ASCII-only check: nearly every character of a request is.
+    const c = text.charCodeAt(i);
+    if (c > 57) {
+      if (c < 0x80) {
+        i++;
+        continue;
+      }
+      if (c >= 0xc2 && c <= 0xf4) sawUtf8Lead = true; // never inside a run: a letter (or × ÷) to the table
+      if (!isDigitKind(kindAt(text, i))) {
+        i++;
+        continue;
+      }
+    } else if (c < 48) {
       i++;
       continue;
     }
     const end = runEnd(text, i);
-    if (runDigits >= MIN_PAN_DIGITS && runAt(text, i, end, delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
+    if (runDigits >= MIN_PAN_DIGITS && runHoldsPan(text, recordGroups(text, i, end, runDigits), delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
     i = end;
   }
   return false;
@@ -182,7 +256,10 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
 /** True when any run in the text holds a card number. */
 export function containsPan(text: string, options: PanScanOptions = {}): boolean {
   if (text.length < MIN_PAN_DIGITS) return false;
-  return scan(text, options.delimited === true, () => true);
+  const delimited = options.delimited === true;
+  sawUtf8Lead = false;
+  if (scan(text, delimited, () => true)) return true;
+  return options.headerBytes === true && sawUtf8Lead && scan(Buffer.from(text, 'latin1').toString('utf8'), delimited, () => true);
 }
 
 /** Replaces every run that holds a card number, whole, with the replacement (over-redacting a neighbour group is fine). */

@@ -6,9 +6,48 @@
 import table from '../../src/card/networks.json';
 import { makeLuhnValid } from './merchant-ids';
 
-/** A run: digit groups joined by one to three separators, of one kind or mixed (the contract's "any form"). */
-const RUN = /\d+(?:[ \t\n\r\u00a0\u2007\u2009\u202f\u2010\u2011\u2012\u2013\u2212._/-]{1,3}\d+)*/g;
+/**
+ * Digit values from Intl, not from Unicode's layout (src/card/characters.ts counts from each run's 0): every
+ * numbering system the engine knows writes 0 to 9 (\p{Nd} systems only: "hanidec"'s ideographs are no decimal
+ * digits to Unicode). Digits of systems Intl lacks fall back to the distance from the run's 0, found by walking back.
+ */
+const INTL_DIGITS = new Map<string, number>();
+for (const system of Intl.supportedValuesOf('numberingSystem')) {
+  const written = [...new Intl.NumberFormat('en', { numberingSystem: system, useGrouping: false }).format(1234567890)];
+  if (written.length !== 10 || !written.every((d) => /^\p{Nd}$/u.test(d))) continue;
+  written.forEach((d, i) => INTL_DIGITS.set(d, (i + 1) % 10));
+}
+
+function digitValue(d: string): number {
+  const known = INTL_DIGITS.get(d);
+  if (known !== undefined) return known;
+  let zero = d.codePointAt(0) as number;
+  while (/^\p{Nd}$/u.test(String.fromCodePoint(zero - 1))) zero--;
+  return ((d.codePointAt(0) as number) - zero) % 10;
+}
+
+/** The text's digits of any script as ASCII, everything else dropped. */
+export function oracleAsciiDigits(text: string): string {
+  return [...text].filter((c) => /^\p{Nd}$/u.test(c)).map(digitValue).join('');
+}
+
+/**
+ * The contract's separators as a class of their own, written out: spaces and line breaks of any kind, dashes of
+ * any kind and the minus sign, dots, underscores, slashes, plus signs (ASCII, full-width and what Japanese IMEs
+ * type), and the zero-width characters (default-ignorable and nonspacing or enclosing marks), which never count
+ * among the three a run allows between two groups.
+ */
+const SEEN = '[\\p{White_Space}\\p{Pd}\\u2212._/+\\uff0e\\u3002\\uff61\\u00b7\\u30fb\\uff65\\uff3f\\uff0f\\u2044\\u2215\\uff0b\\u30fc\\uff70]';
+const UNSEEN = '[\\p{Default_Ignorable_Code_Point}\\p{Mn}\\p{Me}]';
+/** A run: digit groups joined by one to three separators a reader sees (of one kind or mixed), and any unseen ones. */
+const RUN = new RegExp(`\\p{Nd}+(?:(?:${UNSEEN}+|${UNSEEN}*(?:${SEEN}${UNSEEN}*){1,3})\\p{Nd}+)*`, 'gu');
 const ALNUM = /[A-Za-z0-9]/;
+const JOINS = new RegExp(`${SEEN}|${UNSEEN}`, 'gu');
+
+/** The text with every separator and invisible character taken out and every digit written in ASCII: a card number echoed in any form shows whole. */
+export function oracleFlatten(text: string): string {
+  return text.replace(JOINS, '').replace(/\p{Nd}/gu, (d) => String(digitValue(d)));
+}
 
 /** `groups`: the number's digit groups as written (unbroken: one). */
 export function oracleNetwork(digits: string, groups: string[] = [digits]): string | undefined {
@@ -25,7 +64,7 @@ export function oracleNetwork(digits: string, groups: string[] = [digits]): stri
 }
 
 export function oracleIsCard(digits: string, groups: string[] = [digits]): boolean {
-  return /^\d{12,19}$/.test(digits) && oracleNetwork(digits, groups) !== undefined && makeLuhnValid(digits) === digits;
+  return /^[0-9]{12,19}$/.test(digits) && oracleNetwork(digits, groups) !== undefined && makeLuhnValid(digits) === digits;
 }
 
 interface Run {
@@ -46,7 +85,7 @@ function inUuid(text: string, start: number, end: number): boolean {
 }
 
 function toRun(text: string, run: string, at: number): Run {
-  const groups = [...run.matchAll(/\d+/g)].map((g) => ({ start: at + g.index, end: at + g.index + g[0].length }));
+  const groups = [...run.matchAll(/\p{Nd}+/gu)].map((g) => ({ start: at + g.index, end: at + g.index + g[0].length }));
   return { start: at, end: at + run.length, groups };
 }
 
@@ -61,7 +100,7 @@ function runHoldsCard(text: string, run: Run, delimited: boolean): boolean {
     for (let j = i; j < groups.length; j++) {
       const from = (groups[i] as Run['groups'][number]).start;
       const to = (groups[j] as Run['groups'][number]).end;
-      const parts = groups.slice(i, j + 1).map((g) => text.slice(g.start, g.end));
+      const parts = groups.slice(i, j + 1).map((g) => oracleAsciiDigits(text.slice(g.start, g.end)));
       const digits = parts.join('');
       if (delimited && (ALNUM.test(text[from - 1] ?? '') || ALNUM.test(text[to] ?? ''))) continue;
       if (oracleIsCard(digits, parts)) return true;
@@ -84,7 +123,7 @@ export function oracleHasNetworkCandidate(text: string): boolean {
   return runs(text).some(({ groups }) =>
     groups.some((_, i) =>
       groups.slice(i).some((_g, k) => {
-        const parts = groups.slice(i, i + k + 1).map((g) => text.slice(g.start, g.end));
+        const parts = groups.slice(i, i + k + 1).map((g) => oracleAsciiDigits(text.slice(g.start, g.end)));
         const digits = parts.join('');
         return digits.length >= 12 && digits.length <= 19 && oracleNetwork(digits, parts) !== undefined;
       }),

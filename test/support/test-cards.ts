@@ -74,3 +74,30 @@ const PASTED_JOINS = ['\t', '  ', ' - ', '\u00a0', '\u2013'] as const;
 export function separatorForms(number: string): string[] {
   return [number, ...[...PAN_SEPARATORS, ...PASTED_JOINS].map((sep) => printedGroups(number).join(sep))];
 }
+
+/**
+ * Digits of other scripts (issue 30, item 3: the contract's "digits of any script"), by the code point of their 0:
+ * full-width (what a Japanese keyboard types), Arabic-Indic, Extended Arabic-Indic (Persian, Urdu), Devanagari,
+ * Bengali, Thai, Myanmar, and the mathematical bold and monospace digits of "fancy text" generators (two UTF-16 units each).
+ */
+export const DIGIT_SCRIPTS: Readonly<Record<string, number>> = {
+  'full-width': 0xff10, 'Arabic-Indic': 0x0660, 'Extended Arabic-Indic': 0x06f0, Devanagari: 0x0966, Bengali: 0x09e6,
+  Thai: 0x0e50, Myanmar: 0x1040, 'mathematical bold': 0x1d7ce, 'mathematical monospace': 0x1d7f6,
+};
+
+/** The ASCII digits of the text written in the script whose 0 is `zero`. */
+export function inScript(text: string, zero: number): string {
+  return text.replace(/[0-9]/g, (d) => String.fromCodePoint(zero + Number(d)));
+}
+
+/**
+ * Joins the probe found taken as plain text (issue 30, item 3) and their kin: zero-width space, joiners, word joiner,
+ * BOM, line and paragraph separators, plus signs, the ideographic space and the full-width hyphen-minus, and what
+ * a Japanese IME types for "-" (ー).
+ */
+export const UNICODE_JOINS = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u2028', '\u2029', '+', '\u3000', '\uff0d', '\u30fc', ' \u200b+\u200b '] as const;
+
+/** The number in every script, unbroken and grouped by every Unicode join, each digit of the groups in its script. */
+export function scriptForms(number: string): string[] {
+  return Object.values(DIGIT_SCRIPTS).flatMap((zero) => [inScript(number, zero), ...UNICODE_JOINS.map((join) => inScript(printedGroups(number).join(join), zero))]);
+}

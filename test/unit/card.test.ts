@@ -4,7 +4,7 @@ import { containsPan, isPan, redactPans, redactPansDeep } from '../../src/card/p
 import { cardNetwork, NETWORKS } from '../../src/card/networks';
 import { makeLuhnValid } from '../support/merchant-ids';
 import { oracleContainsPan, oracleIsCard, oracleRedact } from '../support/pan-oracle';
-import { separatorForms, TEST_CARDS } from '../support/test-cards';
+import { DIGIT_SCRIPTS, inScript, separatorForms, TEST_CARDS, UNICODE_JOINS } from '../support/test-cards';
 import { maskCardNumber } from '../../src/card/mask';
 
 describe('luhnValid', () => {
@@ -187,6 +187,10 @@ describe('the scanner against an independent oracle', () => {
     fc.constantFrom(...pans).chain((p) => fc.constantFrom(' ', '-', '.', '_', '/').map((sep) => p.replace(/(\d{4})(?=\d)/g, `$1${sep}`))),
     fc.stringMatching(/^[0-9]{1,8}$/),
     fc.constantFrom(' ', '-', '.', '_', '/', '  ', '--', ' -', '._', 'a', 'Z', '=', '\n', '+'),
+    // Other scripts and joins (issue 30): digits by value, invisible joins uncounted, astral digits two units wide.
+    fc.tuple(fc.constantFrom(...pans, ...near), fc.constantFrom(...Object.values(DIGIT_SCRIPTS)), fc.constantFrom('', ...UNICODE_JOINS)).map(([p, zero, join]) => inScript(p.replace(/(\d{4})(?=\d)/g, `$1${join}`), zero)),
+    fc.tuple(fc.stringMatching(/^[0-9]{1,8}$/), fc.constantFrom(...Object.values(DIGIT_SCRIPTS))).map(([d, zero]) => inScript(d, zero)),
+    fc.constantFrom(...UNICODE_JOINS, '\u200b\u200b\u200b\u200b', '\u0332', '\u{e0020}', '\u3000\u3000', '\u000b', '\ud835', '４', '٤', 'ｘ'),
     // UUIDs whose decimal groups hold a card number, whole or in pieces, so the UUID rule meets every neighbour.
     fc.constantFrom('66422251-1355-4707-9c8a-89ddd225b5b4', '40001000-1111-2224-9C8A-89DDD225B5B4', 'c1ec9bec-5773-4339-8092-400010001111', '40001000-1111-2224', '-9c8a-89ddd225b5b4', 'c1ec9bec-'),
     fc.string({ maxLength: 6 }),

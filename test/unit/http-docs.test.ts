@@ -71,7 +71,7 @@ describe('openapi.json against the contract', () => {
     }
   });
   it('when a reader looks up what is refused as card data or as a repeated key, then the description and the 422 and 400 answers say it exactly', () => {
-    const rule = ['12 to 19 digits', 'one to three separators, of one kind or mixed', 'no-break spaces', 'issuer ranges', 'Mastercard including 2221-2720', 'Maestro', 'Luhn'];
+    const rule = ['12 to 19 digits of any script', 'one to three separators, of one kind or mixed', 'line and paragraph separators', 'zero-width characters', 'issuer ranges', 'Mastercard including 2221-2720', 'Maestro', 'Luhn'];
     for (const text of [openapi.info.description, openapi.components.responses.CardDataForbidden.description]) {
       for (const piece of [...rule, 'clock values']) expect(text).toContain(piece);
     }
