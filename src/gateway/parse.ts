@@ -62,7 +62,7 @@ function savedcard(value: unknown): Transaction['savedcard'] {
   if (value === undefined || value === null) return undefined;
   const sc = obj(value, 'savedcard');
   const cardnumber = str(sc, 'cardnumber', false) ?? '';
-  if (containsPan(cardnumber) || (cardnumber.match(/\d/g) ?? []).length > 8) throw new ShapeError('savedcard.cardnumber is not masked');
+  if (containsPan(cardnumber) || (cardnumber.match(/\p{Nd}/gu) ?? []).length > 8) throw new ShapeError('savedcard.cardnumber is not masked');
   return { type: str(sc, 'type', false) ?? '', key: str(sc, 'key', false) ?? '', cardnumber, expiration: str(sc, 'expiration', false) ?? '' };
 }
 
@@ -70,9 +70,9 @@ function creditcard(value: unknown): Transaction['creditcard'] {
   if (value === undefined || value === null) return undefined;
   const cc = obj(value, 'creditcard');
   const number = str(cc, 'number', false) ?? '';
-  // A masked number keeps only 8 digits; anything with more digits (a card number or not) is not trusted to
-  // leave this process.
-  if (containsPan(number) || (number.match(/\d/g) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
+  // A masked number keeps only 8 digits; anything with more digits, of any script (a card number or not), is
+  // not trusted to leave this process.
+  if (containsPan(number) || (number.match(/\p{Nd}/gu) ?? []).length > 8) throw new ShapeError('creditcard.number is not masked');
   return { number, category_code: str(cc, 'category_code', false) ?? '' };
 }
 

@@ -4,7 +4,7 @@
  *   app.use(jsonBody(config)); app.use(cardGuard());
  * Routers mounted before it (docs, demo: GET only, no body) put it on each of their own routes instead: a
  * request they answer is scanned there, once, and one they do not match (every sale) never meets that copy.
- * It scans headers (names, and values for delimited PAN runs), the raw and decoded URL path and query, and the parsed body deeply
+ * It scans headers (names, and values for delimited PAN runs, as sent and read as UTF-8), the raw and decoded URL path and query, and the parsed body deeply
  * (keys, string and number values, arrays). A hit answers 422 with a fixed message; only the location kind
  * (`header`, `path`, `query`, `body`) is logged, never the value. The raw body text is scanned separately
  * by jsonBody, because JSON.parse rounds numbers beyond 2^53 (a 19-digit PAN as a JSON number).
@@ -71,8 +71,9 @@ function safeDecode(text: string): string {
 }
 
 // Header values hold opaque ids (trace ids, JWTs, cookies) more often than prose: a digit stretch inside a
-// hex or base64 id is not a card number (else about 1 in 500 W3C-traced requests would be refused).
-const headerValueHoldsPan = (value: string): boolean => hasPan(value, { delimited: true });
+// hex or base64 id is not a card number (else about 1 in 500 W3C-traced requests would be refused). Node hands
+// them over as latin1 bytes: the scan reads UTF-8 in them too (other scripts' digits, zero-width separators).
+const headerValueHoldsPan = (value: string): boolean => hasPan(value, { delimited: true, headerBytes: true });
 
 /**
  * Trace headers that proxies add on their own, skipped only when they match their exact format:

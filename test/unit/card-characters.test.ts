@@ -2,6 +2,12 @@ import table from '../../src/card/characters.json';
 import { asciiDigits, isDigitKind, kindAt } from '../../src/card/characters';
 import { maskCardNumber } from '../../src/card/mask';
 import { containsPan, isPan, redactPans, redactPansDeep } from '../../src/card/pan';
+import { parsePaymentMethod, parseTransaction, ShapeError } from '../../src/gateway/parse';
+import { findCardData } from '../../src/http/card-guard';
+import { storedResponseJson } from '../../src/idempotency/scrub';
+import { redactValue } from '../../src/observability/redact';
+import { scrubAttributes } from '../../src/observability/span-redaction';
+import { encodeSaleFields } from '../../src/sale-records/fields';
 import { makeLuhnValid, merchantIds } from '../support/merchant-ids';
 import { oracleAsciiDigits, oracleHasNetworkCandidate } from '../support/pan-oracle';
 import { DIGIT_SCRIPTS, inScript, printedGroups, scriptForms, TEST_CARDS, UNICODE_JOINS } from '../support/test-cards';
@@ -97,5 +103,55 @@ describe('what each character is to the rule (src/card/characters.json)', () => 
     expect(isDigitKind(kindAt('\ud835', 0))).toBe(false);
     expect(isDigitKind(kindAt('\ud835x', 0))).toBe(false);
     expect(containsPan('\udfce4000100011112224\ud835')).toBe(true);
+  });
+});
+
+describe('every place the detector guards', () => {
+  const latin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin1'); // how Node hands UTF-8 header bytes over
+
+  it.each(PROBE)('when %j is sent in a body, query, path or header, then the guard finds it there', (form) => {
+    const at = (req: { headers?: Record<string, string>; originalUrl?: string; query?: unknown; body?: unknown }) =>
+      findCardData({ headers: {}, originalUrl: '/v1/sales', query: {}, ...req });
+    expect(at({ body: { cardholder: form, method_name: 'mine' } })).toBe('body');
+    expect(at({ originalUrl: `/v1/sales?note=${encodeURIComponent(form)}`, query: { note: form } })).toBe('query');
+    expect(at({ originalUrl: `/v1/customers/${encodeURIComponent(form)}/payment_methods` })).toBe('path');
+    expect(at({ headers: { 'x-note': latin1(`pay ${form}`) } })).toBe('header');
+    expect(containsPan(JSON.stringify({ cardholder: form }))).toBe(true); // the raw body, before JSON.parse
+  });
+
+  it.each(PROBE)('when %j reaches a log line, a span, a stored replay or a sale record, then it is scrubbed or left out', (form) => {
+    expect(holdsPan(JSON.stringify(redactValue({ message: `cardholder ${form}`, meta: { name: form } })))).toBe(false);
+    const attributes: Record<string, string> = { 'app.cardholder': form };
+    scrubAttributes(attributes);
+    expect(holdsPan(JSON.stringify(attributes))).toBe(false);
+    expect(holdsPan(storedResponseJson({ status: 201, body: { cardholder: form, method_name: `x ${form}` }, headers: {} }))).toBe(false);
+    expect(holdsPan(JSON.stringify(redactPansDeep({ a: [form] })))).toBe(false);
+    const pairs = encodeSaleFields({ refnum: '3102154832', result_code: 'A', result: 'Approved', authcode: '1', amount: '1.00', invoice: form });
+    expect([pairs.includes('invoice'), holdsPan(pairs.join(' '))]).toEqual([false, false]);
+  });
+
+  it.each(PROBE)('when the gateway answers %j in a payment method or as a card number, then the gateway client refuses the answer', (form) => {
+    expect(() => parsePaymentMethod({ key: 'pm1', cardholder: form })).toThrow(ShapeError);
+    expect(() => parseTransaction({ type: 'transaction', key: 'k1', refnum: '1', result_code: 'A', result: 'Approved', authcode: '1', creditcard: { number: form } })).toThrow(ShapeError);
+  });
+
+  it('when a masked number holds more than 8 digits of another script, then the gateway client does not trust it', () => {
+    const number = '４０００ｘｘ１１１１２２２４'; // ten full-width digits: no card number, not the gateway's mask either
+    expect(containsPan(number)).toBe(false);
+    expect(() => parseTransaction({ type: 'transaction', key: 'k1', refnum: '1', result_code: 'A', result: 'Approved', authcode: '1', creditcard: { number } })).toThrow(ShapeError);
+  });
+
+  it('when a separator is one JSON escapes (form feed, vertical tab), then the stored replay still loses the number', () => {
+    for (const join of ['\f', '\u000b', '\f\u200b\u000b']) {
+      const form = printedGroups(PAN).join(join);
+      expect([JSON.stringify(join), holdsPan(storedResponseJson({ status: 201, body: { note: form }, headers: {} }))]).toEqual([JSON.stringify(join), false]);
+    }
+  });
+
+  it('when the sandbox or the logger masks a number written in another script or with invisible joins, then no middle digit is printed', () => {
+    for (const form of [...PROBE, inScript(PAN, 0x1d7ce), `4000${UNICODE_JOINS.join('')}1000 1111 2224`]) {
+      expect([form, maskCardNumber(form)]).toEqual([form, '4000xxxxxxxx2224']);
+    }
+    expect(maskCardNumber('٣٧١١-٢٢٢٢٣٣-٣٢٢٢٥')).toBe('3711xxxxxxx2225');
   });
 });

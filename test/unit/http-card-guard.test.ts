@@ -237,3 +237,24 @@ describe('containsCardData and isCardLikeName', () => {
     expect(containsCardData(deep)).toBe(true);
   });
 });
+
+describe('card-data guard: digits of any script, separators of any kind (issue 30)', () => {
+  const forms = ['４０００１０００１１１１２２２４', '٤٠٠٠١٠٠٠١١١١٢٢٢٤', '4000\u200b1000\u200b1111\u200b2224', '4000\u20281000\u20281111\u20282224', '4000+1000+1111+2224', '４０００ー１０００ー１１１１ー２２２４'];
+
+  it.each(forms)('when %j is a cardholder, a query value or a path segment, then 422 and it is never echoed or logged', async (form) => {
+    await expectRejected(postJson(JSON.stringify({ payment_key: 'pk_1', cardholder: form, method_name: 'mine' })), 'body', form);
+    await expectRejected((app) => request(app).get(`/v1/customers?q=${encodeURIComponent(form)}`), 'query', form);
+    await expectRejected((app) => request(app).get(`/v1/customers/${encodeURIComponent(form)}/payment_methods`), 'path', form);
+  });
+
+  it.each(forms)('when a header carries %j as UTF-8 bytes (Node reads them as latin1), then 422', async (form) => {
+    const sent = Buffer.from(`card ${form}`, 'utf8').toString('latin1');
+    await expectRejected((app) => request(app).get('/v1/customers').set('X-Note', sent), 'header', sent);
+  });
+
+  it('when a header holds other non-ASCII text and ids, then the request passes', async () => {
+    const { app } = guardedApp();
+    const sent = Buffer.from('Zahlung für Карта ４２ order-1795369789000-23 ＯＲＤ-１７９５３６９７８９０００', 'utf8').toString('latin1');
+    expect((await request(app).get('/v1/customers').set('X-Note', sent)).status).toBe(200);
+  });
+});

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { scrubResponse, storedResponseJson } from '../../src/idempotency/scrub';
-import { separatorForms, TEST_CARDS } from '../support/test-cards';
+import { scriptForms, separatorForms, TEST_CARDS } from '../support/test-cards';
 
 describe('scrubResponse (stored replays)', () => {
   it('when an answer about to be stored carries a card number in any separator form, at any depth or in a header, then it is replaced', () => {
@@ -29,7 +29,14 @@ describe('scrubResponse (stored replays)', () => {
 describe('storedResponseJson (what a replay record keeps)', () => {
   const pans = TEST_CARDS.flatMap(({ number }) => separatorForms(number));
   // Strings mixing card numbers in every form, merchant-like ids, digits and separators, so runs meet at edges.
-  const piece = fc.oneof(fc.constantFrom(...pans), fc.constantFrom('ORD-', '1795369789000', ' ', '-', '.', '_', '/', '"', '\\', '\n', 'é'), fc.string({ maxLength: 6 }));
+  // Forms in other scripts and with joins JSON escapes (\f, \u000b) or writes as they are (U+2028, U+200B) too (issue 30).
+  const unicodePans = TEST_CARDS.slice(0, 8).flatMap(({ number }) => scriptForms(number));
+  const piece = fc.oneof(
+    fc.constantFrom(...pans),
+    fc.constantFrom(...unicodePans),
+    fc.constantFrom('ORD-', '1795369789000', ' ', '-', '.', '_', '/', '"', '\\', '\n', 'é', '\f', '\u000b', '\u2028', '\u200b', '+', '４', '\ud835'),
+    fc.string({ maxLength: 6 }),
+  );
   const text = fc.array(piece, { maxLength: 5 }).map((xs) => xs.join(''));
   const json = fc.letrec((tie) => ({
     value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(...TEST_CARDS.map((c) => Number(c.number))), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
