@@ -4,8 +4,9 @@ import { containsPan } from '../../src/card/pan';
 import { NETWORKS } from '../../src/card/networks';
 import { startBff, token, type Bff } from '../support/bff';
 import { makeLuhnValid, merchantIds } from '../support/merchant-ids';
-import { oracleContainsPan, oracleHasNetworkCandidate } from '../support/pan-oracle';
-import { PAN_SEPARATORS, TEST_CARDS } from '../support/test-cards';
+import { oracleContainsPan, oracleFlatten, oracleHasNetworkCandidate } from '../support/pan-oracle';
+import { connectRedis, deletePrefix, uniquePrefix, valuesUnder } from '../support/redis';
+import { DIGIT_SCRIPTS, inScript, PAN_SEPARATORS, printedGroups, TEST_CARDS, UNICODE_JOINS } from '../support/test-cards';
 
 /**
  * Hostile input against ONE in-process tokengate (real Redis, sandbox gateway), property-based with
@@ -77,7 +78,7 @@ function check(req: Req, res: Res | undefined, ok: readonly number[] = []): void
   mintedIds.push(id);
   // The request id is set aside here: minted ids are checked on their own (last test).
   const exposed = (res.text + '\n' + Object.values(res.headers).join('\n')).split(id).join('');
-  const digits = exposed.replace(/[ ._/-]/g, '');
+  const digits = oracleFlatten(exposed); // any script, any separator
   if (containsPan(exposed) || [...planted].some((p) => digits.includes(p))) throw new Error(`card number in the answer: ${where}`);
   if (ok.includes(res.status)) return;
   const codes = DOCUMENTED[res.status];
@@ -90,7 +91,7 @@ function check(req: Req, res: Res | undefined, ok: readonly number[] = []): void
 function expectCleanLogs(): void {
   const logs = bff.logs();
   expect(containsPan(logs)).toBe(false);
-  const digits = logs.replace(/[ ._/-]/g, '');
+  const digits = oracleFlatten(logs);
   expect([...planted].filter((p) => digits.includes(p))).toEqual([]);
 }
 
@@ -118,6 +119,14 @@ const formatted = (seps: readonly string[]) =>
       text: [...pan].map((d, i) => d + (i < cuts.length ? (cuts[i] as string) : '')).join(''),
     }));
   }).filter(({ text }) => oracleContainsPan(text));
+/** A PAN in another script (full-width, Arabic-Indic, …), unbroken or in its printed groups joined by a Unicode join (issue 30). */
+const scripted = fc.tuple(panArb, fc.constantFrom(...Object.values(DIGIT_SCRIPTS)), fc.constantFrom('', ...UNICODE_JOINS))
+  .map(([pan, zero, join]) => ({ pan, text: inScript(printedGroups(pan).join(join), zero) }))
+  .filter(({ text }) => oracleContainsPan(text));
+/** How a client puts text in a header: its UTF-8 bytes, which Node's client writes (and its server reads) as latin1. */
+const wire = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+/** Non-ASCII left in a URL by the encoders below, percent-encoded as UTF-8 (Node's client refuses it raw). */
+const asciiUrl = (text: string) => text.replace(/\P{ASCII}/gu, (c) => encodeURIComponent(c));
 const noDigits = (unit: 'grapheme' | 'grapheme-ascii') => fc.string({ unit, maxLength: 12 }).map((s) => s.replace(/[0-9]/g, 'x'));
 const keyArb = fc.oneof(fc.constantFrom(...PROTO_KEYS, 'customer', 'payment_method', 'amount', 'amount_detail', 'invoice', 'tax', 'tip', 'number', 'card'), fc.string({ unit: 'grapheme', maxLength: 10 }));
 const numberText = fc.oneof(
@@ -146,8 +155,11 @@ const idemKey = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
 );
 
+const redisPrefix = uniquePrefix('hostile').replace(/[^A-Za-z0-9:_-]/g, '_');
+const redis = connectRedis();
+
 beforeAll(async () => {
-  bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug' } });
+  bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', REDIS_KEY_PREFIX: redisPrefix } });
   custA = bff.sandbox.fixtures.firstCustomer().key;
   pmA = (bff.sandbox.fixtures.paymentMethods(custA)[0] as { key: string }).key;
 }, 60_000);
@@ -155,6 +167,8 @@ afterAll(async () => {
   process.stdout.write(`hostile-input: sent ${sent}, refused by client ${refusedByClient}, by parser ${parserRefused}, minted ids ${mintedIds.length}, PAN-like ${mintedIds.filter((i) => containsPan(i)).length}, card numbers planted ${planted.size}\n`);
   agent.destroy();
   await bff?.stop();
+  await deletePrefix(redis, redisPrefix);
+  redis.disconnect();
 });
 
 const bearer = () => token({ sub: 'hostile', custkey: custA, scope: 'sales:create payment_methods:read tokens:read customers:read' }, { expiresIn: 600 });
@@ -199,11 +213,11 @@ describe('hostile input against one in-process service', () => {
 
   it('when a card number hides in any position and format, then 422 card_data_forbidden and it is neither echoed nor logged', async () => {
     const auth = bearer();
-    // '+' is a space in a query only; in a path it is a plain character (so '1234+5678' there is no card number).
+    // '+' is a space in a query only; in a path it stays a '+', which joins groups as well (contract: plus signs).
     const enc = fc.constantFrom<(s: string) => string>(encodeURIComponent, (s) => s.replace(/ /g, '%20'), (s) => s.replace(/ /g, '+'));
     const place = fc.record({
       where: fc.constantFrom('body-value', 'body-key', 'body-number', 'body-array', 'body-unicode', 'query-value', 'query-key', 'header-value', 'request-id', 'idempotency-key', 'authorization', 'path'),
-      card: formatted(PAN_SEPARATORS),
+      card: fc.oneof({ weight: 3, arbitrary: formatted(PAN_SEPARATORS) }, { weight: 1, arbitrary: scripted }),
       pre: noDigits('grapheme'),
       post: noDigits('grapheme'),
       asciiPre: fc.string({ unit: printable, maxLength: 12 }).map((t) => t.replace(/[0-9]/g, 'x')),
@@ -227,14 +241,14 @@ describe('hostile input against one in-process service', () => {
         let body: string | undefined = `{"customer":"${custA}","payment_method":"${pmA}","amount":"1.00","meta":${value}}`;
         if (!where.startsWith('body')) body = undefined;
         // Unicode around the number is percent-encoded (Node's parser refuses raw bytes over 0x7e in a URL).
-        const inUrl = `${encodeURIComponent(pre)}${e(` ${card.text} `)}${encodeURIComponent(post)}`;
+        const inUrl = `${encodeURIComponent(pre)}${asciiUrl(e(` ${card.text} `))}${encodeURIComponent(post)}`;
         if (where === 'query-value') path += `?note=${inUrl}`;
         if (where === 'query-key') path += `?${inUrl}=1`;
         if (where === 'path') path = `/v1/customers/${inUrl.replace(/\+/g, '%20')}/payment_methods`;
-        if (where === 'header-value') headers['x-note'] = `${asciiPre} ${card.text} :`;
+        if (where === 'header-value') headers['x-note'] = wire(`${asciiPre} ${card.text} :`);
         if (where === 'request-id') headers['x-request-id'] = /^[\d._-]+$/.test(card.text) ? card.text : card.pan;
-        if (where === 'idempotency-key') headers['idempotency-key'] = `order ${card.text}`;
-        if (where === 'authorization') headers.authorization = `Bearer ${card.text}`;
+        if (where === 'idempotency-key') headers['idempotency-key'] = wire(`order ${card.text}`);
+        if (where === 'authorization') headers.authorization = wire(`Bearer ${card.text}`);
         const req = { method: body === undefined ? 'GET' : 'POST', path: body === undefined ? path : '/v1/sales', headers, body };
         const res = await send(req);
         check(req, res);
@@ -383,6 +397,40 @@ describe('hostile input against one in-process service', () => {
     const req = { method: 'GET', path: `/v1/customers/${custA}/payment_methods`, headers: { authorization: `Bearer ${bearer()}`, 'x-card-4000-1000-1111-2224': '1' } };
     const res = await send(req);
     expect(`${res?.status} ${res?.text ? JSON.parse(res.text).error?.code : ''}`).toBe('422 card_data_forbidden');
+  });
+
+  // Issue 30, item 3: an outside probe added cards named with these; all were taken, stored at the gateway, listed
+  // and kept 24 h in the idempotency record.
+  it('when a card is added with a card number in another script or joined by zero-width, line or plus characters as its cardholder or method name, then 422 and nothing reaches the gateway or Redis', async () => {
+    const pan = '4000100011112224';
+    planted.add(pan);
+    const forms = ['４０００１０００１１１１２２２４', '٤٠٠٠١٠٠٠١١١١٢٢٢٤', '4000\u200b1000\u200b1111\u200b2224', '4000\u20281000\u20281111\u20282224', '4000+1000+1111+2224', '４０００ー１０００ー１１１１ー２２２４'];
+    const writer = `Bearer ${token({ sub: 'hostile-cards', custkey: custA, scope: 'payment_methods:write payment_methods:read' }, { expiresIn: 600 })}`;
+    const { public_key: publicKey } = (await (await fetch(`${bff.url}/v1/payment-config`, { headers: { authorization: writer } })).json()) as { public_key: string };
+    const minted = await fetch(`${bff.sandbox.url}/js/v2/payment_key`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ public_key: publicKey, card: { number: pan, expiration: '1230', cvc: '123' } }),
+    });
+    const { payment_key: paymentKey } = (await minted.json()) as { payment_key: string };
+    const add = (extra: object, key: string) => fetch(`${bff.url}/v1/customers/${custA}/payment_methods`, {
+      method: 'POST', headers: { authorization: writer, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ payment_key: paymentKey, ...extra }),
+    });
+    const methods = bff.sandbox.fixtures.paymentMethods(custA).length;
+    const calls = bff.sandbox.transactions().length;
+    for (const form of forms) {
+      for (const field of ['cardholder', 'method_name']) {
+        const res = await add({ [field]: `Taro ${form}` }, `probe-${field}-${forms.indexOf(form)}`);
+        const text = await res.text();
+        expect([form, field, res.status, (JSON.parse(text) as { error?: { code?: string } }).error?.code]).toEqual([form, field, 422, 'card_data_forbidden']);
+        expect(oracleFlatten(text)).not.toContain(pan);
+      }
+    }
+    expect([bff.sandbox.fixtures.paymentMethods(custA).length, bff.sandbox.transactions().length]).toEqual([methods, calls]);
+    expect((await valuesUnder(redis, redisPrefix)).filter(({ text }) => oracleFlatten(text).includes(pan)).map(({ key }) => key)).toEqual([]);
+    // The single-use key was never spent: the same card under a plain name is added, and listed masked.
+    expect((await add({ cardholder: 'Taro Yamada', method_name: 'ｶｰﾄﾞ 1' }, 'probe-plain')).status).toBe(201);
+    const list = await (await fetch(`${bff.url}/v1/customers/${custA}/payment_methods?limit=100`, { headers: { authorization: writer } })).text();
+    expect([list.includes('Taro Yamada'), oracleFlatten(list).includes(pan)]).toEqual([true, false]);
+    expectCleanLogs();
   });
 
   it('when the storm is over, then at least 10,000 requests were answered by the service and it still charges a sale', async () => {

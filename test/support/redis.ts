@@ -38,3 +38,26 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== '0');
 }
+
+/** Every key under a prefix with its value as text (strings, hashes, lists, sets, sorted sets, streams): to prove what Redis never holds. */
+export async function valuesUnder(redis: Redis, prefix: string): Promise<{ key: string; text: string }[]> {
+  const out: { key: string; text: string }[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 500);
+    cursor = next;
+    for (const key of keys) {
+      const type = await redis.type(key);
+      const value: unknown =
+        type === 'string' ? await redis.get(key)
+        : type === 'hash' ? await redis.hgetall(key)
+        : type === 'list' ? await redis.lrange(key, 0, -1)
+        : type === 'set' ? await redis.smembers(key)
+        : type === 'zset' ? await redis.zrange(key, '0', '-1', 'WITHSCORES')
+        : type === 'stream' ? await redis.xrange(key, '-', '+')
+        : null;
+      out.push({ key, text: JSON.stringify(value) });
+    }
+  } while (cursor !== '0');
+  return out;
+}
