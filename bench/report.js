@@ -107,12 +107,31 @@ function renderSummary(r) {
       `The sandbox keeps no per-route count, so the figure is its accepted calls (${c.sandbox_accepted_calls}) minus its sale calls (${c.sandbox_sale_calls}). Answers: ${Object.entries(c.answers).map(([k, v]) => `${v} × ${k}`).join(', ')}; all ${c.concurrent_misses} answered in ${c.wall_ms} ms.`,
     '',
     ...journeySection(r.journey),
+    ...fairnessSection(r.fairness),
     '## Reproduce',
     '',
     `\`npm run bench\` (builds, then \`node bench/run.js\`; needs \`redis-server\` on PATH; this run took ${Math.round(r.durations.total_s / 6) / 10} minutes on ${m.cores} cores). \`BENCH_QUICK=1 npm run bench\` is a short smoke run. Raw figures: [latest.json](latest.json).`,
     '',
   );
   return lines.join('\n');
+}
+
+function fairnessSection(f) {
+  if (!f) return [];
+  const row = (name, x) => `| ${name} | ${x.others_read_p50_ms} / **${x.others_read_p99_ms}** | ${x.others_read_refused} of ${x.others_reads} | ${x.others_sale_p99_ms} | ${x.others_sale_refused} of ${x.others_sales} | ${x.looper_requests ? fmtCounts(x.looper_answers) : '-'} | ${x.gateway_calls} |`;
+  return [
+    '## 5. One caller looping beside everyone else (issue 30, guarantee 11)',
+    '',
+    `Budget ${f.budget}; one production replica; the sandbox answers in 20 ms. ${f.shoppers} shoppers, each in a loop: read their cards with the gateway's word (\`Cache-Control: no-cache\`: a read that needs the budget) and pay. ` +
+      `The looper: an internal token on ${f.looping_connections} connections asking for unknown sale keys for ${f.loop_s} s. "Without the share" sets \`LIMITER_CALLER_SHARE=1\` and \`LIMITER_CALLER_DAY_SHARE=1\`.`,
+    '',
+    '| | others\' reads p50 / p99 ms | others\' reads refused | others\' sales p99 ms | others\' sales refused | looper\'s answers | gateway calls |',
+    '|---|---|---|---|---|---|---|',
+    row('no looper', f.baseline),
+    row('looper, with the per-caller share', f.with_share),
+    row('looper, without it', f.without_share),
+    '',
+  ];
 }
 
 /** Issue 25's goals for the merchant's journey (calls per checkout, pages served from the view). */

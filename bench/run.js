@@ -15,6 +15,7 @@ const { runCache } = require('./cache');
 const { runBudget } = require('./budget');
 const { runCorrectness } = require('./correctness');
 const { runJourney } = require('./journey');
+const { runFairness } = require('./fairness');
 const { renderChart } = require('./chart');
 const { renderSummary } = require('./report');
 
@@ -48,6 +49,9 @@ const OPTS = {
   journeyShoppers: 8,
   journeyVisits: 5,
   journeyLatencyMs: 100,
+  fairnessLoopSec: QUICK ? 6 : 18,
+  fairnessShoppers: 4,
+  fairnessThinkMs: 2500,
 };
 /** BENCH_ONLY=journey,cache runs only the named phases (a quick look at one figure; its results are not committed). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean));
@@ -117,6 +121,7 @@ async function main() {
   const cache = await phase('cache', runCache);
   const budget = await phase('budget', runBudget);
   const journey = await phase('journey', runJourney);
+  const fairness = await phase('fairness', runFairness);
 
   await redis.client.quit().catch(() => undefined);
   await stopAll();
@@ -130,6 +135,7 @@ async function main() {
     budget,
     cache,
     journey,
+    fairness,
     budget_setup: {
       limit_per_window: OPTS.limitN,
       window_ms: OPTS.windowMs,
@@ -149,7 +155,7 @@ async function main() {
   };
   if (ONLY.size > 0) {
     // A partial run never overwrites the committed results.
-    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
+    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, fairness, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
     return;
   }
   const dir = path.join(ROOT, 'bench', 'results');

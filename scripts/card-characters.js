@@ -1,4 +1,4 @@
-// Writes src/card/characters.json, the character classes of the card-number rule (contract.md, 422
+// Writes src/card/character-classes.json, the character classes of the card-number rule (contract.md, 422
 // card_data_forbidden: "digits of any script … spaces and dashes of any kind, dots, underscores, slashes, plus
 // signs, zero-width characters, line and paragraph separators"), from this Node's Unicode tables:
 //   node scripts/card-characters.js          (rerun after a Node upgrade brings a new Unicode version;
@@ -60,7 +60,7 @@ const out = {
   separators: ranges.separator,
   invisibles: ranges.invisible,
 };
-const file = path.join(__dirname, '..', 'src', 'card', 'characters.json');
+const file = path.join(__dirname, '..', 'src', 'card', 'character-classes.json');
 /** One key a line, long lists wrapped at about 110 characters. */
 function format(value) {
   const entries = Object.entries(value).map(([key, v]) => {

@@ -1,4 +1,4 @@
-import table from './characters.json';
+import table from './character-classes.json';
 
 /**
  * What each character is to the card-number rule (contract.md, 422 `card_data_forbidden`: "12 to 19 digits of
@@ -13,7 +13,7 @@ import table from './characters.json';
  * - an invisible one: default-ignorable code points (zero-width space, joiners, word joiner U+2060, BOM U+FEFF,
  *   soft hyphen, bidi marks, variation selectors, tags) and marks that take no width (`4̲0̲0̲0̲`); they separate groups
  *   but are not counted among the three, since a reader sees none of them.
- * Everything else ends a run. The classes are data (characters.json, written by scripts/card-characters.js from
+ * Everything else ends a run. The classes are data (character-classes.json, written by scripts/card-characters.js from
  * Node's Unicode tables, which test/unit/card-characters.test.ts compares them with).
  */
 

@@ -1,4 +1,4 @@
-import table from '../../src/card/characters.json';
+import table from '../../src/card/character-classes.json';
 import { asciiDigits, isDigitKind, kindAt } from '../../src/card/characters';
 import { maskCardNumber } from '../../src/card/mask';
 import { containsPan, isPan, redactPans, redactPansDeep } from '../../src/card/pan';
@@ -68,7 +68,7 @@ describe('card numbers written in other scripts or joined by other characters', 
   });
 });
 
-describe('what each character is to the rule (src/card/characters.json)', () => {
+describe('what each character is to the rule (src/card/character-classes.json)', () => {
   it('when Intl writes 0 to 9 in any numbering system Unicode calls decimal, then each digit reads as its value', () => {
     let systems = 0;
     for (const system of Intl.supportedValuesOf('numberingSystem')) {
