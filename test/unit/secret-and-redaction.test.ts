@@ -54,6 +54,24 @@ describe('logger', () => {
     expect(first).toMatchObject({ level: 'info', message: 'charging [card]', pin: '[redacted]' });
   });
 
+  it('when a line is below the level, then none of it is formatted (its fields are never read), on the logger and its children alike; raised at run time, the level lets it through', () => {
+    const stream = new CapturingStream();
+    const logger = createLogger({ level: 'info', stream });
+    let reads = 0;
+    const meta = { get reason() {
+      reads++;
+      return 'bad_signature';
+    } };
+    logger.debug('authentication failed', meta);
+    logger.child({ request_id: 'r1' }).debug('authentication failed', meta);
+    logger.child({ request_id: 'r1' }).verbose('request refused', meta);
+    expect([reads, stream.lines.length]).toEqual([0, 0]);
+    logger.level = 'debug';
+    logger.child({ request_id: 'r2' }).debug('authentication failed', meta);
+    expect(reads).toBeGreaterThan(0);
+    expect(JSON.parse(stream.lines[0] as string)).toMatchObject({ level: 'debug', message: 'authentication failed', reason: 'bad_signature', request_id: 'r2' });
+  });
+
   it('when a log line holds card numbers of any network in any separator form, then every one is redacted and clock-based ids are kept', () => {
     const stream = new CapturingStream();
     const logger = createLogger({ stream });
