@@ -6,31 +6,31 @@
  *   // in a handler: assertCustomerAccess(requireAuth(req), custkey)  → throws NotFound when not bound
  *
  * Verification: `Authorization: Bearer <JWT>` only, at most 8 KiB; the algorithm list comes from config,
- * never from the token (alg none and HS/RS confusion fail there); `iss`, `aud`, `exp` (required), `nbf`,
- * clock tolerance ≤ 30 s. Keys: the HS secret, a PEM public key, or JWKS (jwks.ts, jose's remote key set). Every failure is the
- * same 401 with a fixed message and `WWW-Authenticate: Bearer` (`error="invalid_token"` when a Bearer credential was
- * sent); the reason code goes to the debug log, the token never does.
+ * never from the token (alg none and HS/RS confusion fail there); no `crit`, no unencoded payload; `iss`, `aud`,
+ * `exp` (required), `nbf`, `iat` (a number, not in the future), clock tolerance ≤ 30 s (token-checks.ts, then
+ * jsonwebtoken's verify, so the checks only ever add refusals to its own). Keys: the HS secret, a PEM public key,
+ * or JWKS (jwks.ts, jose's remote key set). Every failure is the same 401 with a fixed message and
+ * `WWW-Authenticate: Bearer` (`error="invalid_token"` when a Bearer credential was sent); the reason code goes to
+ * the debug log, the token never does.
  * A token that passed is remembered by its SHA-256 until its exp (+ tolerance), at most 60 s, and is not
  * verified again meanwhile (verified-tokens.ts: 5-8 % of a sale's CPU); failures are never remembered.
  */
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import type { RequestHandler, Request } from 'express';
-import jwt, { type Algorithm, type JwtPayload } from 'jsonwebtoken';
+import jwt, { type Algorithm } from 'jsonwebtoken';
 import type { JwtConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import { Forbidden, NotFound, Unauthenticated } from './errors';
 import { createJwksKeySource, KeyUnavailable } from './jwks';
+import { ANY_CUSTOMER_SCOPE, callerOf, checkToken, type TokenRules } from './token-checks';
 import type { AuthContext } from './types';
 import { createVerifiedTokens } from './verified-tokens';
 
+export { ANY_CUSTOMER_SCOPE };
 export const MAX_TOKEN_BYTES = 8 * 1024;
-export const ANY_CUSTOMER_SCOPE = 'customers:any';
 const MAX_CLOCK_TOLERANCE_SEC = 30;
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 const BEARER_PRESENTED = /^Bearer[ \t]+\S/i;
-// A kid is looked up, never used as a path or URL; still, only short plain tokens reach the key source.
-const SAFE_KID = /^[A-Za-z0-9._-]{1,128}$/;
-const CUSTKEY = /^[A-Za-z0-9_-]{1,64}$/;
 
 const ALGORITHMS: readonly Algorithm[] = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
@@ -84,16 +84,6 @@ function keyResolver(options: AuthenticatorOptions, algorithms: readonly Algorit
   throw new Error('jwt.publicKey or jwt.jwksUrl is required for asymmetric algorithms');
 }
 
-function decodeHeader(token: string): { alg: unknown; kid: unknown } {
-  try {
-    const header: unknown = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8'));
-    if (header !== null && typeof header === 'object' && !Array.isArray(header)) return header as { alg: unknown; kid: unknown };
-  } catch {
-    // fall through
-  }
-  throw new Rejected('malformed');
-}
-
 function verifyReason(err: unknown): string {
   if (err instanceof jwt.TokenExpiredError) return 'expired';
   if (err instanceof jwt.NotBeforeError) return 'not_yet_valid';
@@ -104,31 +94,14 @@ function verifyReason(err: unknown): string {
   return 'invalid';
 }
 
-function toAuthContext(payload: JwtPayload): AuthContext {
-  if (typeof payload.exp !== 'number') throw new Rejected('missing_exp');
-  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) throw new Rejected('bad_sub');
-  const scope: unknown = payload.scope ?? '';
-  if (typeof scope !== 'string') throw new Rejected('bad_scope');
-  const custkey: unknown = payload.custkey;
-  if (custkey !== undefined && (typeof custkey !== 'string' || !CUSTKEY.test(custkey))) throw new Rejected('bad_custkey');
-  const scopes: ReadonlySet<string> = new Set(scope.split(' ').filter((s) => s.length > 0));
-  // A token bound to one customer never acts for all of them, whatever scopes it also carries.
-  const auth: AuthContext = { sub: payload.sub, scopes, anyCustomer: custkey === undefined && scopes.has(ANY_CUSTOMER_SCOPE) };
-  if (typeof custkey === 'string') auth.custkey = custkey;
-  return Object.freeze(auth);
-}
-
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const { jwt: config, logger } = options;
   const algorithms = config.algorithms.filter((a): a is Algorithm => (ALGORITHMS as readonly string[]).includes(a));
   if (algorithms.length === 0 || algorithms.length !== config.algorithms.length) throw new Error('jwt.algorithms holds no or unknown algorithms');
   const resolveKey = keyResolver(options, algorithms);
-  const verifyOptions: jwt.VerifyOptions = {
-    algorithms: [...algorithms],
-    issuer: config.issuer,
-    audience: config.audience,
-    clockTolerance: Math.min(Math.max(config.clockToleranceSec, 0), MAX_CLOCK_TOLERANCE_SEC),
-  };
+  const clockTolerance = Math.min(Math.max(config.clockToleranceSec, 0), MAX_CLOCK_TOLERANCE_SEC);
+  const rules: TokenRules = { algorithms, issuer: config.issuer, audience: config.audience, clockToleranceSec: clockTolerance };
+  const verifyOptions: jwt.VerifyOptions = { algorithms: [...algorithms], issuer: config.issuer, audience: config.audience, clockTolerance };
 
   const verified = createVerifiedTokens({ maxAgeMs: options.verifiedTokenMaxAgeMs });
 
@@ -136,20 +109,18 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     if (Buffer.byteLength(token) > MAX_TOKEN_BYTES) throw new Rejected('too_large');
     const known = verified.get(token);
     if (known) return known;
-    const header = decodeHeader(token);
-    if (typeof header.alg !== 'string' || !(algorithms as readonly string[]).includes(header.alg)) throw new Rejected('alg_not_allowed');
-    if (header.kid !== undefined && (typeof header.kid !== 'string' || !SAFE_KID.test(header.kid))) throw new Rejected('bad_kid');
-    const key = await resolveKey(header.alg as Algorithm, header.kid as string | undefined);
-    let payload: string | JwtPayload;
+    // The header and claims first (crit, b64, iat: jsonwebtoken lets them through), before any key is looked up.
+    const checked = checkToken(token, rules, Math.floor(Date.now() / 1000));
+    if (typeof checked === 'string') throw new Rejected(checked);
+    const key = await resolveKey(checked.alg as Algorithm, checked.kid);
     try {
-      payload = jwt.verify(token, key, verifyOptions);
+      jwt.verify(token, key, verifyOptions);
     } catch (err) {
       throw new Rejected(verifyReason(err));
     }
-    if (typeof payload === 'string') throw new Rejected('not_json');
-    const auth = toAuthContext(payload);
+    const auth = callerOf(checked);
     // jwt.verify refuses from the second exp + tolerance on (it compares whole seconds).
-    verified.set(token, auth, ((payload.exp as number) + (verifyOptions.clockTolerance ?? 0)) * 1000);
+    verified.set(token, auth, (checked.exp + clockTolerance) * 1000);
     return auth;
   };
 

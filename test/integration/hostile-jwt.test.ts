@@ -94,6 +94,27 @@ describe('JWT attacks on the service, HS256 secret', () => {
     });
   });
 
+  it('when a correctly signed token asks for an unknown crit extension or an unencoded payload, or its iat is text or an hour ahead, then 401 (issue 30, item 4)', async () => {
+    const hs = (c: object, h: object = {}) => craft({ alg: 'HS256', typ: 'JWT', ...h }, c, hmac(TEST_JWT_SECRET));
+    await expectAllRefused(bff, {
+      critUnknown: hs(claims(), { crit: ['https://probe.example/ext'], 'https://probe.example/ext': true }),
+      critEmpty: hs(claims(), { crit: [] }),
+      critExp: hs(claims(), { crit: ['exp'] }),
+      b64False: hs(claims(), { b64: false }),
+      b64FalseCrit: hs(claims(), { b64: false, crit: ['b64'] }),
+      b64Text: hs(claims(), { b64: 'false' }),
+      iatText: hs(claims({ iat: String(now()) })),
+      iatHourAhead: hs(claims({ iat: now() + 3600 })),
+      iatNull: hs(claims({ iat: null })),
+    });
+  });
+
+  it('when iat is a number now or within the clock tolerance, or absent, then the token is accepted (the controls of the iat rule)', async () => {
+    const hs = (c: object) => craft({ alg: 'HS256', typ: 'JWT' }, c, hmac(TEST_JWT_SECRET));
+    const statuses = await Promise.all([claims(), claims({ iat: now() + 2 }), claims({ iat: undefined }), claims({ iat: now() - 3600 })].map(async (c) => (await probe(bff, `Bearer ${hs(c)}`)).status));
+    expect(statuses).toEqual([200, 200, 200, 200]);
+  });
+
   it('when the credential comes in the wrong place or shape, then 401 as well', async () => {
     const valid = craft({ alg: 'HS256' }, claims(), hmac(TEST_JWT_SECRET));
     const statuses = await Promise.all([
@@ -130,6 +151,16 @@ describe('JWT attacks on the service, RS256 with a PEM public key', () => {
       rs256NotYetValid: jwt.sign(claims({ nbf: now() + 300 }), keyA.privateKey, { algorithm: 'RS256' }),
       rs256WrongIssuer: jwt.sign(claims({ iss: 'other' }), keyA.privateKey, { algorithm: 'RS256' }),
       algNone: craft({ alg: 'none' }, claims()),
+    });
+  });
+
+  it('when an RS256 token signed by the configured key carries crit, b64: false, a text iat or one an hour ahead, then 401 (issue 30, item 4)', async () => {
+    const rs = (c: object, h: object = {}) => craft({ alg: 'RS256', typ: 'JWT', ...h }, c, rs256(keyA.privateKey));
+    await expectAllRefused(bff, {
+      critUnknown: rs(claims(), { crit: ['https://probe.example/ext'], 'https://probe.example/ext': true }),
+      b64False: rs(claims(), { b64: false, crit: ['b64'] }),
+      iatText: rs(claims({ iat: String(now()) })),
+      iatHourAhead: rs(claims({ iat: now() + 3600 })),
     });
   });
 });

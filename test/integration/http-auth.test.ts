@@ -144,6 +144,22 @@ describe('JWT verification (HS256)', () => {
     await expect401(app, `Bearer ${hs({ nbf: now() + 120 })}`, stream, 'not_yet_valid');
   });
 
+  it('when the header holds crit or an unencoded payload, or iat is not a number or is ahead beyond the tolerance, then 401 naming why; iat within the tolerance passes', async () => {
+    const { app, stream } = appFor(hsConfig);
+    // Built by hand: jsonwebtoken's sign refuses to write a text iat or exp.
+    const crafted = (header: object, claims: object = {}) => {
+      const input = `${b64({ alg: 'HS256', typ: 'JWT', ...header })}.${b64({ sub: 'u', iss: 'tokengate-test', aud: 'tokengate', iat: now(), exp: now() + 300, ...claims })}`;
+      return `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
+    };
+    await expect401(app, `Bearer ${crafted({ crit: ['urn:example:ext'], 'urn:example:ext': 1 })}`, stream, 'crit_unsupported');
+    await expect401(app, `Bearer ${crafted({ b64: false, crit: ['b64'] })}`, stream, 'crit_unsupported');
+    await expect401(app, `Bearer ${crafted({ b64: false })}`, stream, 'b64_unsupported');
+    await expect401(app, `Bearer ${crafted({}, { iat: String(now()) })}`, stream, 'bad_iat');
+    await expect401(app, `Bearer ${crafted({}, { iat: now() + 3600 })}`, stream, 'issued_in_future');
+    await expect401(app, `Bearer ${crafted({}, { exp: 'soon' })}`, stream, 'bad_exp');
+    expect((await request(app).get('/me').set('Authorization', `Bearer ${hs({ iat: now() + 4 })}`)).status).toBe(200); // tolerance 5 s
+  });
+
   it('when iss or aud is wrong, then 401', async () => {
     const { app, stream } = appFor(hsConfig);
     await expect401(app, `Bearer ${hs({}, { issuer: 'evil' })}`, stream, 'bad_issuer');
