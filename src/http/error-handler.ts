@@ -8,7 +8,7 @@
  * they are logged by `type` only.
  */
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { isGatewayError } from '../gateway/errors';
 import type { Logger } from '../observability/logger';
 import { NotFoundError } from '../access';
@@ -72,6 +72,21 @@ export function toApiError(err: unknown, log: Logger): ApiError {
   return new InternalError();
 }
 
+/**
+ * Answers with `apiError` in the contract's envelope: its status and headers, `Cache-Control: no-store`, the
+ * request id. The error handler's last step; also called directly by a middleware that refuses before any
+ * handler ran (auth.ts: Express's walk of the remaining layers to reach this handler cost ~8 % of a refused
+ * request, issue 30).
+ */
+export function sendApiError(req: Request, res: Response, apiError: ApiError): void {
+  let id = req.id;
+  if (!id) {
+    id = randomUUID();
+    res.setHeader(REQUEST_ID_HEADER, id);
+  }
+  res.status(apiError.status).set(apiError.headers).set('Cache-Control', 'no-store').json(apiError.toBody(id));
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const log = req.log ?? logger;
@@ -82,11 +97,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       req.socket.destroy();
       return;
     }
-    let id = req.id;
-    if (!id) {
-      id = randomUUID();
-      res.setHeader(REQUEST_ID_HEADER, id);
-    }
-    res.status(apiError.status).set(apiError.headers).set('Cache-Control', 'no-store').json(apiError.toBody(id));
+    sendApiError(req, res, apiError);
   };
 }

@@ -1,7 +1,11 @@
-import { createHmac, createPublicKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
+import { createHmac, createPublicKey, createSecretKey, generateKeyPairSync, randomBytes, sign as rsaSign } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Request, Response } from 'express';
 import jwt from 'jsonwebtoken';
+import { Secret } from '../../src/config/secret';
+import { createAuthenticator } from '../../src/http/auth';
+import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { AUDIENCE, ISSUER, TEST_JWT_SECRET, startBff, type Bff } from '../support/bff';
 
 /**
@@ -206,4 +210,72 @@ describe('JWT attacks on the service, RS256 keys from a JWKS endpoint on loopbac
     });
     expect(fetches - before).toBeLessThanOrEqual(1);
   });
+});
+
+describe('refused tokens by the thousand (issue 30, item 5: a refusal must not be the cheapest way to load the service)', () => {
+  // The authenticator as the service builds it, logging at info as production does (its refusals log at debug).
+  const logger = createLogger({ level: 'info', stream: new CapturingStream() }).child({ request_id: 'cost' });
+  const { authenticate } = createAuthenticator({
+    jwt: { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'], secret: new Secret(TEST_JWT_SECRET), publicKey: undefined, jwksUrl: undefined, clockToleranceSec: 30, jwksCooldownMs: 0 },
+    logger,
+  });
+  const key = createSecretKey(Buffer.from(TEST_JWT_SECRET));
+  let seq = 0;
+  const signed = (extra: object) => jwt.sign({ sub: 'flood', scope: 'payment_methods:read', jti: `j${seq++}`, ...extra }, key, { algorithm: 'HS256', issuer: ISSUER, audience: AUDIENCE });
+  const segment = () => randomBytes(48).toString('base64url');
+  const makers: Record<string, () => string> = {
+    // Each a new token: nothing remembered from an earlier one can make it cheap.
+    accepted: () => signed({ exp: now() + 300 }),
+    wrongSignature: () => `${signed({ exp: now() + 300 }).replace(/\.[^.]*$/, '')}.${randomBytes(32).toString('base64url')}`,
+    expired: () => signed({ exp: now() - 120 }),
+    garbage: () => `${segment()}.${segment()}.${segment()}`,
+  };
+
+  /** CPU µs per authentication of `tokens`, each through the middleware as a request would go (awaited). */
+  async function cpuPerCall(tokens: string[], expectRefused: boolean): Promise<number> {
+    let refused = 0;
+    const start = process.cpuUsage();
+    for (const t of tokens) {
+      const req = { id: 'cost', headers: { authorization: `Bearer ${t}` }, log: logger } as unknown as Request;
+      await new Promise<void>((resolve) => {
+        // A refusal is answered 401 on `res` (or passed to `next`, as before issue 30); an acceptance calls `next()`.
+        const res = { status: () => res, set: () => res, setHeader: () => undefined, json: () => { refused++; resolve(); } } as unknown as Response;
+        authenticate(req, res, (err?: unknown) => {
+          if (err) refused++;
+          resolve();
+        });
+      });
+    }
+    const used = process.cpuUsage(start);
+    expect(refused).toBe(expectRefused ? tokens.length : 0);
+    return (used.user + used.system) / tokens.length;
+  }
+
+  it('when new valid tokens and refused ones alternate, then refusing costs less CPU than accepting a valid token the first time, whatever the refused kind', async () => {
+    const kinds = ['wrongSignature', 'expired', 'garbage'];
+    const perRound = 1000;
+    const ratios: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+    for (const k of ['accepted', ...kinds]) await cpuPerCall(Array.from({ length: perRound }, makers[k] as () => string), k !== 'accepted'); // warm-up
+    for (let round = 0; round < 7; round++) {
+      for (const k of kinds) {
+        // Tokens made before the clock starts; the two runs alternate which goes first.
+        const valid = Array.from({ length: perRound }, makers.accepted as () => string);
+        const bad = Array.from({ length: perRound }, makers[k] as () => string);
+        let accepted: number;
+        let refused: number;
+        if (round % 2 === 0) {
+          accepted = await cpuPerCall(valid, false);
+          refused = await cpuPerCall(bad, true);
+        } else {
+          refused = await cpuPerCall(bad, true);
+          accepted = await cpuPerCall(valid, false);
+        }
+        (ratios[k] as number[]).push(refused / accepted);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
+    const medians = Object.fromEntries(kinds.map((k) => [k, Math.round(median(ratios[k] as number[]) * 100) / 100]));
+    // Before the fix: 2-4x (an Error or two with their stacks, two formatted debug lines, jsonwebtoken's throw).
+    expect(Object.entries(medians).filter(([, m]) => m >= 1)).toEqual([]);
+  }, 120_000);
 });
