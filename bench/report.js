@@ -1,7 +1,7 @@
 'use strict';
 /** bench/results/summary.md from the run's figures; every statement about a target is computed, not canned. */
 
-const TARGETS = { ratio: 0.7, utilisation: 0.85, cpuOverNaive: 1.6, openLoopAddedP99Ms: 5, openLoopRate: 200, roundTrips: 3 };
+const TARGETS = { ratio: 0.7, utilisation: 0.85, cpuOverNaive: 1.6, openLoopAddedP99Ms: 5, openLoopRate: 200, roundTrips: 3, refusedOverAccepted: 1 };
 const NAMES = { tokengate: 'tokengate', ratelimiter_flexible: 'rate-limiter-flexible', token_bucket: 'token bucket' };
 const yes = (ok) => (ok ? 'met' : '**not met**');
 
@@ -32,6 +32,7 @@ function renderSummary(r) {
     `| tokengate utilisation ≥ ${TARGETS.utilisation} (scaled windows) | ${tg.utilisation} | ${yes(tg.utilisation >= TARGETS.utilisation)} |`,
     `| cache: ${c.concurrent_misses} concurrent sales on one uncached method, 3 replicas → 1 cardref call | ${c.upstream_calls} | ${yes(c.upstream_calls === 1)} |`,
     ...targetRows15(o),
+    ...(r.auth ? [`| a refused token costs no more CPU than an accepted request (dearest refused kind, ${r.auth.dearest_refusal.over_accepted}, over \`GET /v1/payment-config\` with a valid token; median of rounds) | ${r.auth.refused_over_accepted_cpu}× (95 % CI ${r.auth.refused_over_accepted_cpu_ci95?.join('–') ?? 'n/a'}); over the page read ${r.auth.refused_over_page_read_cpu}× | ${yes(r.auth.refused_over_accepted_cpu <= TARGETS.refusedOverAccepted)} |`] : []),
     '',
     ...peerSection(r),
     ...openLoopSection(o.open_loop),
@@ -106,6 +107,7 @@ function renderSummary(r) {
       `**${c.upstream_calls} cardref call(s)** reached the sandbox (${c.upstream_calls_from_metrics} by the replicas' \`tokengate_upstream_calls_total{operation="cardref"}\`). ` +
       `The sandbox keeps no per-route count, so the figure is its accepted calls (${c.sandbox_accepted_calls}) minus its sale calls (${c.sandbox_sale_calls}). Answers: ${Object.entries(c.answers).map(([k, v]) => `${v} × ${k}`).join(', ')}; all ${c.concurrent_misses} answered in ${c.wall_ms} ms.`,
     '',
+    ...authSection(r.auth),
     ...journeySection(r.journey),
     ...fairnessSection(r.fairness),
     '## Reproduce',
@@ -120,7 +122,7 @@ function fairnessSection(f) {
   if (!f) return [];
   const row = (name, x) => `| ${name} | ${x.others_read_p50_ms} / **${x.others_read_p99_ms}** | ${x.others_read_refused} of ${x.others_reads} | ${x.others_sale_p99_ms} | ${x.others_sale_refused} of ${x.others_sales} | ${x.looper_requests ? fmtCounts(x.looper_answers) : '-'} | ${x.gateway_calls} |`;
   return [
-    '## 5. One caller looping beside everyone else (issue 30, guarantee 11)',
+    '## 6. One caller looping beside everyone else (issue 30, guarantee 11)',
     '',
     `Budget ${f.budget}; one production replica; the sandbox answers in 20 ms. ${f.shoppers} shoppers, each in a loop: read their cards with the gateway's word (\`Cache-Control: no-cache\`: a read that needs the budget) and pay. ` +
       `The looper: an internal token on ${f.looping_connections} connections asking for unknown sale keys for ${f.loop_s} s. "Without the share" sets \`LIMITER_CALLER_SHARE=1\` and \`LIMITER_CALLER_DAY_SHARE=1\`.`,
@@ -142,7 +144,7 @@ function journeySection(j) {
   const w = j.without_view;
   const extra = (x) => Object.entries(x.rest_of_the_day).map(([k, v]) => `${k.replace(/_/g, ' ')}: ${v.gateway_calls} calls for ${v.operations}`).join('; ');
   return [
-    '## 4. The merchant\'s journey: what the budget buys (issue 25)',
+    '## 5. The merchant\'s journey: what the budget buys (issue 25)',
     '',
     `${j.shoppers} returning shoppers × ${j.visits_per_shopper} visits (open the checkout page = list their cards, pay with a stored card, read the sale on the confirmation page), ` +
       `two production replicas (visits alternate between them), the sandbox answering in ${j.gateway_latency_ms} ms; then the same shoppers come back for ${j.visits_per_shopper} more visits (steady state). ` +
@@ -157,6 +159,24 @@ function journeySection(j) {
     `| confirmation page p50 / p95 ms | **${j.confirmation_p50_ms}** / ${j.confirmation_p95_ms} | ${w.confirmation_p50_ms} / ${w.confirmation_p95_ms} | < ${JOURNEY_GOALS.confirmationP50Ms} ${yes(j.confirmation_p50_ms < JOURNEY_GOALS.confirmationP50Ms)} |`,
     '',
     `The rest of the day, with the view: ${extra(j)}. Without: ${extra(w)}. Answers: ${fmtCounts(j.answers)}.`,
+    '',
+  ];
+}
+
+function authSection(a) {
+  if (!a) return [];
+  const kinds = Object.keys(a.cpu_ms_per_request);
+  const cell = (x) => (x ? `${x.median}× (${x.ci95?.join('–') ?? 'n/a'})` : '1');
+  return [
+    '## 4. Refused tokens: what a flood of them costs',
+    '',
+    `\`bench/auth.js\`: one tokengate, ${a.rate_per_s} requests/s from the same generator for every kind, ${a.rounds} rounds of ${a.requests_per_kind_and_round} requests per kind, kinds alternating in a rotating order. Accepted: one valid token on every request (remembered after its first verification, as a client's is), on \`${a.routes.accepted}\` (answered from memory: the least a valid token causes) and on \`${a.routes.accepted_page_read}\`. Refused, on the page route, a new token on every request (no memory of refusals could help): a valid header and claims under a random signature, a correctly signed token expired two minutes ago, three random segments. CPU of the service process (schedstat), refused over accepted per round, median of rounds and its 95 % CI.`,
+    '',
+    '| kind | CPU ms per request | over the accepted payment config | over the accepted page read |',
+    '|---|---|---|---|',
+    ...kinds.map((k) => `| ${k} | ${a.cpu_ms_per_request[k]} | ${k === 'accepted' ? '1' : k === 'accepted_page_read' ? '–' : cell(a.by_kind.over_accepted[k])} | ${k === 'accepted_page_read' ? '1' : k === 'accepted' ? '–' : cell(a.by_kind.over_page_read[k])} |`),
+    '',
+    'A refusal builds no Error and formats no log line (src/http/auth.ts); what it still does that a remembered valid token does not is the check itself: the header and claims decoded, and for a wrong signature one HMAC.',
     '',
   ];
 }

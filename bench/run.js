@@ -1,6 +1,6 @@
 'use strict';
 /**
- * `npm run bench`: overhead, budget and cache benchmarks in one bounded run on loopback, writing
+ * `npm run bench`: overhead, budget, cache and refused-token benchmarks in one bounded run on loopback, writing
  * bench/results/latest.json, summary.md and chart.svg. Every child process is killed on every exit path.
  * BENCH_QUICK=1 shortens every phase (a smoke run; its figures are not the committed ones).
  */
@@ -13,6 +13,7 @@ const { makeCredentials, startRedis, startSandboxProcess } = require('./lib/serv
 const { runOverhead } = require('./overhead');
 const { runCache } = require('./cache');
 const { runBudget } = require('./budget');
+const { runAuth } = require('./auth');
 const { runCorrectness } = require('./correctness');
 const { runJourney } = require('./journey');
 const { runFairness } = require('./fairness');
@@ -52,11 +53,15 @@ const OPTS = {
   fairnessLoopSec: QUICK ? 6 : 18,
   fairnessShoppers: 4,
   fairnessThinkMs: 2500,
+  // Refused vs accepted tokens: 1 s runs (autocannon's tick), 5 kinds a round; the box's drift limits the figure.
+  authRounds: QUICK ? 2 : 16,
+  authRequests: 1000,
+  authRate: 1000,
 };
+const HARD_LIMIT_MS = 11 * 60 * 1000;
 /** BENCH_ONLY=journey,cache runs only the named phases (a quick look at one figure; its results are not committed). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean));
 const wanted = (phase) => ONLY.size === 0 || ONLY.has(phase);
-const HARD_LIMIT_MS = 9 * 60 * 1000;
 
 function log(msg) {
   process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -122,6 +127,7 @@ async function main() {
   const budget = await phase('budget', runBudget);
   const journey = await phase('journey', runJourney);
   const fairness = await phase('fairness', runFairness);
+  const auth = await phase('auth', runAuth);
 
   await redis.client.quit().catch(() => undefined);
   await stopAll();
@@ -136,6 +142,7 @@ async function main() {
     cache,
     journey,
     fairness,
+    auth,
     budget_setup: {
       limit_per_window: OPTS.limitN,
       window_ms: OPTS.windowMs,
@@ -155,7 +162,7 @@ async function main() {
   };
   if (ONLY.size > 0) {
     // A partial run never overwrites the committed results.
-    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, fairness, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
+    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, fairness, auth, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
     return;
   }
   const dir = path.join(ROOT, 'bench', 'results');
@@ -164,7 +171,7 @@ async function main() {
   fs.writeFileSync(path.join(dir, 'chart.svg'), renderChart(result));
   fs.writeFileSync(path.join(dir, 'summary.md'), renderSummary(result));
   log(`wrote bench/results/latest.json, summary.md, chart.svg in ${durations.total_s} s`);
-  log(`ratio ${overhead.ratio}; tokengate 429s ${budget.tokengate.upstream_429}, peak ${budget.tokengate.peak_in_window}/${budget.tokengate.limit}, utilisation ${budget.tokengate.utilisation}; cache upstream calls ${cache.upstream_calls}`);
+  log(`ratio ${overhead.ratio}; tokengate 429s ${budget.tokengate.upstream_429}, peak ${budget.tokengate.peak_in_window}/${budget.tokengate.limit}, utilisation ${budget.tokengate.utilisation}; cache upstream calls ${cache.upstream_calls}; refused token ${auth.refused_over_accepted_cpu}x an accepted one's CPU`);
 }
 
 main().then(
