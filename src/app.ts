@@ -10,6 +10,8 @@ import type { CardService } from './payment-methods/add-card';
 import type { CardWrites } from './payment-methods/add-card-write';
 import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
+import { eventsRouter } from './http/routes/events';
+import type { EventLog } from './events';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import type { Checkout } from './sales/checkout';
@@ -30,6 +32,8 @@ export interface AppDeps {
   actions: SaleActions;
   cards: CardService;
   cardWrites: CardWrites;
+  /** The payment event log (`GET /v1/events`). */
+  events: EventLog;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -72,6 +76,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(saleLifecycleRouter({ lookup: deps.lookup, actions: deps.actions, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
   app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, authenticate: deps.authenticate }));
+  app.use(eventsRouter({ log: deps.events, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

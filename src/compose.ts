@@ -30,6 +30,7 @@ import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
+import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
@@ -49,6 +50,9 @@ export interface Service {
   redis: RedisClient | undefined;
   /** Resolves unknown outcomes from the gateway's records (started with the service, stopped by close()). */
   reconciler: Reconciler;
+  /** The payment event log (Redis Streams, or memory in development) and its delivery to EVENTS_WEBHOOK_URLS. */
+  events: EventLog;
+  delivery: EventDelivery;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   draining(): boolean;
@@ -153,7 +157,18 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
   const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
-  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec });
+  // Payment events out (issue 27): one log shared by the replicas; every replica delivers, one event at a time.
+  const events = redis ? createRedisEventLog({ redis, keyPrefix: config.redis.keyPrefix, retentionMs: EVENT_RETENTION_MS }) : createMemoryEventLog({ retentionMs: EVENT_RETENTION_MS });
+  const destinations = config.events.webhookUrls;
+  const delivery = createEventDelivery({
+    log: events,
+    signer: createEventSigner(config.events.webhookSecret?.reveal().split(/\s+/) ?? []),
+    settings: { destinations, scheduleMs: config.events.retryScheduleMs, timeoutMs: config.events.timeoutMs, pollMs: config.events.pollMs },
+    logger,
+    metrics: createEventMetrics(metrics.registry, destinations.length > 0 ? { log: events, destinations } : undefined),
+  });
+  const appended = () => delivery.nudge();
+  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,
@@ -167,6 +182,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     settings: config.reconcile,
     logger,
     metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+    events,
+    appended,
   });
   reconciler.start();
   const lookup = createSaleLookup({
@@ -184,7 +201,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
   const app = createApp({
-    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, draining: () => draining,
+    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, events, draining: () => draining,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });
@@ -197,10 +214,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
   });
   if (redis) registerRedisUp(metrics.registry, redis);
+  await delivery.start();
 
   let queueStopped = false;
   return {
-    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler,
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery,
     draining: () => draining,
     startDraining: () => {
       draining = true;
@@ -212,7 +230,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await reconciler.stop();
+      await Promise.all([reconciler.stop(), delivery.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { devBanner } from './cli/dev-banner';
 import { buildService, type Service } from './compose';
 import { ConfigError, configWarnings, loadConfig } from './config';
+import { Secret } from './config/secret';
 import type { Config } from './config/types';
 import { answerClientErrors, createAppServer } from './http';
 import { createLogger, type Logger } from './observability/logger';
@@ -87,7 +88,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const secrets = [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin];
+  // Each events secret on its own too (several rotate): the logger redacts every literal value.
+  const eventSecrets = (config.events.webhookSecret?.reveal().split(/\s+/) ?? []).map((s) => new Secret(s));
+  const secrets = [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret, config.redis.url, config.redis.password, config.sandbox.apiPin, config.gateway.webhookSecret, config.events.webhookSecret, ...eventSecrets];
   const logger = createLogger({ level: config.logLevel, secrets, defaultMeta: { service: 'tokengate' } });
   tracing?.redactLiterals(secrets.flatMap((s) => (s ? [s.reveal()] : [])));
   for (const warning of configWarnings(config)) logger.warn(`config: ${warning}`);

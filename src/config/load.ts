@@ -202,6 +202,7 @@ function crossChecks(c: PartialConfig, productionMissing: boolean, invalid: Read
     if (dayShare !== undefined && perDay !== undefined && Math.floor(dayShare * perDay) < 1) problems.push(`${env} (limiter.${key}) times GATEWAY_RATE_PER_DAY must allow at least one call a day`);
   }
   if (c.redis) problems.push(...redisChecks(c.redis));
+  if ((c.events?.webhookUrls ?? []).length > 0 && !c.events?.webhookSecret && !invalid.has('events.webhookSecret')) problems.push('EVENTS_WEBHOOK_SECRET (events.webhookSecret) is required when EVENTS_WEBHOOK_URLS is set');
 
   if (c.env !== 'production') return problems;
   const gateway = c.gateway ?? {};

@@ -85,3 +85,18 @@ export const url =
 export const secretUrl =
   (...protocols: string[]): Parser<Secret> =>
   (raw) => new Secret(url(...protocols)(raw instanceof Secret ? raw.reveal() : raw));
+
+/**
+ * EVENTS_WEBHOOK_SECRET: one or more Standard Webhooks secrets separated by spaces (rotation), each `whsec_`
+ * followed by base64 of 24 to 64 bytes. The reason names which entry, never its value.
+ */
+export const webhookSecrets: Parser<Secret> = (raw) => {
+  const text = raw instanceof Secret ? raw.reveal() : raw;
+  if (typeof text !== 'string' || text.trim() === '') return fail('must be one or more whsec_ secrets separated by spaces');
+  text.trim().split(/\s+/).forEach((entry, i) => {
+    const body = entry.startsWith('whsec_') ? entry.slice('whsec_'.length) : undefined;
+    const bytes = body !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(body) && body.length % 4 === 0 ? Buffer.from(body, 'base64').length : 0;
+    if (bytes < 24 || bytes > 64) fail(`entry ${i + 1} must be whsec_ followed by base64 of 24 to 64 bytes`);
+  });
+  return new Secret(text.trim());
+};

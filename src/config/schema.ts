@@ -1,5 +1,5 @@
 import { publicKeyPem } from './jwt-key';
-import { bool, int, intList, list, oneOf, secret, secretUrl, share, str, url, type Parser } from './parse';
+import { bool, int, intList, list, oneOf, secret, secretUrl, share, str, url, webhookSecrets, type Parser } from './parse';
 
 /**
  * Every setting: where it lives in `config/*.json`, the environment variable that overrides it, and its parser.
@@ -47,6 +47,13 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'gateway.rateDayWindowMs', env: 'GATEWAY_RATE_DAY_WINDOW_MS', parse: ms },
   { path: 'gateway.rateMarginMs', env: 'GATEWAY_RATE_MARGIN_MS', parse: int(20, 600_000) },
   { path: 'gateway.duplicateFolding', env: 'GATEWAY_DUPLICATE_FOLDING', parse: bool },
+  { path: 'gateway.webhookSecret', env: 'GATEWAY_WEBHOOK_SECRET', parse: secret(8), file: true },
+
+  { path: 'events.webhookUrls', env: 'EVENTS_WEBHOOK_URLS', parse: list(url('https:', 'http:')) },
+  { path: 'events.webhookSecret', env: 'EVENTS_WEBHOOK_SECRET', parse: webhookSecrets, file: true },
+  { path: 'events.retryScheduleMs', env: 'EVENTS_RETRY_SCHEDULE_MS', parse: intList(1, 7 * 86_400_000) },
+  { path: 'events.timeoutMs', env: 'EVENTS_TIMEOUT_MS', parse: int(100, 120_000) },
+  { path: 'events.pollMs', env: 'EVENTS_POLL_MS', parse: int(10, 60_000) },
 
   { path: 'jwt.issuer', env: 'JWT_ISSUER', parse: str() },
   { path: 'jwt.audience', env: 'JWT_AUDIENCE', parse: str() },
@@ -113,4 +120,4 @@ export const SETTINGS: readonly Setting[] = [
 ];
 
 /** Settings that may stay unset (null in JSON); every other one must end with a value. */
-export const OPTIONAL = new Set(['redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl', 'cards.payJsUrl', 'sandbox.webhookSecret', 'sandbox.webhookRetryScheduleMs']);
+export const OPTIONAL = new Set(['gateway.webhookSecret', 'events.webhookSecret', 'redis.url', 'redis.sentinelName', 'redis.password', 'gateway.baseUrl', 'jwt.secret', 'jwt.publicKey', 'jwt.jwksUrl', 'cards.payJsUrl', 'sandbox.webhookSecret', 'sandbox.webhookRetryScheduleMs']);

@@ -21,6 +21,22 @@ export interface GatewayConfig {
   rateDayWindowMs: number;
   rateMarginMs: number;
   duplicateFolding: boolean;
+  /** GATEWAY_WEBHOOK_SECRET: the key of the gateway's webhook signatures; unset, POST /v1/webhooks/gateway is 404. */
+  webhookSecret: Secret | undefined;
+}
+
+/** Payment events out (contract, "Payment events (out)"). */
+export interface EventsConfig {
+  /** EVENTS_WEBHOOK_URLS: the internal services that receive every event. */
+  webhookUrls: readonly string[];
+  /** EVENTS_WEBHOOK_SECRET: `whsec_…` secrets separated by spaces, each signing (required with URLs). */
+  webhookSecret: Secret | undefined;
+  /** EVENTS_RETRY_SCHEDULE_MS: the delays between delivery attempts of one event. */
+  retryScheduleMs: readonly number[];
+  /** EVENTS_TIMEOUT_MS (beyond the contract, which says 15 s): an attempt with no answer by then failed. */
+  timeoutMs: number;
+  /** EVENTS_POLL_MS (beyond the contract): how often each replica looks for events to deliver. */
+  pollMs: number;
 }
 
 export interface JwtConfig {
@@ -163,6 +179,7 @@ export interface Config {
   logLevel: string;
   redis: RedisConfig;
   gateway: GatewayConfig;
+  events: EventsConfig;
   jwt: JwtConfig;
   limiter: LimiterConfig;
   cache: CacheConfig;

@@ -76,6 +76,11 @@ const validateListQuery = compile({
   properties: { limit: params.Limit.schema, offset: params.Offset.schema },
 });
 const validateKey = compile(params.CustKey.schema);
+const validateEventsQuery = compile({
+  type: 'object',
+  additionalProperties: false,
+  properties: { after: params.EventsAfter.schema, limit: params.EventsLimit.schema },
+});
 const validateIdempotencyKey = compile(params.IdempotencyKey.schema);
 
 const RULES: Record<string, string> = { additionalProperties: 'unknown_field', minimum: 'too_small', maximum: 'too_large', minLength: 'too_short', maxLength: 'too_long' };
@@ -206,4 +211,20 @@ export function parseIdempotencyKey(header: unknown): string {
   if (header === undefined || header === '') throw new InvalidRequest([{ path, rule: 'required' }]);
   if (typeof header !== 'string' || !validateIdempotencyKey(header)) throw new InvalidRequest([{ path, rule: 'format' }]);
   return header;
+}
+
+/** `GET /v1/events` query: `after` (an event id, `evt_…`) and `limit` (1..1000, default 100). */
+export function parseEventsQuery(query: unknown): { after: string | undefined; limit: number } {
+  const source = isPlainObject(query) ? query : {};
+  const values: Schema = {};
+  const details: ErrorDetail[] = [];
+  for (const [name, value] of Object.entries(source)) {
+    if (name === 'limit') {
+      if (typeof value === 'string' && WHOLE.test(value)) values.limit = Number(value);
+      else details.push({ path: 'query.limit', rule: 'integer' });
+    } else values[name] = value; // `after` checked by its pattern; anything else is reported without its name
+  }
+  if (!validateEventsQuery(values)) details.push(...toDetails('query', validateEventsQuery.errors));
+  if (details.length > 0) throw new InvalidRequest(details);
+  return { after: values.after as string | undefined, limit: values.limit as number };
 }

@@ -38,7 +38,7 @@ export function createCardWrites(deps: CardWritesDeps): CardWrites {
         scope: caller.sub,
         key,
         fingerprint,
-        context: { op: 'payment_method', customer: input.custkey, amount: deps.verifyAmount },
+        context: { op: 'payment_method' as const, customer: input.custkey, amount: deps.verifyAmount },
         invoice,
         leaseMs: deps.leaseMs,
       };

@@ -2,6 +2,9 @@ import { RECONCILE_PASS_JITTER } from '../config/reconcile-deadline';
 import type { ReconcileConfig } from '../config/types';
 import type { IdempotencyStore, StoredResponse, UnknownRecord } from '../idempotency';
 import type { Logger } from '../observability/logger';
+import type { EventSink } from '../events/types';
+import { eventsOfWrite } from '../events/write-events';
+import { writeReference } from '../writes/reference';
 import type { ReconcileMetrics } from './metrics';
 import type { PendingWrite } from './pending-write';
 import type { DueEntry, PendingWrites } from './pending-writes';
@@ -55,6 +58,13 @@ export interface ReconcilerDeps {
   batch?: number;
   claimMs?: number;
   now?: () => number;
+  /**
+   * The payment event log: a write found in the gateway's records emits the event its answer makes, as its
+   * completion would have (src/events/write-events.ts), once: only the resolution that ended the record emits.
+   */
+  events?: EventSink;
+  /** Called after events were appended (the delivery looks at once). */
+  appended?: () => void;
 }
 
 /** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
@@ -68,6 +78,19 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = true;
+
+  /** The resolved write's payment events; a failure is logged (the gateway's webhook reports the same money). */
+  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+    if (!deps.events || !record.context) return;
+    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) });
+    if (events.length === 0) return;
+    try {
+      await deps.events.append(events);
+      deps.appended?.();
+    } catch (err) {
+      logger.error('reconcile: could not append the resolved write\'s payment events', { operation: record.context.op, err });
+    }
+  }
 
   async function handle(entry: DueEntry): Promise<void> {
     const { member, write } = entry;
@@ -98,7 +121,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
         logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
-        await pending.untrack(member);
+        await Promise.all([pending.untrack(member), emit(write, record, response)]);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }

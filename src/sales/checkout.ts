@@ -65,7 +65,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         scope: caller.sub,
         key,
         fingerprint,
-        context: { op: input.capture ? 'sale' : 'authorize', customer: input.customer, amount: input.amount, payment_method: input.paymentMethod },
+        context: { op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: input.paymentMethod },
         invoice,
         leaseMs: deps.leaseMs,
         foldable: true,

@@ -47,7 +47,7 @@ export function createSaleActions(deps: SaleActionsDeps): SaleActions {
 
   async function run(op: 'capture' | 'void' | 'refund', request: FollowUpRequest, act: (found: FoundSale, reference: string) => Promise<StoredResponse>, log?: Logger): Promise<WriteResult> {
     const found = await lookup.locate(request.caller, request.saleKey);
-    const context: WriteContext = { op, customer: found.record.customer, sale: request.saleKey };
+    const context: WriteContext & { op: typeof op } = { op, customer: found.record.customer, sale: request.saleKey };
     if (request.amount !== undefined) context.amount = request.amount.text;
     const spec = { scope: request.caller.sub, key: request.idempotencyKey, fingerprint: request.fingerprint, context, leaseMs: deps.leaseMs };
     return writes.execute(spec, async (attempt) => ({ response: await act(found, attempt.reference) }), log);

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
 import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { EventDraft, EventSink } from '../events/types';
+import { eventsOfWrite, type WriteOp } from '../events/write-events';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { encodePendingWrite, type PendingWrites } from '../reconcile';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
 import { sentness, unwrapNotSent } from './not-sent';
+import { writeReference } from './reference';
 
 /**
  * The ONE idempotency protocol of every write (sales, captures, voids, refunds, adding a card; contract
@@ -27,7 +28,8 @@ export interface WriteSpec {
   key: string;
   /** fingerprintRequest(method, path, body). */
   fingerprint: string;
-  context: WriteContext;
+  /** What the write is; its `op` also names the payment event its answer makes (src/events/write-events.ts). */
+  context: WriteContext & { op: WriteOp };
   /** The invoice the write carries (sales), kept for folding retries and the reconciler. */
   invoice?: string;
   /** How long the attempt may run before it counts as dead (a killed replica's key turns outcome_unknown). */
@@ -53,7 +55,12 @@ export interface Written {
   response: StoredResponse;
   /** Records that must be written with the completion (e.g. the sale's ownership record); failures are logged. */
   alongside?: () => Promise<unknown>;
-  /** The payment events this write makes (src/events): appended with the completion, never on a replay. */
+  /**
+   * Payment events beyond what the answer carries (e.g. a removed card's object, where the answer is a 204). The
+   * protocol derives every write's events from its operation and answer anyway (src/events/write-events.ts);
+   * a draft given here replaces the derived one of the same change. Appended with the completion, never on a
+   * replay.
+   */
   events?: readonly EventDraft[];
 }
 
@@ -82,6 +89,8 @@ export interface WriteProtocolDeps {
   unknownRetryAfterSec: number;
   /** The payment event log (src/events); none: events are dropped. */
   events?: EventSink;
+  /** Called after this replica appended events (the delivery looks at once instead of at its next poll). */
+  appended?: () => void;
 }
 
 /** The metric label of a stored answer. */
@@ -150,15 +159,20 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         throw err;
       }
 
-      const { response, alongside, events } = written;
+      const { response, alongside } = written;
       count(context.op, resultOf(response.status));
+      // The write's payment events, from its operation and answer: every write emits, and the reconciler's
+      // resolution of an unknown one emits the same (src/events/write-events.ts).
+      const events = deps.events ? eventsOfWrite({ context, response, reference: writeReference(scope, key) }, written.events) : [];
       // Issued in the same tick: ioredis auto-pipelining sends them in one write (one round trip). Only a resumed
       // attempt can sit in the reconciler's unknown set here, so only it untracks now.
       const [stored, records, untracked, appended] = await Promise.allSettled([
         idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
-        events && events.length > 0 ? deps.events?.append(events) : undefined,
+        events.length > 0 ? deps.events?.append(events) : undefined,
       ]);
+      // Lost, a money event is still reported by the gateway's webhook about the same movement (same change).
       if (appended.status === 'rejected') log.error('could not append the write\'s payment events', { op: context.op, err: appended.reason });
+      else if (events.length > 0) deps.appended?.();
       // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice),
       // and its due entry stays for the reconciler.
       if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
@@ -180,10 +194,7 @@ function codeOf(err: unknown): string {
   return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
 }
 
-/** The stable reference of the write under (scope, key): a hash, so it carries neither into other records. */
-export function writeReference(scope: string, key: string): string {
-  return createHash('sha256').update(`${scope}\u0000${key}`).digest('base64url').slice(0, 24);
-}
+export { writeReference };
 
 /** Seconds until the reconciler's planned look (guarantee 6), or the default while none is planned. */
 function unknownRetryAfter(record: UnknownRecord, fallbackSec: number): number {

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import { guarded } from '../redis/guarded';
+import { luaIn, withScripts } from '../redis/scripts';
+import { entryIdOf, eventOf, type EntryFields } from './entries';
+import type { DueEvent, EventLog, PaymentEvent } from './types';
+
+/**
+ * The event log on Redis Streams (style.md: an ordered log several replicas share, with consumer groups): one
+ * stream `{<prefix>:events}:log`, entries trimmed by MINID past `retentionMs` (at least 7 days, the contract's
+ * bound), each change's mark `{<prefix>:events}:c:<hash>` kept as long (the dedupe). One consumer group per
+ * destination (`d_<hash of the URL>`: the URL itself, which may hold credentials, never lands in Redis): new
+ * events are taken with XREADGROUP, retries with XPENDING + XCLAIM in one script (lua/take-due.lua), so the
+ * delivery count and the idle time the retry schedule reads are Redis's own. XAUTOCLAIM is not used: it claims
+ * with one idle bound for all, and each attempt here has its own delay.
+ */
+export interface RedisEventLogOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  retentionMs: number;
+  opTimeoutMs?: number;
+}
+
+interface Commands {
+  tgEventAppend(log: string, mark: string, retentionMs: number, type: string, change: string, data: string): Promise<unknown>;
+  tgEventTakeDue(log: string, group: string, consumer: string, count: number, ...delays: number[]): Promise<unknown>;
+}
+
+const lua = luaIn(path.join(__dirname, 'lua'));
+const SCRIPTS = [lua('tgEventAppend', 'append.lua', 2), lua('tgEventTakeDue', 'take-due.lua', 1)];
+
+/** The consumer group of a destination: a hash of its URL. */
+export function groupOf(destination: string): string {
+  return `d_${createHash('sha256').update(destination).digest('hex').slice(0, 16)}`;
+}
+
+/** XRANGE / XREADGROUP / XCLAIM entries ([id, [field, value, …]]) as fields by name. */
+function fieldsOf(raw: unknown): EntryFields {
+  const out: EntryFields = {};
+  const list = Array.isArray(raw) ? (raw as unknown[]) : [];
+  for (let i = 0; i + 1 < list.length; i += 2) out[String(list[i])] = String(list[i + 1]);
+  return out;
+}
+
+export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
+  const redis = withScripts<Commands>(options.redis, SCRIPTS);
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+  const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`events ${what}`, timeoutMs, op);
+  const tag = `{${options.keyPrefix}:events}`;
+  const log = `${tag}:log`;
+  const mark = (change: string) => `${tag}:c:${createHash('sha256').update(change).digest('base64url').slice(0, 22)}`;
+
+  const events = (entries: unknown): PaymentEvent[] =>
+    (Array.isArray(entries) ? (entries as unknown[][]) : []).flatMap((e) => {
+      const event = eventOf(String(e[0]), fieldsOf(e[1]));
+      return event ? [event] : [];
+    });
+
+  return {
+    async append(drafts) {
+      await Promise.all(drafts.map((d) => call('append', () => redis.tgEventAppend(log, mark(d.change), options.retentionMs, d.type, d.change, JSON.stringify(d.data ?? null)))));
+    },
+    async list(after, limit) {
+      const start = after === undefined ? '-' : `(${entryIdOf(after)}`;
+      return events(await call('list', () => redis.xrange(log, start, '+', 'COUNT', limit)));
+    },
+    async ensureDestination(destination) {
+      try {
+        await call('group', () => redis.xgroup('CREATE', log, groupOf(destination), '$', 'MKSTREAM'));
+      } catch (err) {
+        if (!/BUSYGROUP/.test(String((err as Error).message))) throw err;
+      }
+    },
+    async takeNew(destination, consumer, count) {
+      const reply = (await call('takeNew', () => redis.xreadgroup('GROUP', groupOf(destination), consumer, 'COUNT', count, 'STREAMS', log, '>'))) as [string, unknown[]][] | null;
+      return events(reply?.[0]?.[1] ?? []).map((event) => ({ event, attempt: 1 }));
+    },
+    async takeDue(destination, consumer, dueAfterMs, count) {
+      const delays = dueAfterMs.map((ms) => Math.max(0, Math.round(ms)));
+      const reply = (await call('takeDue', () => redis.tgEventTakeDue(log, groupOf(destination), consumer, count, ...delays))) as unknown[][];
+      return reply.flatMap((r): DueEvent[] => {
+        const event = eventOf(String(r[0]), fieldsOf(r[2]));
+        return event ? [{ event, attempt: Number(r[1]) }] : [];
+      });
+    },
+    async stamp(destination, consumer, id, agoMs) {
+      // XCLAIM … IDLE <ms> JUSTID: sets the idle time without counting a delivery (ioredis' typings want every option).
+      await call('stamp', () => redis.call('XCLAIM', log, groupOf(destination), consumer, '0', entryIdOf(id), 'IDLE', String(Math.max(0, Math.round(agoMs))), 'JUSTID'));
+    },
+    async ack(destination, id) {
+      await call('ack', () => redis.xack(log, groupOf(destination), entryIdOf(id)));
+    },
+    async backlog(destination) {
+      const summary = (await call('backlog', () => redis.xpending(log, groupOf(destination)))) as [number, string | null, string | null, unknown];
+      const oldest = summary[1] ? Number(summary[1].split('-')[0]) : undefined;
+      return { pending: Number(summary[0] ?? 0), oldestMs: oldest === undefined ? undefined : Math.max(0, Date.now() - oldest) };
+    },
+  };
+}
