@@ -12,6 +12,8 @@ import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
 import { eventsRouter } from './http/routes/events';
 import type { EventLog } from './events';
+import { gatewayWebhooksRouter } from './http/routes/gateway-webhooks';
+import type { GatewayWebhookIntake } from './webhooks';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import type { Checkout } from './sales/checkout';
@@ -34,6 +36,8 @@ export interface AppDeps {
   cardWrites: CardWrites;
   /** The payment event log (`GET /v1/events`). */
   events: EventLog;
+  /** The gateway's webhooks in; absent (GATEWAY_WEBHOOK_SECRET unset), the route does not exist (404). */
+  gatewayWebhooks?: GatewayWebhookIntake;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -64,6 +68,9 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(helmet(helmetOptions));
   app.use(cors(config));
+  // The gateway's webhooks need the raw body (its signature), checked before anything parses it: ahead of the
+  // JSON parser and the card guard, which would read and scan it first.
+  if (deps.gatewayWebhooks) app.use(gatewayWebhooksRouter({ intake: deps.gatewayWebhooks, bodyLimitBytes: config.http.bodyLimitBytes }));
   // Only GET and HEAD can match the docs: other methods skip its router (entering one costs every sale).
   // The docs and demo routes answer before cardGuard below, so each runs the guard on its own routes: a
   // guard up here would scan every GET twice, or need jsonBody moved ahead of the docs for POST bodies.

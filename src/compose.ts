@@ -14,7 +14,9 @@ import { registerRedisUp } from './observability/redis-up';
 import { activeTracing } from './observability/tracing';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
 import { warnWithoutPersistence } from './redis/persistence';
-import { createMemorySaleRecords, createRedisSaleRecords } from './sale-records';
+import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
+import { createSaleEvents } from './sales/sale-events';
+import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createSaleActions } from './sales/sale-actions';
@@ -153,7 +155,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
   let draining = false;
-  const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySaleRecords();
+  // Changes tokengate hears of (webhooks, refreshes) become payment events; the renderer reads the records, so
+  // it is wired once both exist (below).
+  let onChange: RecordChangeSink = async () => undefined;
+  const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes) };
+  const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
   const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
@@ -168,6 +174,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics: createEventMetrics(metrics.registry, destinations.length > 0 ? { log: events, destinations } : undefined),
   });
   const appended = () => delivery.nudge();
+  onChange = createSaleEvents({ records, events, appended });
+  // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
+  const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
+  const gatewayWebhooks = config.gateway.webhookSecret
+    ? createGatewayWebhookIntake({ secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry })
+    : undefined;
   const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
@@ -178,7 +190,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const reconciler = createReconciler({
     pending,
     store: idempotency,
-    find: createWriteFinder({ gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs }),
+    find: createWriteFinder({
+      gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
+      told: (invoice) => webhookStore.salesByInvoice(invoice),
+    }),
     settings: config.reconcile,
     logger,
     metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
@@ -201,7 +216,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
   const app = createApp({
-    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, events, draining: () => draining,
+    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, events, gatewayWebhooks, draining: () => draining,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });

@@ -48,14 +48,15 @@ export function cents(amount: string | undefined): number | undefined {
 // trantype_code: S sale, A auth only (gateway-facts.md, Looking transactions up).
 const TRANTYPE: Record<SaleLookup['command'], string> = { sale: 'S', authonly: 'A' };
 
+/** Whether a transaction is what the attempt sent: its invoice, its command, its amount, its customer. */
+export function matches(tx: TransactionDetail, lookup: Omit<SaleLookup, 'startedMs'>): boolean {
+  return tx.invoice === lookup.invoice && tx.trantype_code === TRANTYPE[lookup.command] && cents(tx.amount) === cents(lookup.amount)
+    && (tx.custkey === undefined || tx.custkey === lookup.customer);
+}
+
 export function createSaleFinder(deps: FindSaleDeps): (lookup: SaleLookup) => Promise<TransactionDetail | undefined> {
   const { gateway, read, isTaken } = deps;
   const limit = deps.pageSize ?? 50;
-
-  function matches(tx: TransactionDetail, lookup: SaleLookup): boolean {
-    return tx.invoice === lookup.invoice && tx.trantype_code === TRANTYPE[lookup.command] && cents(tx.amount) === cents(lookup.amount)
-      && (tx.custkey === undefined || tx.custkey === lookup.customer);
-  }
 
   /** Pages one newest-first list until a page ends before the horizon; the first untaken match wins. */
   async function scan(page: (offset: number) => Promise<ListEnvelope<TransactionDetail>>, lookup: SaleLookup): Promise<TransactionDetail | undefined> {

@@ -9,7 +9,8 @@ import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { PendingWrite } from './pending-write';
 import type { FindResult, Finder } from './reconciler';
-import { createSaleFinder } from './find-sale';
+import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find-sale';
+import { parseTransactionDetail } from '../gateway/parse';
 
 /**
  * What the reconciler found a write to have done, for the HTTP edge to render as the write would have.
@@ -34,6 +35,12 @@ export interface WriteFinderDeps {
   maxProcessingMs: number;
   /** Finishes a card verification found open (void, then the new payment method). */
   cards: Pick<CardService, 'complete'>;
+  /**
+   * The sales the gateway's webhooks told of under an invoice (src/webhooks): a sale or authorization found there
+   * is resolved with no gateway read (the webhook usually arrives before tokengate's own attempt is known to
+   * have failed). Its record is made from the webhook's subset and filled by the first read of its view.
+   */
+  told?: (invoice: string) => Promise<Record<string, unknown>[]>;
 }
 
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
@@ -63,22 +70,40 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     lookbackMarginMs: deps.lookbackMarginMs,
   });
 
+  /** The newest transaction the webhooks told of that matches the attempt and no other key accounts for. */
+  async function toldOf(search: Omit<SaleSearch, 'startedMs'>): Promise<TransactionDetail | undefined> {
+    const told = deps.told ? await deps.told(search.invoice) : [];
+    for (const object of told.reverse()) {
+      let tx: TransactionDetail;
+      try {
+        tx = parseTransactionDetail({ created: '', ...object });
+      } catch {
+        continue;
+      }
+      if (matches(tx, search) && (await records.get(tx.key)) === undefined) return tx;
+    }
+    return undefined;
+  }
+
   async function sale(record: UnknownRecord, op: 'sale' | 'authorize', customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
-    const tx = await findSale({ command: op === 'sale' ? 'sale' : 'authonly', customer, invoice: record.invoice, amount, startedMs: record.startedMs });
+    const search = { command: op === 'sale' ? 'sale' as const : 'authonly' as const, customer, invoice: record.invoice, amount };
+    const told = await toldOf(search);
+    const tx = told ?? await findSale({ ...search, startedMs: record.startedMs });
     if (!tx) return { kind: 'absent' };
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
     // and voids answer with its fields (the payment method charged included).
     const seeded = recordFromDetail(tx);
     const paymentMethod = record.context?.payment_method;
-    await records.create(tx.key, { ...seeded, customer, ...(seeded.fields && paymentMethod ? { fields: { ...seeded.fields, payment_method: paymentMethod } } : {}) });
+    await records.create(tx.key, { ...seeded, customer, ...(seeded.fields && paymentMethod ? { fields: { ...seeded.fields, payment_method: paymentMethod } } : {}) }, { stale: told !== undefined });
     return answer(record, { op, detail: tx });
   }
 
   /** A card verification: found, it is finished (voided if open) and answered as the route would have. */
   async function paymentMethod(record: UnknownRecord, customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
-    const tx = await findSale({ command: 'authonly', customer, invoice: record.invoice, amount, startedMs: record.startedMs });
+    const search = { command: 'authonly' as const, customer, invoice: record.invoice, amount };
+    const tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
     if (!tx) return { kind: 'absent' };
     const result = await deps.cards.complete(customer, {
       key: tx.key,

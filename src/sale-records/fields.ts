@@ -47,6 +47,15 @@ export function encodeSaleFields(f: SaleFields): string[] {
   return pairs;
 }
 
+/** The batch fields alone (a capture heard from a webhook puts the sale in its batch). */
+export function encodeBatchFields(batch: NonNullable<SaleFields['batch']>): string[] {
+  const pairs: string[] = [];
+  for (const [name, v] of [['batch_key', batch.key], ['batch_sequence', batch.sequence], ['batch_refnum', batch.batchrefnum]] as const) {
+    if (v !== undefined && !containsPan(v)) pairs.push(name, v);
+  }
+  return pairs;
+}
+
 /** Values in SALE_FIELD_NAMES order (HMGET's reply); undefined when the record has none (no `refnum`). */
 export function decodeSaleFields(values: readonly (string | null | undefined)[]): SaleFields | undefined {
   const v = (name: FieldName): string | undefined => values[SALE_FIELD_NAMES.indexOf(name)] ?? undefined;

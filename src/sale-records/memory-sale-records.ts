@@ -1,6 +1,7 @@
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { mergeRefunds } from './refunds';
-import type { ListedSaleRefund, ReserveResult, ReservedOp, SaleFields, SaleRecord, SaleRecords, SaleState } from './types';
+import { changesOfHeard, changesOfRefresh } from './changes';
+import type { Heard, ListedSaleRefund, RecordChange, RecordChangeSink, ReserveResult, ReservedOp, SaleFields, SaleRecord, SaleRecords, SaleState } from './types';
 
 interface Reservation {
   op: ReservedOp;
@@ -26,11 +27,14 @@ interface Kept extends SaleRecord {
  * The fields as Redis would give them back after HSET of `fields` over `over`: through the same hash fields
  * (a value with a card number left out; one given sets that hash field and leaves the others).
  */
-function kept(fields: SaleFields, over?: SaleFields): SaleFields | undefined {
+function kept(fields: SaleFields, over?: SaleFields, onlyMissing = false): SaleFields | undefined {
   const byName = new Map<string, string>();
   for (const f of over ? [over, fields] : [fields]) {
     const pairs = encodeSaleFields(f);
-    for (let i = 0; i < pairs.length; i += 2) byName.set(pairs[i] as string, pairs[i + 1] as string);
+    for (let i = 0; i < pairs.length; i += 2) {
+      const name = pairs[i] as string;
+      if (!onlyMissing || f === over || !byName.get(name)) byName.set(name, pairs[i + 1] as string);
+    }
   }
   return decodeSaleFields(SALE_FIELD_NAMES.map((n) => byName.get(n)));
 }
@@ -39,8 +43,58 @@ function kept(fields: SaleFields, over?: SaleFields): SaleFields | undefined {
  * SaleRecords in process memory (development mode, tests): the Lua scripts' steps, each method synchronous to
  * completion (the same atomicity within one process).
  */
-export function createMemorySaleRecords(): SaleRecords {
+export function createMemorySaleRecords(options: { onChange?: RecordChangeSink } = {}): SaleRecords {
   const records = new Map<string, Kept>();
+  const batches = new Map<string, Set<string>>();
+  const indexBatch = (saleKey: string, batch: string | undefined) => {
+    if (batch) batches.set(batch, (batches.get(batch) ?? new Set()).add(saleKey));
+  };
+  const report = async (changes: RecordChange[]) => {
+    if (changes.length > 0) await options.onChange?.(changes);
+  };
+  /** lua/hear.lua's steps: [result, state after, cents]. */
+  const hearOne = (r: Kept | undefined, heard: Heard | { kind: 'settled' }): [string, string, number] => {
+    if (!r) return ['absent', '', 0];
+    const listedOwn = (key: string) => r.creditedRefunds.has(key) || [...r.own.values()].some((x) => x.key === key) || r.external.some((x) => x.key === key);
+    switch (heard.kind) {
+      case 'sale':
+        return ['unchanged', r.state, 0];
+      case 'voided':
+        if (!['authorized', 'captured', 'capturing', 'voiding'].includes(r.state)) return ['unchanged', r.state, 0];
+        r.state = 'voided';
+        r.version += 1;
+        return ['changed', r.state, 0];
+      case 'captured':
+        if (r.state !== 'authorized') return ['unchanged', r.state, 0];
+        Object.assign(r, { state: 'captured', capturedCents: heard.capturedCents, version: r.version + 1 });
+        if (heard.batch && r.fields) r.fields = kept({ ...r.fields, batch: heard.batch }) ?? r.fields;
+        indexBatch(saleKeyOf(r), heard.batch?.key);
+        return ['changed', r.state, 0];
+      case 'settled':
+        if (r.state !== 'captured' || r.settled) return ['unchanged', r.state, 0];
+        Object.assign(r, { settled: true, version: r.version + 1 });
+        return ['changed', r.state, 0];
+      case 'refunded': {
+        const { key, refnum, cents, created, statusCode } = heard.refund;
+        if (listedOwn(key)) return ['listed', r.state, 0];
+        if (r.pendingRefundCents !== 0) return ['busy', r.state, 0];
+        if (r.state !== 'captured') return ['unchanged', r.state, 0];
+        r.external.push({ key, refnum, cents, created, statusCode, method: 'refund', own: false });
+        Object.assign(r, { refundedCents: Math.min(r.capturedCents, r.refundedCents + cents), version: r.version + 1 });
+        return ['applied', r.state, cents];
+      }
+      case 'adjusted': {
+        if (r.state !== 'captured') return ['unchanged', r.state, 0];
+        if (r.pendingRefundCents !== 0) return ['busy', r.state, 0];
+        const left = r.capturedCents - r.refundedCents;
+        if (heard.leftCents >= left) return ['listed', r.state, 0];
+        Object.assign(r, { refundedCents: r.capturedCents - heard.leftCents, version: r.version + 1 });
+        return ['applied', r.state, left - heard.leftCents];
+      }
+    }
+  };
+  const keys = new WeakMap<Kept, string>();
+  const saleKeyOf = (r: Kept) => keys.get(r) ?? '';
   const refreshing = new Map<string, number>();
   // Bounded like any memory a caller can fill: the oldest memories go first.
   const unknown = new Map<string, number>();
@@ -80,22 +134,43 @@ export function createMemorySaleRecords(): SaleRecords {
     async refresh(saleKey, version, seen) {
       const r = records.get(saleKey);
       if (!r || r.version !== version || r.state === 'capturing' || r.state === 'voiding' || r.pendingRefundCents !== 0) return false;
-      if ((r.state === 'captured' || r.state === 'authorized') && seen.voided) r.state = 'voided';
+      const before = { refunded: r.refundedCents, settled: r.settled, listed: new Set(r.external.map((x) => x.key)) };
+      const own = new Set([...r.creditedRefunds, ...[...r.own.values()].map((x) => x.key)]);
+      let voidedNow = false;
+      if ((r.state === 'captured' || r.state === 'authorized') && seen.voided) [r.state, voidedNow] = ['voided', true];
       else if (r.state === 'captured' && seen.refundedCents > r.refundedCents) r.refundedCents = seen.refundedCents;
       if (seen.settled) r.settled = true;
       r.external = seen.gatewayRefunds.map((x) => ({ key: x.key, refnum: x.refnum, cents: x.cents, created: x.created, statusCode: x.statusCode, method: 'refund', own: false }));
       r.seenMs = Date.now();
       r.version += 1;
+      const fresh = r.external.map((x) => x.key).filter((k) => !before.listed.has(k) && !own.has(k));
+      await report(changesOfRefresh(saleKey, {
+        voidedNow, settledNow: seen.settled && !before.settled, refundedBefore: before.refunded, refundedAfter: r.refundedCents, capturedCents: r.capturedCents, state: r.state, fresh,
+      }, seen));
       return true;
     },
-    async create(saleKey, record) {
+    async create(saleKey, record, opts = {}) {
       if (records.has(saleKey)) return;
       const { fields, ...rest } = record;
       const stored = fields && kept(fields);
-      records.set(saleKey, {
+      const r: Kept = {
         ...rest, ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map(), creditedRefunds: new Set(),
-        version: 1, seenMs: Date.now(), settled: false, own: new Map(), external: [],
-      });
+        version: 1, seenMs: opts.stale ? 0 : Date.now(), settled: false, own: new Map(), external: [],
+      };
+      records.set(saleKey, r);
+      keys.set(r, saleKey);
+      indexBatch(saleKey, stored?.batch?.key);
+    },
+    async hear(saleKey, heard) {
+      const [result, state, cents] = hearOne(records.get(saleKey), heard);
+      await report(changesOfHeard(saleKey, heard, result, state, cents));
+      return result !== 'absent';
+    },
+    async settleBatch(batch) {
+      const sales = [...(batches.get(batch) ?? [])];
+      const changes = sales.flatMap((saleKey): RecordChange[] => (hearOne(records.get(saleKey), { kind: 'settled' })[1] === 'captured' ? [{ saleKey, kind: 'settled' }] : []));
+      await report(changes);
+      return sales.length;
     },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
@@ -186,8 +261,9 @@ export function createMemorySaleRecords(): SaleRecords {
     async describe(saleKey, fields, how) {
       const r = records.get(saleKey);
       if (!r || (how === 'fill' && r.fields)) return;
-      const merged = kept(fields, r.fields);
+      const merged = kept(fields, r.fields, how === 'complete');
       if (merged) r.fields = merged;
+      indexBatch(saleKey, fields.batch?.key);
     },
   };
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
-import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
+import { decodeSaleFields, encodeBatchFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { listedRefundsOf } from './refunds';
+import { changesOfHeard, changesOfRefresh } from './changes';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
-import { SALE_RECORD_TTL_MS, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
+import { BATCH_INDEX_TTL_MS, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
 export interface RedisSaleRecordsOptions {
   redis: Redis | Cluster;
@@ -13,6 +14,8 @@ export interface RedisSaleRecordsOptions {
   ttlMs?: number;
   /** Each call rejects with StoreUnavailableError after this long (ms, default 2000). */
   opTimeoutMs?: number;
+  /** Where changes tokengate heard of (a webhook, a refresh) are reported: they become payment events. */
+  onChange?: RecordChangeSink;
 }
 
 const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voiding', 'voided', 'declined']);
@@ -54,6 +57,14 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const unknownKey = (saleKey: string) => `${options.keyPrefix}:nosale:${createHash('sha256').update(saleKey).digest('base64url').slice(0, 22)}`;
 
   const timeoutMs = options.opTimeoutMs ?? 2000;
+  // The sales of each batch (its key from the sale's answer, a capture's, or a lookup): a batch's close event
+  // names the batch, not its sales (gateway-facts.md, Webhooks), and this settles them with no gateway read.
+  const batchKey = (batch: string) => `{${options.keyPrefix}:batch:${encodeURIComponent(batch)}}`;
+  const indexBatch = (saleKey: string, batch: string | undefined) =>
+    batch ? call('batch', () => redis.multi().sadd(batchKey(batch), saleKey).pexpire(batchKey(batch), BATCH_INDEX_TTL_MS).exec()) : undefined;
+  const report = async (changes: Parameters<RecordChangeSink>[0]) => {
+    if (changes.length > 0) await options.onChange?.(changes);
+  };
 
   /** Any Redis failure or a slow answer is StoreUnavailableError: 503, and a write that has not sent is freed. */
   const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`sale records ${what}`, timeoutMs, op);
@@ -80,12 +91,43 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async refresh(saleKey, version, seen) {
       const external = seen.gatewayRefunds.flatMap((r) => [`rx:${r.key}`, `${r.refnum}|${r.cents}|${r.created}|${r.statusCode}`]);
-      const applied = await call('refresh', () => redis.tgSaleRefresh(recordKey(saleKey), String(version), String(seen.refundedCents), seen.voided ? '1' : '0', seen.settled ? '1' : '0', ...external));
-      return Number(applied) === 1;
+      const reply = await call('refresh', () => redis.tgSaleRefresh(recordKey(saleKey), String(version), String(seen.refundedCents), seen.voided ? '1' : '0', seen.settled ? '1' : '0', ...external));
+      if (!Array.isArray(reply)) return false;
+      const r = reply.map(String);
+      await report(changesOfRefresh(saleKey, {
+        voidedNow: r[1] === '1', settledNow: r[2] === '1', refundedBefore: Number(r[3]), refundedAfter: Number(r[4]), capturedCents: Number(r[5]), state: r[6] ?? '', fresh: r.slice(7),
+      }, seen));
+      return true;
     },
-    async create(saleKey, r: SaleRecord) {
-      const fields = r.fields ? encodeSaleFields(r.fields) : [];
-      await call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs, ...fields));
+    async create(saleKey, r: SaleRecord, opts = {}) {
+      // A record made from a webhook's subset reads as stale (seen 0): its first read refreshes it in spare budget.
+      const fields = [...(r.fields ? encodeSaleFields(r.fields) : []), ...(opts.stale ? ['seen', '0'] : [])];
+      await Promise.all([
+        call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs, ...fields)),
+        indexBatch(saleKey, r.fields?.batch?.key),
+      ]);
+    },
+    async hear(saleKey, heard) {
+      const args: string[] = [heard.kind];
+      if (heard.kind === 'captured') args.push(String(heard.capturedCents), ...(heard.batch ? encodeBatchFields(heard.batch) : []));
+      if (heard.kind === 'refunded') args.push(heard.refund.key, `${heard.refund.refnum}|${heard.refund.cents}|${heard.refund.created}|${heard.refund.statusCode}`);
+      if (heard.kind === 'adjusted') args.push(String(heard.leftCents));
+      const [result, state, cents] = ((await call('hear', () => redis.tgSaleHear(recordKey(saleKey), ...args))) as unknown[]).map(String);
+      if (heard.kind === 'captured' && result === 'changed') await indexBatch(saleKey, heard.batch?.key);
+      await report(changesOfHeard(saleKey, heard, result ?? 'absent', state ?? '', Number(cents ?? 0)));
+      return result !== 'absent';
+    },
+    async settleBatch(batch) {
+      const sales = await call('batch', () => redis.smembers(batchKey(batch)));
+      const changes = [];
+      for (let i = 0; i < sales.length; i += 200) {
+        const chunk = sales.slice(i, i + 200);
+        const replies = await Promise.all(chunk.map((saleKey) => call('settle batch', () => redis.tgSaleHear(recordKey(saleKey), 'settled')) as Promise<unknown[]>));
+        // A captured sale in the closed batch is settled (whether this call or an earlier one marked it).
+        changes.push(...chunk.flatMap((saleKey, n) => (String(replies[n]?.[1]) === 'captured' ? [{ saleKey, kind: 'settled' as const }] : [])));
+      }
+      await report(changes);
+      return sales.length;
     },
     async reserve(saleKey, op, reservation, amountCents): Promise<ReserveResult> {
       const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];
@@ -122,7 +164,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       return Number(changed) === 1;
     },
     async describe(saleKey, fields, how) {
-      await call('describe', () => redis.tgSaleDescribe(recordKey(saleKey), how, ...encodeSaleFields(fields)));
+      await Promise.all([call('describe', () => redis.tgSaleDescribe(recordKey(saleKey), how, ...encodeSaleFields(fields))), indexBatch(saleKey, fields.batch?.key)]);
     },
   };
 }

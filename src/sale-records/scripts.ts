@@ -12,6 +12,8 @@ export interface SaleRecordCommands {
   tgSaleObserve(key: string, wasRefunded: string, refunded: string, voided: string): Promise<unknown>;
   /** `external`: 'rx:<key>', '<refnum>|<cents>|<created>|<status>' pairs. */
   tgSaleRefresh(key: string, version: string, refunded: string, voided: string, settled: string, ...external: string[]): Promise<unknown>;
+  /** `args`: the kind, then its values (lua/hear.lua). */
+  tgSaleHear(key: string, ...args: string[]): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
@@ -24,6 +26,7 @@ const SCRIPTS = [
   lua('tgSaleDescribe', 'describe.lua', 1),
   lua('tgSaleObserve', 'observe.lua', 1),
   lua('tgSaleRefresh', 'refresh.lua', 1),
+  lua('tgSaleHear', 'hear.lua', 1),
 ];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {

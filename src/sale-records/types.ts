@@ -97,8 +97,12 @@ export interface SaleMoves {
 
 export interface SaleRecords {
   get(saleKey: string): Promise<SaleRecord | undefined>;
-  /** Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). */
-  create(saleKey: string, record: SaleRecord): Promise<void>;
+  /**
+   * Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). `stale`:
+   * made from less than the gateway's full record (a webhook's subset): its view answers at once and is refreshed
+   * in spare budget at the first read.
+   */
+  create(saleKey: string, record: SaleRecord, options?: { stale?: boolean }): Promise<void>;
   /** `amountCents` undefined: all that is left (refund) or all that is authorized (capture). */
   reserve(saleKey: string, op: ReservedOp, reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
   /**
@@ -113,9 +117,10 @@ export interface SaleRecords {
   markVoided(saleKey: string): Promise<void>;
   /**
    * Keeps the sale's gateway fields on an existing record (never creates one): 'fill' only when it has none
-   * yet (a record kept before fields were), 'update' sets each field given (a capture puts the sale in a batch).
+   * yet (a record kept before fields were), 'update' sets each field given (a capture puts the sale in a batch),
+   * 'complete' sets only those it lacks (a record made from a webhook's subset, filled by a later read).
    */
-  describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update'): Promise<void>;
+  describe(saleKey: string, fields: SaleFields, how: 'fill' | 'update' | 'complete'): Promise<void>;
   /** The reservations not settled yet and the refunds credited (the reconciler reads them to settle unknown ones). */
   moves(saleKey: string): Promise<SaleMoves>;
   /**
@@ -150,7 +155,46 @@ export interface SaleRecords {
   rememberUnknown(saleKey: string, ttlMs: number): Promise<void>;
   /** Whether the gateway said lately that it does not know `saleKey`. */
   knownUnknown(saleKey: string): Promise<boolean>;
+  /**
+   * What a gateway webhook says happened to the sale, applied by what it means (lua/hear.lua): never undoing what
+   * the record knows, never counting a refund twice, leaving tokengate's own writes in flight to their answers.
+   * Reports (`onChange`) what now holds and is an event. False when tokengate keeps no record of the sale.
+   */
+  hear(saleKey: string, heard: Heard): Promise<boolean>;
+  /** The batch closed: its captured sales are settled (each reported). How many sales the batch held. */
+  settleBatch(batchKey: string): Promise<number>;
 }
+
+/** What a gateway webhook reports about a sale (src/webhooks reads it from the event's subset object). */
+export type Heard =
+  | { kind: 'sale'; type: 'sale.succeeded' | 'sale.authorized' | 'sale.declined' }
+  | { kind: 'voided' }
+  | { kind: 'captured'; capturedCents: number; batch?: Transaction['batch'] }
+  | { kind: 'refunded'; refund: HeardRefund }
+  | { kind: 'adjusted'; leftCents: number };
+
+/** A refund with a transaction of its own, as the gateway shows it. */
+export interface HeardRefund {
+  key: string;
+  refnum: string;
+  cents: number;
+  /** The gateway's "YYYY-MM-DD hh:mm:ss". */
+  created: string;
+  statusCode: string;
+}
+
+/**
+ * A change to a sale's record that tokengate heard of (a webhook, a refresh), reported so it becomes a payment
+ * event (src/sales/sale-events.ts). `change` is the money movement's identity, the same as a write's own event
+ * about it (src/events/write-events.ts), so the two are one event.
+ */
+export type RecordChange =
+  | { saleKey: string; kind: 'sale'; type: 'sale.succeeded' | 'sale.authorized' | 'sale.declined' }
+  | { saleKey: string; kind: 'captured' | 'voided' | 'settled' }
+  | { saleKey: string; kind: 'refunded'; change: string; refund: { key: string; refnum?: string; cents: number } };
+
+/** Where a store reports record changes (the event log's renderer); a failure fails the call that changed it. */
+export type RecordChangeSink = (changes: readonly RecordChange[]) => Promise<void>;
 
 /** A refund tokengate made on a sale, as its answer described it (the contract's refund object, less `sale`). */
 export interface OwnRefund {
@@ -200,3 +244,6 @@ export interface GatewaySaleState {
 
 /** Kept long after the sale: refunds come months later. Past it, the record is seeded again from the gateway. */
 export const SALE_RECORD_TTL_MS = 400 * 24 * 3600 * 1000;
+
+/** A batch's sales are kept this long after the last one joined (batches close daily; their event may come 3 days late). */
+export const BATCH_INDEX_TTL_MS = 14 * 24 * 3600 * 1000;

@@ -96,7 +96,8 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
     try {
       await Promise.all([
         records.refresh(saleKey, view.version, gatewayState(view, detail)),
-        view.record.fields ? undefined : records.describe(saleKey, fieldsOfDetail(detail), 'fill'),
+        // A record made from a webhook's subset lacks what only a read says (authcode, avs, cvc): filled now.
+        records.describe(saleKey, fieldsOfDetail(detail), view.record.fields ? 'complete' : 'fill'),
       ]);
     } catch (err) {
       logger.warn('could not fold the gateway\'s view into a sale record', { err });

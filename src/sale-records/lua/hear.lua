@@ -1,0 +1,73 @@
+-- hear: what a gateway webhook says happened to a sale, applied by what it means, never by when it arrived
+-- (contract, "Gateway webhooks (in)"): an event older than what the record knows never undoes it. Every change
+-- bumps `ver`, so a refresh that read the record before it never overwrites it (refresh.lua). Never creates a
+-- record. KEYS[1] record hash. ARGV[1] the kind, then its values:
+--   sale                          nothing to change (the sale exists): answers the state
+--   voided                        authorized, captured, capturing or voiding → voided (a void in flight keeps its
+--                                 reservation: its own answer, or the reconciler, settles it)
+--   captured  cents, fields…      authorized → captured (cents), with the batch fields given (name, value pairs)
+--   settled                       a captured sale's batch closed: settled
+--   refunded  key, entry          a refund with its own transaction: listed already (tokengate's own, credited, or
+--                                 seen) → 'listed'; any refund of the sale in flight → 'busy' (it may be that one:
+--                                 its answer or the reconciler accounts for it); else folded in as seen at the
+--                                 gateway ('rx:<key>' = entry '<refnum>|<cents>|<created>|<status>'), refunded
+--                                 raised by its cents (never past what was captured) → 'applied'
+--   adjusted  cents left          a part of an unsettled sale refunded (refund:adjust): what the record has left
+--                                 equals it → 'listed' (tokengate's own); more → refunded raised to match →
+--                                 'applied' and the cents; a refund in flight → 'busy'
+-- Returns {result, state, extra}: result 'absent' | 'unchanged' | 'changed' | 'listed' | 'busy' | 'applied'.
+local f = redis.call('HMGET', KEYS[1], 'state', 'captured', 'refunded', 'pending_refund', 'settled')
+local state = f[1]
+if not state then return {'absent', '', 0} end
+local kind = ARGV[1]
+local function bump() redis.call('HINCRBY', KEYS[1], 'ver', 1) end
+if kind == 'voided' then
+  if state == 'authorized' or state == 'captured' or state == 'capturing' or state == 'voiding' then
+    redis.call('HSET', KEYS[1], 'state', 'voided')
+    bump()
+    return {'changed', 'voided', 0}
+  end
+  return {'unchanged', state, 0}
+end
+if kind == 'captured' then
+  if state == 'authorized' then
+    redis.call('HSET', KEYS[1], 'state', 'captured', 'captured', ARGV[2])
+    if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
+    bump()
+    return {'changed', 'captured', 0}
+  end
+  return {'unchanged', state, 0}
+end
+if kind == 'settled' then
+  if state == 'captured' and f[5] ~= '1' then
+    redis.call('HSET', KEYS[1], 'settled', '1')
+    bump()
+    return {'changed', state, 0}
+  end
+  return {'unchanged', state, 0}
+end
+if kind == 'refunded' then
+  if redis.call('HEXISTS', KEYS[1], 'rk:' .. ARGV[2]) == 1 or redis.call('HEXISTS', KEYS[1], 'rx:' .. ARGV[2]) == 1 then return {'listed', state, 0} end
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    if string.sub(all[i], 1, 3) == 'rf:' and string.sub(all[i + 1], 1, #ARGV[2] + 1) == ARGV[2] .. '|' then return {'listed', state, 0} end
+  end
+  if tonumber(f[4] or '0') ~= 0 then return {'busy', state, 0} end
+  if state ~= 'captured' then return {'unchanged', state, 0} end
+  local cents = tonumber(string.match(ARGV[3], '^[^|]*|(%d+)|') or '0')
+  local refunded = math.min(tonumber(f[2]), tonumber(f[3]) + cents)
+  redis.call('HSET', KEYS[1], 'rx:' .. ARGV[2], ARGV[3], 'refunded', refunded)
+  bump()
+  return {'applied', state, cents}
+end
+if kind == 'adjusted' then
+  if state ~= 'captured' then return {'unchanged', state, 0} end
+  if tonumber(f[4] or '0') ~= 0 then return {'busy', state, 0} end
+  local left = tonumber(f[2]) - tonumber(f[3])
+  local there = tonumber(ARGV[2])
+  if there >= left then return {'listed', state, 0} end
+  redis.call('HSET', KEYS[1], 'refunded', tonumber(f[2]) - there)
+  bump()
+  return {'applied', state, left - there}
+end
+return {'unchanged', state, 0}

@@ -1,0 +1,228 @@
+import { createHmac } from 'node:crypto';
+import request from 'supertest';
+import { containsPan } from '../../src/card/pan';
+import { callSandbox } from '../../src/sandbox/client';
+import { startBff, token, type Bff } from '../support/bff';
+import { suiteRedis } from '../support/redis';
+import { eventually } from '../support/wait';
+
+/**
+ * The gateway's webhooks in (issue 27, item 1), sent by the sandbox as the gateway does (signed, at least once,
+ * in any order) to tokengate's own route, with real Redis: what a webhook changes in tokengate's view of a sale,
+ * what it refuses, and that each money movement is one payment event however many times and ways it is reported.
+ */
+const SECRET = 'gateway-webhook-signature-key-for-tests';
+const sign = (body: string, key = SECRET) => createHmac('sha256', key).update(body).digest('hex');
+
+describe('gateway webhooks in', () => {
+  const { prefix } = suiteRedis('gw-hooks');
+  let bff: Bff;
+  let customer: string;
+  let approved: string;
+  let seq = 0;
+  const idem = () => `gw-${Date.now().toString(36)}-${seq++}`;
+
+  beforeAll(async () => {
+    bff = await startBff({ env: { REDIS_KEY_PREFIX: prefix, GATEWAY_WEBHOOK_SECRET: SECRET, VIEW_SALE_FRESH_MS: '3600000' } });
+    bff.sandbox.update({ webhookUrls: [`${bff.url}/v1/webhooks/gateway`], webhookSecret: SECRET, webhookRetryScheduleMs: [200, 200, 200] });
+    customer = bff.sandbox.fixtures.firstCustomer().key;
+    approved = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
+  });
+  afterAll(() => bff.stop());
+  afterEach(() => {
+    bff.sandbox.webhooks.resume().catch(() => undefined);
+  });
+
+  const SCOPES = 'customers:any sales:create sales:read sales:capture sales:void refunds:create events:read';
+  const bearer = () => token({ sub: 'gw-internal', scope: SCOPES });
+  const post = (path: string, body?: object, key = idem()) => {
+    const r = request(bff.url).post(path).set('Authorization', `Bearer ${bearer()}`).set('Idempotency-Key', key);
+    return body === undefined ? r.send() : r.set('Content-Type', 'application/json').send(JSON.stringify(body));
+  };
+  const sale = async (amount: string, extra: object = {}) => {
+    const res = await post('/v1/sales', { customer, payment_method: approved, amount, ...extra });
+    expect(res.status).toBe(201);
+    return res.body.key as string;
+  };
+  const view = (key: string) => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${bearer()}`);
+  const atSandbox = async (body: object) => (await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body })).json as Record<string, string>;
+  /** Gateway reads tokengate made: transaction look-ups, lists and batches. */
+  const reads = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0) + (e.acceptedByKind.batches ?? 0), 0);
+  const hook = (raw: string, signature?: string) => {
+    const r = request(bff.url).post('/v1/webhooks/gateway').set('Content-Type', 'application/json');
+    return (signature === undefined ? r : r.set('X-Signature', signature)).send(raw);
+  };
+  /** Every event the log holds about a sale (its own key, or the sale a refund names). */
+  const eventsOf = async (key: string) => {
+    const res = await request(bff.url).get('/v1/events?limit=1000').set('Authorization', `Bearer ${bearer()}`);
+    expect(res.status).toBe(200);
+    return (res.body.data as { type: string; data: { key: string; sale?: string; status?: string } }[]).filter((e) => e.data.key === key || e.data.sale === key);
+  };
+  const typesOf = async (key: string) => (await eventsOf(key)).map((e) => e.type);
+  /** Waits until tokengate answered every delivery of these events (the sandbox records each try). */
+  const delivered = (ids: string[]) =>
+    eventually(() => ids.every((id) => bff.sandbox.webhooks.attempts().some((a) => a.event_id === id && a.outcome === 'delivered')), 5000);
+  const eventsAbout = (key: string) => bff.sandbox.webhooks.events().filter((e) => JSON.stringify(e.payload).includes(key));
+  const hooksReceived = async (result: string) => {
+    const text = (await request(bff.adminUrl).get('/metrics')).text;
+    return [...text.matchAll(new RegExp(`^tokengate_gateway_webhooks_total\\{[^}]*result="${result}"[^}]*\\} (\\d+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+  };
+
+  it('when a void is made at the sandbox directly, then tokengate\'s view shows it voided and one sale.voided is logged, with no gateway read', async () => {
+    const key = await sale('10.00');
+    const before = reads();
+    await atSandbox({ command: 'void', trankey: key });
+    await eventually(async () => (await typesOf(key)).includes('sale.voided'));
+    const res = await view(key);
+    expect(res.body).toMatchObject({ key, status: 'voided' });
+    expect(res.headers['cache-status']).toMatch(/hit/);
+    expect(reads()).toBe(before);
+    expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.voided']);
+    expect((await eventsOf(key))[1]?.data).toMatchObject({ key, status: 'voided' });
+  });
+
+  it('when a webhook is forged, unsigned, malformed or signed with another key, then it answers 401 alike, changes nothing and logs nothing of its body', async () => {
+    const key = await sale('4.00');
+    const forged = JSON.stringify({ type: 'event', event_triggered: '2026-01-01 00:00:00', event_type: 'transaction.sale.voided', event_body: { merchant: { merch_key: 'x' }, object: { type: 'transaction', key, refnum: '1', trantype_code: 'S', status_code: 'V', amount: '4.00', marker: 'forged-body-marker' }, changes: {} }, event_id: 'f'.repeat(64) });
+    const answers = await Promise.all([
+      hook(forged), hook(forged, ''), hook(forged, 'not-hex'), hook(forged, sign(forged).toUpperCase()), hook(forged, sign(forged, 'another-key')), hook(forged, sign(`${forged} `)),
+    ]);
+    for (const res of answers) {
+      expect(res.status).toBe(401);
+      expect(res.body.error).toMatchObject({ code: 'unauthenticated' });
+      expect(JSON.stringify(res.body)).toBe(JSON.stringify({ error: { ...res.body.error, request_id: res.body.error.request_id } }));
+    }
+    expect(new Set(answers.map((r) => r.body.error.message)).size).toBe(1);
+    expect((await view(key)).body.status).toBe('pending_settlement');
+    expect(await typesOf(key)).toEqual(['sale.succeeded']);
+    expect(bff.logs()).not.toContain('forged-body-marker');
+    // The same body with the right signature takes effect: the refusals above were about the signature alone.
+    expect((await hook(forged, sign(forged))).status).toBe(204);
+    expect((await view(key)).body.status).toBe('voided');
+  });
+
+  it('when the same event is delivered again (a replay, a duplicate), then it takes effect once and logs one event', async () => {
+    const key = await sale('5.00');
+    await atSandbox({ command: 'void', trankey: key });
+    const [voided] = eventsAbout(key).filter((e) => e.event_type === 'transaction.sale.voided');
+    await delivered([voided?.event_id as string]);
+    const duplicates = await hooksReceived('duplicate');
+    await bff.sandbox.webhooks.redeliver(voided?.event_id as string);
+    await bff.sandbox.webhooks.redeliver(voided?.event_id as string);
+    expect(await hooksReceived('duplicate')).toBe(duplicates + 2);
+    expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.voided']);
+  });
+
+  it('when an authorization\'s events arrive out of order and twice (void before capture before auth), then the sale stays voided and each movement is one event', async () => {
+    bff.sandbox.webhooks.hold();
+    const auth = await sale('8.00', { capture: false });
+    expect((await post(`/v1/sales/${auth}/capture`, { amount: '6.00' })).status).toBe(200);
+    expect((await post(`/v1/sales/${auth}/void`)).status).toBe(200);
+    const ids = Object.fromEntries(eventsAbout(auth).map((e) => [e.event_type, e.event_id])) as Record<string, string>;
+    const order = [ids['transaction.sale.voided'], ids['transaction.sale.captured'], ids['transaction.sale.success'], ids['transaction.sale.voided'], ids['transaction.sale.captured']] as string[];
+    await bff.sandbox.webhooks.release(order);
+    await delivered(order);
+    expect((await view(auth)).body).toMatchObject({ status: 'voided' });
+    expect(await typesOf(auth)).toEqual(['sale.authorized', 'sale.captured', 'sale.voided']);
+  });
+
+  it('when tokengate refunds a settled sale and the gateway\'s webhook reports the same refund, then one refund.succeeded is logged', async () => {
+    const key = await sale('7.00');
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    await eventually(async () => (await typesOf(key)).includes('sale.settled'));
+    const refund = await post(`/v1/sales/${key}/refunds`, { amount: '2.00' });
+    expect(refund.status).toBe(201);
+    const [refunded] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'transaction.refund.success' && JSON.stringify(e.payload).includes(refund.body.key));
+    await delivered([refunded?.event_id as string]);
+    expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled', 'refund.succeeded']);
+    expect((await eventsOf(key))[2]?.data).toEqual(refund.body);
+    expect((await view(key)).body).toMatchObject({ status: 'settled', amount_refunded: '2.00' });
+  });
+
+  it('when a batch closes at the sandbox, then tokengate\'s sales in it read settled with no gateway read, each with one sale.settled', async () => {
+    const keys = [await sale('1.50'), await sale('2.50')];
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    const before = reads(); // the close is this test's own call at the sandbox
+    for (const key of keys) await eventually(async () => (await typesOf(key)).includes('sale.settled'));
+    for (const key of keys) expect((await view(key)).body).toMatchObject({ status: 'settled' });
+    expect(reads()).toBe(before);
+    const [batchEvent] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'settlement.batch.success').slice(-1);
+    await bff.sandbox.webhooks.redeliver(batchEvent?.event_id as string);
+    for (const key of keys) expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled']);
+  });
+
+  it('when a refund is made in the console of a settled sale, then tokengate\'s view lists it and one refund.succeeded is logged, with no gateway read', async () => {
+    const key = await sale('9.00');
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    await eventually(async () => (await typesOf(key)).includes('sale.settled'));
+    const before = reads();
+    const credit = await atSandbox({ command: 'refund', trankey: key, amount: '3.00' });
+    await eventually(async () => (await typesOf(key)).includes('refund.succeeded'));
+    expect((await eventsOf(key))[2]?.data).toEqual({ type: 'refund', key: credit.key, refnum: credit.refnum, sale: key, amount: '3.00', result_code: 'A', result: 'Approved', method: 'refund' });
+    const res = await view(key);
+    expect(res.body).toMatchObject({ amount_refunded: '3.00', refunds: [expect.objectContaining({ key: credit.key, amount: '3.00' })] });
+    // What is left is what the console left: a refund of all returns 6.00.
+    const rest = await post(`/v1/sales/${key}/refunds`);
+    expect(rest.body).toMatchObject({ amount: '6.00' });
+    expect(reads()).toBe(before);
+  });
+
+  it('when an event names a transaction tokengate does not know, then it is acknowledged, counted, and makes no event', async () => {
+    const unmatched = await hooksReceived('unmatched');
+    const tx = await atSandbox({ command: 'cc:sale', amount: '4.44', invoice: `elsewhere-${idem()}`, creditcard: { number: '4000100011112224', expiration: '1230', cvc: '123' } });
+    await eventually(async () => (await hooksReceived('unmatched')) === unmatched + 1);
+    await atSandbox({ command: 'void', trankey: tx.key as string });
+    await eventually(async () => (await hooksReceived('unmatched')) === unmatched + 2);
+    expect(await eventsOf(tx.key as string)).toEqual([]);
+  });
+
+  it('when a sale\'s answer is lost after the gateway charged it, then its webhook resolves it without a gateway read and one sale.succeeded is logged', async () => {
+    bff.sandbox.faults.next({ kind: 'reset', match: 'sale', when: 'after' });
+    const key = idem();
+    const body = { customer, payment_method: approved, amount: '6.66', invoice: `lost-${key}` };
+    const before = reads();
+    const first = await post('/v1/sales', body, key);
+    expect([502, 504]).toContain(first.status);
+    let replay: request.Response | undefined;
+    await eventually(async () => {
+      replay = await post('/v1/sales', body, key);
+      return replay.status === 201;
+    }, 15_000, 200);
+    expect(replay?.headers['tokengate-reconciled']).toBe('true');
+    expect(reads()).toBe(before);
+    const saleKey = replay?.body.key as string;
+    expect(bff.sandbox.ledger.get(saleKey)).toMatchObject({ invoice: `lost-${key}` });
+    expect(await typesOf(saleKey)).toEqual(['sale.succeeded']);
+    // The webhook's subset lacks what only a read says (authcode, avs, cvc): the first view fills it in spare budget.
+    await view(saleKey);
+    await eventually(async () => (await view(saleKey)).body.authcode !== '');
+  });
+
+  it('when events are logged and lines written, then none holds card data (masked numbers only)', async () => {
+    const res = await request(bff.url).get('/v1/events?limit=1000').set('Authorization', `Bearer ${bearer()}`);
+    expect(res.body.data.length).toBeGreaterThan(5);
+    expect(containsPan(JSON.stringify(res.body))).toBe(false);
+    expect(JSON.stringify(res.body)).toMatch(/4000xxxxxxxx2224|x{4,}/);
+    for (const line of bff.logs().split('\n')) expect(containsPan(line)).toBe(false);
+  });
+});
+
+describe('gateway webhooks in, without a signature key', () => {
+  let bff: Bff;
+  beforeAll(async () => {
+    bff = await startBff({ env: { REDIS_KEY_PREFIX: suiteRedisPrefix() } });
+  });
+  afterAll(() => bff.stop());
+
+  it('when GATEWAY_WEBHOOK_SECRET is unset, then the route answers 404 like an unknown route', async () => {
+    const body = JSON.stringify({ type: 'event', event_type: 'transaction.sale.voided', event_id: 'a'.repeat(64), event_body: { object: {} } });
+    const res = await request(bff.url).post('/v1/webhooks/gateway').set('Content-Type', 'application/json').set('X-Signature', sign(body)).send(body);
+    const unknown = await request(bff.url).post('/v1/no-such-route').set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe(unknown.body.error.code);
+  });
+});
+
+function suiteRedisPrefix(): string {
+  return `tgtest:gw-hooks-off:${Date.now().toString(36)}`;
+}
