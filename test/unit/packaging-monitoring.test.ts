@@ -18,7 +18,7 @@ if (!PROMTOOL) {
 }
 const itWithPromtool = PROMTOOL ? it : it.skip;
 
-const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut'];
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered'];
 
 function promtool(groups: unknown): { ok: boolean; output: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
@@ -100,7 +100,28 @@ describe('k8s/components/monitoring', () => {
     expect(ok).toBe(true);
   });
 
-  it('when the rules are read, then the six alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
+  itWithPromtool('when a payment event is given up after its last retry, then TokengateEventsUndelivered fires for that destination (promtool test rules)', () => {
+    const series = (destination: string, pod: string, values: string) => ({ series: `tokengate_events_undelivered_total{namespace="ns",destination="${destination}",pod="${pod}"}`, values });
+    const { ok, output } = promtoolTest(ruleGroups(), {
+      evaluation_interval: '1m',
+      tests: [{
+        interval: '1m',
+        // One event to the orders service given up at minute 30 (on pod b); the ledger's receiver is healthy.
+        input_series: [series('http://orders/hooks', 'a', '0+0x60'), series('http://orders/hooks', 'b', '0+0x29 1+0x30'), series('http://ledger/hooks', 'a', '0+0x60')],
+        alert_rule_test: [
+          { eval_time: '20m', alertname: 'TokengateEventsUndelivered', exp_alerts: [] },
+          { eval_time: '40m', alertname: 'TokengateEventsUndelivered', exp_alerts: [{ exp_labels: { severity: 'critical', namespace: 'ns', destination: 'http://orders/hooks' }, exp_annotations: {
+            summary: '1 payment events to http://orders/hooks were given up in the last hour',
+            description: 'The receiver answered no 2xx within 15 s on every attempt of the retry schedule. Fix it, then let it catch up with GET /v1/events?after=<the last event id it processed>. docs/deploy.md, "Alerts".',
+          } }] },
+        ],
+      }],
+    });
+    expect(output).toContain('SUCCESS');
+    expect(ok).toBe(true);
+  });
+
+  it('when the rules are read, then the alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
     const rules = ruleGroups().groups.flatMap((g) => g.rules);
     expect(rules.map((r) => r.alert).sort()).toEqual([...ALERTS].sort());
     for (const rule of rules) {
