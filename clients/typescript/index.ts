@@ -18,6 +18,18 @@ import type { components, paths } from './schema';
 export type { components, paths };
 export type Sale = components['schemas']['Sale'];
 export type ApiError = components['schemas']['Error'];
+/**
+ * tokengate's payment events (`GET /v1/events`, and the body each EVENTS_WEBHOOK_URLS receiver gets): narrowed by
+ * `type`, so `if (event.type === 'sale.succeeded') event.data.amount_captured` type-checks. Verify a delivery with
+ * the `standardwebhooks` package before trusting it (README, "Payment events").
+ */
+export type PaymentEvent = components['schemas']['PaymentEvent'];
+export type PaymentEventType = PaymentEvent['type'];
+export type SaleEvent = components['schemas']['SaleEvent'];
+export type RefundEvent = components['schemas']['RefundEvent'];
+export type PaymentMethodEvent = components['schemas']['PaymentMethodEvent'];
+export type CustomerEvent = components['schemas']['CustomerEvent'];
+export type EventList = components['schemas']['EventList'];
 
 export interface TokengateClientOptions {
   baseUrl: string;

@@ -222,6 +222,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the payment event log (internal services)
+         * @description Every change to money or a wallet that tokengate made or heard of (the gateway's webhooks, a refresh of a sale), once each, oldest first, kept at least 7 days: for a service that catches up after downtime or replays. The same events are pushed to `EVENTS_WEBHOOK_URLS`. Needs scope `events:read` and a token that acts for any customer (`customers:any`, no `custkey`).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/gateway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The gateway's webhooks (called by the gateway, not by callers)
+         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows is acknowledged (204) and counted. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
+         */
+        post: operations["receiveGatewayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -461,6 +501,75 @@ export interface components {
                 };
             };
         };
+        /** @description A sale's money moved: `data` is the sale as `GET /v1/sales/{key}` answers it when the event was recorded. */
+        SaleEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: components["schemas"]["Sale"];
+        };
+        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. */
+        RefundEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "refund.succeeded";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description A card added (the payment method as the API answered it) or removed (at least its `key` and `customer`). */
+        PaymentMethodEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "payment_method.added" | "payment_method.removed";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: {
+                type?: string;
+                key: string;
+                customer?: string;
+            };
+        };
+        /** @description A customer created (the customer object) or deleted (at least its `key`). */
+        CustomerEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "customer.created" | "customer.deleted";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: {
+                type?: string;
+                key: string;
+            };
+        };
+        /** @description One payment event, as `GET /v1/events` lists it and as each `EVENTS_WEBHOOK_URLS` receiver gets it (the POST body, with Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). Masked card numbers only, never card data. */
+        PaymentEvent: components["schemas"]["SaleEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["PaymentMethodEvent"] | components["schemas"]["CustomerEvent"];
+        EventList: {
+            /** @enum {string} */
+            type: "list";
+            limit: number;
+            data: components["schemas"]["PaymentEvent"][];
+            /** @description More events follow: ask again with the last one's `id` as `after` */
+            has_more: boolean;
+        };
+        GatewayWebhook: {
+            /** @enum {string} */
+            type: "event";
+            /** @description YYYY-MM-DD hh:mm:ss */
+            event_triggered?: string;
+            /** @description e.g. transaction.sale.success, transaction.sale.voided, transaction.refund.success, settlement.batch.success */
+            event_type: string;
+            /** @description `merchant`, `object` (a subset of the transaction or batch), `changes` {`old`, `new`} */
+            event_body: Record<string, never>;
+            /** @description 64 hex digits, the same on every delivery */
+            event_id: string;
+        };
     };
     responses: {
         /** @description Malformed JSON, a key repeated in one object (`{path: "body", rule: "duplicate_key"}`), unknown or wrong-typed field, bad amount, missing or bad Idempotency-Key, bad query or path parameter (`details` says where and which rule) */
@@ -594,6 +703,12 @@ export interface components {
         SaleKey: components["schemas"]["Key"];
         /** @description `no-cache` (or `max-age=0`) asks for the gateway's word instead of tokengate's view: one gateway read, in the caller's share of the read budget (guarantee 11). Without it, the answer comes from tokengate's view. */
         CacheControl: string;
+        /** @description An event id: the page starts with the event after it. Absent: the oldest event kept (at least 7 days). */
+        EventsAfter: string;
+        /** @description Page size: a whole number from 1 to 1000 */
+        EventsLimit: number;
+        /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with `GATEWAY_WEBHOOK_SECRET` */
+        XSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -1284,6 +1399,85 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id: the page starts with the event after it. Absent: the oldest event kept (at least 7 days). */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description Page size: a whole number from 1 to 1000 */
+                limit?: components["parameters"]["EventsLimit"];
+            };
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    receiveGatewayWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with `GATEWAY_WEBHOOK_SECRET` */
+                "X-Signature": components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The gateway's event: `{"type":"event","event_triggered","event_type","event_body":{"merchant","object","changes"},"event_id"}` (gateway-facts.md, Webhooks) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GatewayWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: applied, already applied (a redelivery), or about nothing tokengate knows */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            /** @description The signature is missing, malformed or wrong; nothing was read or changed */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTokengateClient } from '../../clients/typescript';
+import { createTokengateClient, type PaymentEvent } from '../../clients/typescript';
 import { startBff, token, type Bff } from '../support/bff';
 
 /**
@@ -61,5 +61,17 @@ describe('the typed TypeScript client', () => {
     const { error, response } = await noScope.GET('/v1/customers/{custkey}/payment_methods/{pmkey}/token', { params: { path: { custkey: customer, pmkey: approved } } });
     expect(response.status).toBe(403);
     expect(error?.error.code).toBe('forbidden');
+  });
+
+  it('when an internal service reads the event log, then each event is typed by its type (a sale event\'s data is the sale)', async () => {
+    const { data: sale } = await api().POST('/v1/sales', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: { customer, payment_method: approved, amount: '3.21' },
+    });
+    const service = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts-ledger', scope: 'customers:any events:read' }) });
+    const { data, response } = await service.GET('/v1/events', { params: { query: { limit: 1000 } } });
+    expect(response.status).toBe(200);
+    const amounts = (data?.data ?? []).flatMap((e: PaymentEvent) => (e.type === 'sale.succeeded' && e.data.key === sale?.key ? [e.data.amount_captured] : []));
+    expect(amounts).toEqual(['3.21']);
   });
 });
