@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { containsPan } from '../../src/card/pan';
+import { callSandbox } from '../../src/sandbox/client';
 import { startBff, token, type Bff } from '../support/bff';
 import { suiteRedis } from '../support/redis';
 import { eventually } from '../support/wait';
@@ -160,6 +161,23 @@ describe('payment events out', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(hitsFor(key)).toHaveLength(3); // the first attempt and two retries
     expect((await logged(key)).map((e) => e.type)).toEqual(['sale.succeeded']);
+  });
+
+  it('when a read of the gateway learns of a console void, a console refund or a settlement (no webhooks), then each becomes one event', async () => {
+    const atSandbox = (body: object) => callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body });
+    const fresh = (key: string) => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${internal()}`).set('Cache-Control', 'no-cache');
+    const voided = await sale('4.10');
+    const refunded = await sale('4.20');
+    await atSandbox({ command: 'void', trankey: voided });
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    const credit = (await atSandbox({ command: 'refund', trankey: refunded, amount: '1.20' })).json as { key: string };
+    expect((await fresh(voided)).body.status).toBe('voided');
+    expect((await fresh(refunded)).body).toMatchObject({ status: 'settled', amount_refunded: '1.20' });
+    // Read again: nothing new is learnt, nothing new is logged.
+    await fresh(voided);
+    await fresh(refunded);
+    expect((await logged(voided)).map((e) => e.type)).toEqual(['sale.succeeded', 'sale.voided']);
+    expect((await logged(refunded)).map((e) => [e.type, e.data.key])).toEqual([['sale.succeeded', refunded], ['sale.settled', refunded], ['refund.succeeded', credit.key]]);
   });
 
   it('when the log is read with after and limit, then it pages in order; without events:read, bound to a customer or with a bad cursor it refuses', async () => {

@@ -295,6 +295,23 @@ describe('loadConfig', () => {
     expect(problems).not.toContain('pw-secret');
   });
 
+  it('when the events and gateway webhook settings are set, then they are read, a bad or missing secret is named without its value, and the secrets never print', () => {
+    const none = loadConfig({ env: {} });
+    expect(none.events).toMatchObject({ webhookUrls: [], webhookSecret: undefined, retryScheduleMs: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000], timeoutMs: 15000 });
+    expect(none.gateway.webhookSecret).toBeUndefined();
+    const [a, b] = [`whsec_${Buffer.alloc(32, 1).toString('base64')}`, `whsec_${Buffer.alloc(24, 2).toString('base64')}`];
+    const set = loadConfig({ env: { EVENTS_WEBHOOK_URLS: 'http://orders.shop.svc/hooks', EVENTS_WEBHOOK_SECRET: `${a} ${b}`, EVENTS_RETRY_SCHEDULE_MS: '10,20', GATEWAY_WEBHOOK_SECRET: 'console-signature-key' } });
+    expect(set.events.webhookSecret?.reveal()).toBe(`${a} ${b}`);
+    expect(set.events.retryScheduleMs).toEqual([10, 20]);
+    expect(JSON.stringify(set)).not.toContain('console-signature-key');
+    expect(JSON.stringify(set)).not.toContain(a);
+    // URLs without a secret; a secret that is not whsec_ + base64 of 24 to 64 bytes (the second entry here).
+    expect(problemsOf(() => loadConfig({ env: { EVENTS_WEBHOOK_URLS: 'http://orders/hooks' } }))).toEqual(['EVENTS_WEBHOOK_SECRET (events.webhookSecret) is required when EVENTS_WEBHOOK_URLS is set']);
+    const bad = problemsOf(() => loadConfig({ env: { EVENTS_WEBHOOK_URLS: 'http://orders/hooks', EVENTS_WEBHOOK_SECRET: `${a} whsec_c2hvcnQ=` } }));
+    expect(bad).toEqual(['EVENTS_WEBHOOK_SECRET (events.webhookSecret) entry 2 must be whsec_ followed by base64 of 24 to 64 bytes']);
+    expect(bad.join('\n')).not.toContain('c2hvcnQ');
+  });
+
   it('when the shipped default.json is read, then it holds every setting', () => {
     expect(DEFAULT_CONFIG_DIR).toMatch(/config$/);
   });
