@@ -203,7 +203,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   reconciler.start();
   const lookup = createSaleLookup({
     gateway, budget, records, logger,
-    settings: { freshMs: config.view.saleFreshMs, unknownKeyTtlMs: config.view.unknownKeyTtlMs },
+    // With the gateway's webhooks on, tokengate hears of every change to a sale: its view needs no hourly read.
+    settings: {
+      freshMs: config.gateway.webhookSecret ? Math.max(config.view.saleFreshMs, config.view.saleFreshWithWebhooksMs) : config.view.saleFreshMs,
+      unknownKeyTtlMs: config.view.unknownKeyTtlMs,
+    },
   });
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });

@@ -90,6 +90,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'reconcile.lookbackMarginMs', env: 'RECONCILE_LOOKBACK_MARGIN_MS', parse: int(0, 7 * 24 * 3600 * 1000) },
 
   { path: 'view.saleFreshMs', env: 'VIEW_SALE_FRESH_MS', parse: ms },
+  { path: 'view.saleFreshWithWebhooksMs', env: 'VIEW_SALE_FRESH_WITH_WEBHOOKS_MS', parse: ms },
   { path: 'view.walletFreshMs', env: 'VIEW_WALLET_FRESH_MS', parse: ms },
   { path: 'view.unknownKeyTtlMs', env: 'VIEW_UNKNOWN_KEY_TTL_MS', parse: ms },
 

@@ -164,6 +164,12 @@ export interface CardsConfig {
 export interface ViewConfig {
   /** VIEW_SALE_FRESH_MS: a sale's view after it last matched the gateway (default 1 h). */
   saleFreshMs: number;
+  /**
+   * VIEW_SALE_FRESH_WITH_WEBHOOKS_MS: the same while the gateway's webhooks are on (GATEWAY_WEBHOOK_SECRET set):
+   * every change at the gateway then arrives as an event, so a read only guards against an event the gateway gave
+   * up on (default 24 h; never shorter than VIEW_SALE_FRESH_MS).
+   */
+  saleFreshWithWebhooksMs: number;
   /** VIEW_WALLET_FRESH_MS: a customer's and its payment methods' view (default 24 h). */
   walletFreshMs: number;
   /** VIEW_UNKNOWN_KEY_TTL_MS: how long "the gateway does not know this key" is remembered (default 10 min). */
