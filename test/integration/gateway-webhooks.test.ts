@@ -139,6 +139,26 @@ describe('gateway webhooks in', () => {
     expect((await view(key)).body).toMatchObject({ status: 'settled', amount_refunded: '2.00' });
   });
 
+  it('when a refund\'s answer is lost and its webhook arrives while it is unknown, then the refund is counted once and logged once', async () => {
+    const key = await sale('8.00');
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    await eventually(async () => (await typesOf(key)).includes('sale.settled'));
+    bff.sandbox.faults.next({ kind: 'hang', match: 'refund', when: 'after' });
+    const idemKey = idem();
+    const first = await post(`/v1/sales/${key}/refunds`, { amount: '2.00' }, idemKey);
+    expect(first.status).toBe(504);
+    const [refunded] = eventsAbout(key).filter((e) => e.event_type === 'transaction.refund.success');
+    await delivered([refunded?.event_id as string]);
+    let replay: request.Response | undefined;
+    await eventually(async () => {
+      replay = await post(`/v1/sales/${key}/refunds`, { amount: '2.00' }, idemKey);
+      return replay.status === 201;
+    }, 15_000, 200);
+    expect((await view(key)).body).toMatchObject({ amount_refunded: '2.00' });
+    expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled', 'refund.succeeded']);
+    expect((await eventsOf(key))[2]?.data).toMatchObject({ key: replay?.body.key, amount: '2.00' });
+  });
+
   it('when a batch closes at the sandbox, then tokengate\'s sales in it read settled with no gateway read, each with one sale.settled', async () => {
     const keys = [await sale('1.50'), await sale('2.50')];
     await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
