@@ -89,6 +89,7 @@ async function runVariant(ctx, { looping, fair }, shoppers) {
     looper_requests: Object.values(looped).reduce((a, b) => a + b, 0),
     looper_answers: looped,
     gateway_calls: calls,
+    upstream_429: (await sandbox.stats()).endpoints.v2?.rateLimited ?? 0,
   };
 }
 
@@ -100,13 +101,17 @@ async function runFairness(ctx) {
     .map((c) => ({ key: c.key, pm: c.payment_methods.find((m) => APPROVED.has(m.number))?.key }))
     .filter((s) => s.pm)
     .slice(0, opts.fairnessShoppers);
-  await sandbox.update({ latencyMs: 20, jitterMs: 0 });
+  // The gateway scaled as tokengate's budget is (its X-Rate-Limit counts then mean the same window), sliding.
+  const scaled = { latencyMs: 20, jitterMs: 0, ratePerMinute: 45, rateWindowMs: 6000, rateMode: 'sliding' };
+  await sandbox.update(scaled);
   try {
     // The same traffic alone, then beside the looper with the share and without it (each on fresh keys).
     const baseline = await runVariant(ctx, { looping: false, fair: true }, shoppers);
     await sandbox.reset();
+    await sleep(6500); // the sandbox's window empties between variants
     const withShare = await runVariant(ctx, { looping: true, fair: true }, shoppers);
     await sandbox.reset();
+    await sleep(6500);
     const withoutShare = await runVariant(ctx, { looping: true, fair: false }, shoppers);
     for (const [name, r] of [['alone', baseline], ['with the share', withShare], ['without', withoutShare]]) {
       log(`fairness ${name}: others' reads p99 ${r.others_read_p99_ms} ms, refused ${r.others_read_refused}/${r.others_reads}; sales refused ${r.others_sale_refused}/${r.others_sales}; looper ${JSON.stringify(r.looper_answers)}`);
@@ -121,7 +126,7 @@ async function runFairness(ctx) {
       without_share: withoutShare,
     };
   } finally {
-    await sandbox.update({ latencyMs: 0, jitterMs: 0 });
+    await sandbox.update({ latencyMs: 0, jitterMs: 0, ratePerMinute: 1_000_000, rateWindowMs: 60_000, rateMode: 'fixed' });
     await sandbox.reset();
   }
 }
