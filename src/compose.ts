@@ -180,7 +180,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({ secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry })
     : undefined;
-  const writes = createWriteProtocol({ idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended });
+  const writes = createWriteProtocol({
+    idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
+    whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
+  });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,

@@ -96,8 +96,16 @@ export function createRedisScheduler(opts: RedisSchedulerOptions): UpstreamSched
     endpointKey: opts.endpointKey,
     probeIntervalMs: opts.probeIntervalMs,
   });
+  opts.redis.on('ready', backend.reconnected);
   const metrics = createLimiterMetrics(opts.registry, opts.endpointKey);
   const loop = createRunLoop({ backend, limits: opts.limits, classes: opts.classes, clock, logger: opts.logger, metrics });
-  return withDayGauges(loop, backend, metrics, opts.limits.perDay);
+  const scheduler = withDayGauges(loop, backend, metrics, opts.limits.perDay);
+  return {
+    ...scheduler,
+    async close() {
+      opts.redis.off('ready', backend.reconnected);
+      await scheduler.close();
+    },
+  };
 }
 export { limiterSettings, endpointKeyOf } from './settings';

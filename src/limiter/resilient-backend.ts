@@ -23,7 +23,7 @@ export interface ResilientOptions {
  * (contract guarantee 5). Every slot this replica reserved is logged locally so the fallback counts them,
  * and every fallback start is written back to Redis on recovery, so neither side forgets the other.
  */
-export function createResilientBackend(opts: ResilientOptions): ReservationBackend {
+export function createResilientBackend(opts: ResilientOptions): ReservationBackend & { reconnected(): void } {
   const { redis, limits, classes, clock, logger } = opts;
   const probeIntervalMs = opts.probeIntervalMs ?? 500;
   const span = limits.windowMs + limits.marginMs;
@@ -154,6 +154,11 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
     dayUsage: (): Promise<DayUsage> => redis.dayUsage(),
 
     fallbackMode: () => (fallback ? 1 : 0),
+    // The connection is back (ioredis 'ready'): the next call tries Redis at once rather than after the probe
+    // interval, so a write right after a restart finds the shared budget instead of answering 503.
+    reconnected() {
+      retryAt = 0;
+    },
     async close(): Promise<void> {},
   };
 }

@@ -1,4 +1,4 @@
-import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
+import type { CompleteResult, IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { EventDraft, EventSink } from '../events/types';
 import { eventsOfWrite, type WriteOp } from '../events/write-events';
 import type { Logger } from '../observability/logger';
@@ -87,6 +87,11 @@ export interface WriteProtocolDeps {
   pending: PendingWrites;
   /** Retry-After of an outcome_unknown before the reconciler has planned a look (seconds). */
   unknownRetryAfterSec: number;
+  /**
+   * Calls `listener` each time the store's connection is ready again (Redis back after a restart or a failover):
+   * a write's answer kept later is kept at once then, before the next request reads it. Returns the unsubscribe.
+   */
+  whenStoreReady?: (listener: () => void) => () => void;
   /** The payment event log (src/events); none: events are dropped. */
   events?: EventSink;
   /** Called after this replica appended events (the delivery looks at once instead of at its next poll). */
@@ -164,28 +169,82 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       // The write's payment events, from its operation and answer: every write emits, and the reconciler's
       // resolution of an unknown one emits the same (src/events/write-events.ts).
       const events = deps.events ? eventsOfWrite({ context, response, reference: writeReference(scope, key) }, written.events) : [];
+      /** What storing the answer means for the reconciler's due entry. */
+      const settled = async (result: CompleteResult): Promise<void> => {
+        if (begun.resumed) return;
+        if (result === 'done') pending.forget(member); // its due entry, in a batch with others
+        // The lease ran out mid-call and the reconciler may have opened an unknown entry: close it (rare).
+        else if (result === 'done_after_unknown') await pending.untrack(member).catch((err: unknown) => log.warn('could not untrack a late write', { op: context.op, err }));
+      };
+      /** Stores the answer; kept later, it stops once another attempt or the reconciler owns the key. */
+      const complete = async (): Promise<void> => {
+        const result = await idempotency.complete(scope, key, attempt, response);
+        await settled(result);
+      };
       // Issued in the same tick: ioredis auto-pipelining sends them in one write (one round trip). Only a resumed
       // attempt can sit in the reconciler's unknown set here, so only it untracks now.
       const [stored, records, untracked, appended] = await Promise.allSettled([
         idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
         events.length > 0 ? deps.events?.append(events) : undefined,
       ]);
-      // Lost, a money event is still reported by the gateway's webhook about the same movement (same change).
-      if (appended.status === 'rejected') log.error('could not append the write\'s payment events', { op: context.op, err: appended.reason });
-      else if (events.length > 0) deps.appended?.();
-      // The write happened: answer it. Unstored, the key turns outcome_unknown when its lease ends (never twice),
-      // and its due entry stays for the reconciler.
-      if (stored.status === 'rejected') log.error('could not store the write answer for replay', { op: context.op, err: stored.reason });
-      else if (!begun.resumed && stored.value === 'done') pending.forget(member); // its due entry, in a batch with others
-      else if (!begun.resumed && stored.value === 'done_after_unknown') {
-        // The lease ran out mid-call and the reconciler may have opened an unknown entry: close it (rare).
-        await pending.untrack(member).catch((err: unknown) => log.warn('could not untrack a late write', { op: context.op, err }));
+      if (appended.status === 'fulfilled' && events.length > 0) deps.appended?.();
+      // The write happened: answer it. Whatever Redis could not take now (a restart, a failover) is kept later:
+      // the answer for replays, the use case's records (a sale's record makes it its customer's: without it the
+      // shopper's own sale answers 404) and the events; until then the key reads in progress, and once its lease
+      // ends, outcome_unknown, never free.
+      const late: Array<{ what: string; keep: () => Promise<unknown> }> = [];
+      if (stored.status === 'rejected') late.push({ what: 'answer', keep: () => complete() });
+      else await settled(stored.value);
+      if (records.status === 'rejected') late.push({ what: 'records', keep: () => alongside?.() ?? Promise.resolve() });
+      if (appended.status === 'rejected') late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });
+      if (late.length > 0) {
+        log.error('could not keep all of a write\'s answer now; keeping it when Redis is back', { op: context.op, parts: late.map((l) => l.what) });
+        keepLater(late, Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, context.op, deps.whenStoreReady);
       }
       if (untracked.status === 'rejected') log.debug('could not untrack a finished write', { op: context.op, err: untracked.reason });
-      if (records.status === 'rejected') log.error('could not store the write records', { op: context.op, err: records.reason });
       return { response, replayed: false };
     },
   };
+}
+
+/** A write's answer is kept at least this long after it was given when Redis could not take it at once. */
+const KEEP_AT_LEAST_MS = 10 * 60_000;
+
+/**
+ * Tries again every ~200 ms (one try at a time: a try waits out Redis' own timeout while it is away), each part
+ * of a finished write that Redis could not take, until it is kept or `untilMs`. Each part is safe to repeat: completing checks the attempt still owns
+ * the key, records are created only when absent, events are appended once per change. A process that dies first
+ * leaves the key to its lease and the reconciler (guarantee 6), which rebuilds the answer from the gateway.
+ */
+function keepLater(
+  parts: Array<{ what: string; keep: () => Promise<unknown> }>, untilMs: number, log: Logger, op: string, whenReady?: WriteProtocolDeps['whenStoreReady'],
+): void {
+  let left = parts;
+  const delay = 200;
+  let trying = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (): Promise<void> => {
+    if (trying || left.length === 0) return;
+    trying = true;
+    clearTimeout(timer);
+    const results = await Promise.allSettled(left.map((p) => p.keep()));
+    trying = false;
+    left = left.filter((_, i) => results[i]?.status === 'rejected');
+    if (left.length === 0) {
+      unsubscribe?.();
+      log.info('a write\'s answer was kept once Redis was back', { op });
+      return;
+    }
+    if (Date.now() + delay > untilMs) {
+      unsubscribe?.();
+      log.error('gave up keeping a write\'s answer; the reconciler rebuilds it', { op, parts: left.map((p) => p.what) });
+      return;
+    }
+    timer = setTimeout(() => void attempt(), delay * (0.75 + Math.random() / 2)).unref();
+  };
+  // Redis back: at once, so the answer is kept before the next request on that connection reads it.
+  const unsubscribe = whenReady?.(() => void attempt());
+  timer = setTimeout(() => void attempt(), delay).unref();
 }
 
 /** A stable code for logs and the unknown record: the error's `code` when it has one. */

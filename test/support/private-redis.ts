@@ -13,7 +13,7 @@ import { pingRedis } from './redis-process';
 export interface PrivateRedis {
   port: number;
   url: string;
-  /** `redis-cli -p <port> shutdown nosave`; resolves once the process has exited. */
+  /** `redis-cli -p <port> shutdown nosave` (with AOF, the AOF is still written out); resolves once the process has exited. */
   shutdown(): Promise<void>;
   /** Starts redis-server again on the same port and waits for PING. */
   start(): Promise<void>;
@@ -34,14 +34,16 @@ export function canStartRedis(): boolean {
 
 const ping = (port: number) => pingRedis('127.0.0.1', port);
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** `aof: true`: appendonly with appendfsync everysec, as docs/deploy.md asks of production, so a restart keeps the data. */
+export async function startPrivateRedis({ aof = false }: { aof?: boolean } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-private-redis-'));
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
 
   async function start(): Promise<void> {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir], { stdio: 'ignore' });
     child = proc;
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     const deadline = Date.now() + 5000;
