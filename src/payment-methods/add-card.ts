@@ -1,6 +1,7 @@
 import type { GatewayClient } from '../gateway/client';
 import { GatewayRefusedError } from '../gateway/errors';
 import type { PaymentMethod, ResultCode, Transaction } from '../gateway/types';
+import { findNewMethod, savedCardOf } from './new-method';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
 import { WriteOutcomeUnknownError } from '../writes/errors';
@@ -78,8 +79,6 @@ export interface CardServiceDeps {
   publicKeyTtlMs?: number;
 }
 
-const last4Of = (masked: string | undefined) => masked?.match(/(\d{4})\s*$/)?.[1];
-
 function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' | 'result' | 'auth_amount' | 'error' | 'error_code'>, voided: boolean): Verification {
   return {
     key: tx.key, refnum: tx.refnum, result_code: tx.result_code, result: tx.result, voided,
@@ -106,19 +105,11 @@ export function createCardService(deps: CardServiceDeps): CardService {
     }
   }
 
-  /** The customer's newest method for this card (last four digits and, when known, expiration). */
-  async function newMethod(custkey: string, last4: string | undefined, expiration: string | undefined): Promise<PaymentMethod | undefined> {
-    const list = (await budget.run('read', () => gateway.listPaymentMethods(custkey, { limit: 100, offset: 0 }))).value;
-    const candidates = list.data.filter((m) => (last4 === undefined || String(m.ccnum4last ?? '') === last4) && (expiration === undefined || String(m.expires ?? '') === expiration));
-    // Newest by `added` ("YYYY-MM-DD hh:mm:ss" sorts as text); equal stamps: the later in the list.
-    return candidates.reduce<PaymentMethod | undefined>((best, m) => (!best || String(m.added ?? '') >= String(best.added ?? '') ? m : best), undefined);
-  }
-
   /** After an approved verification: void, then name the method. A failure leaves the outcome unknown. */
   async function finish(custkey: string, verification: Verification, last4: string | undefined, expiration: string | undefined): Promise<AddCardResult> {
     try {
       if (!verification.voided) await release(verification.key);
-      const method = await newMethod(custkey, last4, expiration);
+      const method = await findNewMethod(gateway, (call) => budget.run('read', call), custkey, last4, expiration);
       if (!method) throw new Error('the verified card is not among the customer\'s payment methods');
       return { kind: 'added', method, verification: { ...verification, voided: true } };
     } catch (err) {
@@ -154,7 +145,8 @@ export function createCardService(deps: CardServiceDeps): CardService {
       const verification = verificationOf(tx, false);
       if (tx.result_code === 'D') return { kind: 'declined', verification };
       if (tx.result_code !== 'A' && tx.result_code !== 'P') return { kind: 'refused', verification };
-      return finish(input.custkey, verification, last4Of(tx.savedcard?.cardnumber ?? tx.creditcard?.number), tx.savedcard?.expiration || undefined);
+      const saved = savedCardOf(tx);
+      return finish(input.custkey, verification, saved.last4, saved.expiration);
     },
 
     async complete(custkey, found) {

@@ -8,6 +8,7 @@ import type { Logger } from '../observability/logger';
 import type { GatewaySaleState, SaleRecord, SaleRecords, SaleView } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { factsOfDetail, factsOfView, type SaleFacts } from './sale-object';
+import { createBackgroundRefresh } from '../views/background-refresh';
 import { freshnessOf, REFRESH_CLASS, type Freshness } from '../views/freshness';
 import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
 
@@ -69,7 +70,7 @@ export function gatewayState(view: SaleView, detail: TransactionDetail): Gateway
 export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
   const { gateway, budget, records, logger, settings } = deps;
   const now = deps.now ?? Date.now;
-  const refreshing = new Map<string, Promise<void>>();
+  const refresher = createBackgroundRefresh(logger, 'sale');
 
   /** The gateway's record of `saleKey` as a sale, or NotFoundError (remembered, when Redis can keep it). */
   async function askGateway(caller: Caller, saleKey: string, remember: boolean, cls: 'read' | typeof REFRESH_CLASS = 'read'): Promise<TransactionDetail> {
@@ -106,17 +107,11 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
 
   /** A stale view refreshed in spare budget, once at a time across replicas; failures only delay it. */
   function refreshLater(caller: Caller, saleKey: string, view: SaleView): void {
-    if (refreshing.has(saleKey)) return;
-    const run = (async () => {
+    refresher.start(saleKey, async () => {
       if (!(await records.claimRefresh(saleKey, settings.refreshLockMs ?? 30_000))) return;
       const detail = (await budget.run(REFRESH_CLASS, () => gateway.getTransaction(saleKey), { maxWaitMs: 0, caller: caller.sub })).value;
       await fold(saleKey, view, detail);
-    })()
-      .catch((err: unknown) => {
-        logger.debug('a stale sale view was not refreshed now', { err });
-      })
-      .finally(() => refreshing.delete(saleKey));
-    refreshing.set(saleKey, run);
+    });
   }
 
   return {

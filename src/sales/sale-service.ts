@@ -35,6 +35,8 @@ export class SaleNotSentError extends WriteNotSentError {}
 export interface SaleService {
   /** Charges a stored payment method through its card reference token. Gateway and budget errors propagate. */
   charge(input: SaleInput, options?: ChargeOptions): Promise<SaleOutcome>;
+  /** Charges a Pay.js payment key: one `cc:sale` or `authonly`, no verification (`peeked` is not used). */
+  chargeNewCard(input: NewCardSaleInput, options?: ChargeOptions): Promise<SaleOutcome>;
   /** The payment method's token if cached (no upstream call, never throws), to pass to charge(). */
   peekToken(customer: string, paymentMethod: string): Promise<CardRefToken | undefined>;
   /**
@@ -51,6 +53,23 @@ export interface ChargeOptions {
   peeked?: CardRefToken;
   /** What reserveSlot() reserved: the first attempt's slot when the token was peeked (else it is released). */
   slot?: AheadSlot;
+  /**
+   * Runs inside the budget's call, right before each gateway call (the removal guard's last word, guarantee 10);
+   * throwing there sends nothing.
+   */
+  beforeSend?: () => Promise<void>;
+}
+
+/** A card the frontend just collected through Pay.js: its single-use key charged, optionally kept on the customer. */
+export interface NewCardSaleInput {
+  customer: string;
+  paymentKey: string;
+  /** Store the card on the customer (`save_customer_paymethod`, with `save_card` to recognise it after). */
+  save: boolean;
+  amount: string;
+  amount_detail?: { tax?: string; tip?: string };
+  invoice: string;
+  capture?: boolean;
 }
 
 /**
@@ -80,7 +99,7 @@ export function isCardRefInvalid(tx: Transaction): boolean {
 export function createSaleService(deps: { gateway: GatewayClient; budget: Budget; tokens: TokenService; logger: Logger; metrics?: Metrics }): SaleService {
   const { gateway, budget, tokens, logger, metrics } = deps;
 
-  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot): Promise<Transaction> {
+  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot, beforeSend?: () => Promise<void>): Promise<Transaction> {
     // Without a peeked token the sale first loads one (a read and its own wait): the slot would be stale by then.
     if (!peeked) void slot?.release();
     let token;
@@ -93,9 +112,18 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     // custkey attaches the transaction to the customer: its transaction list finds it (reconciliation), and
     // the gateway's record names its owner.
     const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer };
-    const call = () => (input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal }));
+    const call = async () => {
+      await beforeSend?.();
+      return input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal });
+    };
     const result = await budget.run('sale', call, { signal, ahead: slot });
     return result.value;
+  }
+
+  function outcomeOf(tx: Transaction): SaleOutcome {
+    const kind = tx.result_code === 'A' || tx.result_code === 'P' ? 'approved' : tx.result_code === 'E' ? 'error' : 'declined';
+    metrics?.sales.inc({ result: tx.result_code === 'P' ? 'partial' : kind });
+    return { kind, transaction: tx };
   }
 
   return {
@@ -106,18 +134,27 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
       return budget.reserveAhead('sale');
     },
     async charge(input, options = {}) {
-      let tx = await send(input, options.signal, options.peeked, options.slot);
+      let tx = await send(input, options.signal, options.peeked, options.slot, options.beforeSend);
       if (isCardRefInvalid(tx)) {
         // The token was rotated or revoked: result E means nothing was charged, so one re-send with a fresh
         // token is safe (and the stale token must not be served again).
         logger.info('card reference rejected by the gateway; refreshing the token', { customer: input.customer, payment_method: input.payment_method });
         await tokens.evict(input.customer, input.payment_method);
-        tx = await send(input, options.signal);
+        tx = await send(input, options.signal, undefined, undefined, options.beforeSend);
         if (isCardRefInvalid(tx)) await tokens.evict(input.customer, input.payment_method);
       }
-      const kind = tx.result_code === 'A' || tx.result_code === 'P' ? 'approved' : tx.result_code === 'E' ? 'error' : 'declined';
-      metrics?.sales.inc({ result: tx.result_code === 'P' ? 'partial' : kind });
-      return { kind, transaction: tx };
+      return outcomeOf(tx);
+    },
+    async chargeNewCard(input, options = {}) {
+      const { signal } = options;
+      // gateway-facts.md: `custkey` attaches the sale to the customer (and, saving, names whose card it becomes).
+      const base = { payment_key: input.paymentKey, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice };
+      const request = input.save ? { ...base, custkey: input.customer, save_customer_paymethod: true as const, save_card: true } : { ...base, custkey: input.customer };
+      const call = async () => {
+        await options.beforeSend?.();
+        return input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal });
+      };
+      return outcomeOf((await budget.run('sale', call, { signal, ahead: options.slot })).value);
     },
   };
 }
