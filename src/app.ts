@@ -20,6 +20,7 @@ import type { Checkout } from './sales/checkout';
 import type { SaleActions } from './sales/sale-actions';
 import type { SaleLookup } from './sales/sale-lookup';
 import type { Budget, TokenService } from './tokens/token-service';
+import type { Wallet } from './wallet';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +39,8 @@ export interface AppDeps {
   events: EventLog;
   /** The gateway's webhooks in; absent (GATEWAY_WEBHOOK_SECRET unset), the route does not exist (404). */
   gatewayWebhooks?: GatewayWebhookIntake;
+  /** Customers, payment methods, their view and removals (issue 26). */
+  wallet: Wallet;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -81,8 +84,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(cardGuard());
   app.use(salesRouter({ checkout: deps.checkout, authenticate: deps.authenticate }));
   app.use(saleLifecycleRouter({ lookup: deps.lookup, actions: deps.actions, authenticate: deps.authenticate }));
-  app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, tokens: deps.tokens, authenticate: deps.authenticate }));
-  app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, authenticate: deps.authenticate }));
+  app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, wallet: deps.wallet, authenticate: deps.authenticate }));
+  app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, tokens: deps.tokens, wallet: deps.wallet, authenticate: deps.authenticate }));
   app.use(eventsRouter({ log: deps.events, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

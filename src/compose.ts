@@ -19,6 +19,8 @@ import { createSaleEvents } from './sales/sale-events';
 import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
+import { createNewCards } from './sales/new-card';
+import { createWallet, createWalletStore } from './wallet';
 import { createSaleActions } from './sales/sale-actions';
 import { createSaleLookup } from './sales/sale-lookup';
 import { createCardWrites } from './payment-methods/add-card-write';
@@ -150,7 +152,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     ? createRedisIdempotencyStore({ redis, keyPrefix: config.redis.keyPrefix, ...idempotencySettings })
     : createMemoryIdempotencyStore(idempotencySettings);
 
-  const tokens = createTokenService({ gateway, budget, store, metrics });
+  const walletStore = createWalletStore(redis, config.redis.keyPrefix);
+  const tokens = createTokenService({ gateway, budget, store, metrics, removed: walletStore.isRemoved });
   const sales = createSaleService({ gateway, budget, tokens, logger, metrics });
   const { authenticate } = createAuthenticator({ jwt: config.jwt, logger });
 
@@ -184,6 +187,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
   });
+  const wallet = createWallet({ store: walletStore, gateway, budget, tokens, writes, logger, config });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,
@@ -194,7 +198,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     pending,
     store: idempotency,
     find: createWriteFinder({
-      gateway, budget, records, cards, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
+      gateway, budget, records, cards, wallet, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
       told: (invoice) => webhookStore.salesByInvoice(invoice),
     }),
     settings: config.reconcile,
@@ -216,14 +220,15 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
-  const checkout = createCheckout({ sales, records, writes, leaseMs: writeLeaseMs });
+  const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
-    cards, writes, verifyAmount: config.cards.verifyAmount,
+    cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
   const app = createApp({
-    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, events, gatewayWebhooks, draining: () => draining,
+    config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Charge a stored payment method (cc:sale), or authorize it only (authonly)
-         * @description Needs scope `sales:create` and access to `customer` (a token bound by `custkey` only for that customer; otherwise `customers:any`). One `Idempotency-Key` never charges twice: a retry with the same key and the same body replays the first answer (`Idempotent-Replayed: true`); the same key with a different body is 422 `idempotency_key_reused`; while the first attempt runs, 409 `idempotency_in_progress`; after a gateway timeout, reset or 5xx, 409 `outcome_unknown` (with Retry-After) until the reconciler has found the sale in the gateway's records (then the key replays it with `Tokengate-Reconciled: true`) or proven it absent (then the key is free and a retry charges once), within `RECONCILE_DEADLINE_MS`. Partial approvals (`result_code` `P`) are 201 with `auth_amount` below `amount`. With `"capture": false` the card is authorized only (`authonly`): 201 with `status` `authorized`, then capture or void it. Sales go out with the customer's `custkey`.
+         * @description Needs scope `sales:create` and access to `customer` (a token bound by `custkey` only for that customer; otherwise `customers:any`). One `Idempotency-Key` never charges twice: a retry with the same key and the same body replays the first answer (`Idempotent-Replayed: true`); the same key with a different body is 422 `idempotency_key_reused`; while the first attempt runs, 409 `idempotency_in_progress`; after a gateway timeout, reset or 5xx, 409 `outcome_unknown` (with Retry-After) until the reconciler has found the sale in the gateway's records (then the key replays it with `Tokengate-Reconciled: true`) or proven it absent (then the key is free and a retry charges once), within `RECONCILE_DEADLINE_MS`. Partial approvals (`result_code` `P`) are 201 with `auth_amount` below `amount`. With `"capture": false` the card is authorized only (`authonly`): 201 with `status` `authorized`, then capture or void it. Sales go out with the customer's `custkey`. With `payment_key` instead of `payment_method`, a card the frontend just collected through Pay.js is charged in one gateway call (no verification authorization or void); with `"save_payment_method": true` it is also stored on the customer, and the sale names the new `payment_method` when a read slot was free at once to learn it (else it is learnt after the answer: the customer's list shows it from then on). A payment key the gateway refuses (unknown, expired, used) answers 400 `invalid_request` with `body.payment_key`. A payment method or a customer removed through tokengate answers 404 and is never charged (guarantee 10).
          */
         post: operations["createSale"];
         delete?: never;
@@ -117,7 +117,11 @@ export interface paths {
          */
         get: operations["listCustomers"];
         put?: never;
-        post?: never;
+        /**
+         * Create a customer (a shopper signs up)
+         * @description Internal services (`customers:write` and `customers:any`). `Idempotency-Key` required: one key never creates twice. One customer per `customerid` among those created through tokengate: a create under another key answers 409 `customer_exists` whose error object names the first one's `custkey` (also when two creates race on two replicas: one gateway customer). The gateway's refusal of a field answers 400 `invalid_request` (nothing was created). An unknown outcome answers 409 `outcome_unknown` until the reconciler has found the customer by its customerid.
+         */
+        post: operations["createCustomer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -133,7 +137,7 @@ export interface paths {
         };
         /**
          * List a customer's payment methods (masked)
-         * @description Needs scope `payment_methods:read` and access to `custkey`; a customer the caller is not bound to answers 404.
+         * @description Needs scope `payment_methods:read` and access to `custkey`; a customer the caller is not bound to answers 404. Answered from tokengate's view of the customer (guarantee 9: no gateway call once known, `Cache-Status` and `Age` say how fresh; `Cache-Control: no-cache` asks for the gateway's word). Each method carries `default` (exactly one when the customer has any). A removed card is never listed.
          */
         get: operations["listPaymentMethods"];
         put?: never;
@@ -262,6 +266,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{custkey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a customer with its payment methods (masked)
+         * @description Scope `customers:read`: the bound customer, or any with `customers:any`. Answered from tokengate's view, like the payment method list. A customer removed through tokengate answers 404.
+         */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a customer and all its payment methods
+         * @description `customers:write` and `customers:any` only. From the moment it answers, no sale, token, list or look-up for that customer succeeds on any replica (404), none of its tokens stays cached, and none of its cards is charged (guarantee 10). Its sales stay readable, capturable, voidable and refundable by internal services; a token bound to the customer no longer reaches them. If it cannot finish now (the budget, a gateway timeout), the removal is recorded and finished by the reconciler; a retry answers 409 `outcome_unknown` until then.
+         */
+        delete: operations["deleteCustomer"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a customer's fields
+         * @description Scope `customers:write`: the bound customer, or any with `customers:any`. Only the fields given change (`""` clears one; `customerid` never changes). The view is updated with the gateway's answer: the next read on any replica shows it. The gateway's refusal of a field answers 400 `invalid_request`.
+         */
+        patch: operations["updateCustomer"];
+        trace?: never;
+    };
+    "/v1/customers/{custkey}/payment_methods/{pmkey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a card
+         * @description Scope `payment_methods:write`, the bound customer (or any with `customers:any`). From the moment it answers 204, that method is never charged again on any replica, whatever the gateway does with its card reference (guarantee 10); its cached token is gone and lists no longer show it. A capture of an authorization made before the removal is still allowed. If it cannot finish now, the removal is recorded and finished by the reconciler; a retry answers 409 `outcome_unknown` until then.
+         */
+        delete: operations["deletePaymentMethod"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a card, make it the default, renew its expiry or change its AVS data
+         * @description Scope `payment_methods:write`, the bound customer (or any with `customers:any`). `method_name`, `expires`, `avs_street` and `avs_postalcode` go to the gateway; `default: true` is tokengate's (the gateway cannot move its default). The view is updated in the same step: the next list on any replica shows it with no gateway call. A card number in any field answers 422 and nothing is sent; the gateway's refusal of a field answers 400.
+         */
+        patch: operations["updatePaymentMethod"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -295,8 +351,8 @@ export interface components {
         SaleRequest: {
             /** @description Key of the customer (custkey) */
             customer: components["schemas"]["Key"];
-            /** @description Key of the stored payment method (pmkey) */
-            payment_method: components["schemas"]["Key"];
+            /** @description Key of the stored payment method (pmkey); exactly one of `payment_method` and `payment_key` */
+            payment_method?: components["schemas"]["Key"];
             amount: components["schemas"]["Amount"];
             amount_detail?: components["schemas"]["AmountDetail"];
             /** @description Merchant invoice reference: 1 to 64 of `A-Z a-z 0-9 . _ / -` */
@@ -306,6 +362,14 @@ export interface components {
              * @default true
              */
             capture?: boolean;
+            /** @description A card the frontend just collected: the single-use key Pay.js `client.getPaymentKey(card)` gave the browser; exactly one of `payment_method` and `payment_key` */
+            payment_key?: string;
+            /** @description With `payment_key`: also store the card on the customer (default false; the answer names the new `payment_method` when it is known by then) */
+            save_payment_method?: boolean;
+        } | {
+            payment_method: components["schemas"]["Key"];
+        } | {
+            payment_key: string;
         };
         /** @description The one sale object: every answer that is a sale (`POST /v1/sales`, the transaction of its 402, `GET /v1/sales/{key}`, capture, void, and a replay of any of them, reconciled ones included) has these fields with these meanings, and a capture's or a void's answer is what a `GET` right after reads. First the gateway's fields of the sale (`creditcard.number` masked: first four and last four digits), then its lifecycle status and amounts. A field tokengate cannot know is left out: `payment_method` of a sale made elsewhere, `batch` of an authorization not captured, `avs`/`cvc`/`creditcard` when the gateway gives none. */
         Sale: {
@@ -327,7 +391,7 @@ export interface components {
             invoice?: string;
             /** @description The customer charged (custkey); the sale belongs to it */
             customer?: string;
-            /** @description The payment method charged; known for the sales tokengate made */
+            /** @description The payment method charged (known for the sales tokengate made), or the one a `payment_key` sale stored, when known by the time of the answer */
             payment_method?: string;
             creditcard?: {
                 /** @description Masked, e.g. `4000xxxxxxxx2224` */
@@ -394,11 +458,42 @@ export interface components {
             card_type?: string;
             ccnum4last?: string;
             pay_type?: string;
+            avs_street?: string;
+            avs_postalcode?: string;
+            /** @description The gateway's sort order (0 is the gateway's default, when it has one) */
+            sortord?: number;
+            /** @description The customer's default method: exactly one when it has any. tokengate's choice (the gateway's PUT cannot move it): the method a `PATCH` with `default: true` chose, else the gateway's (`sortord` 0), else the lowest `sortord`, then the earliest `added`. */
+            default: boolean;
+            /** @description `YYYY-MM-DD hh:mm:ss` */
+            added?: string;
+            /** @description `YYYY-MM-DD hh:mm:ss` */
+            updated?: string;
         };
+        /** @description A customer at the gateway: its key (the custkey), the gateway's number (`custid`) and its fields (`""` when unset); with its payment methods (masked) when read one by one. */
         Customer: {
             /** @enum {string} */
             type: "customer";
+            /** @description The custkey: what every other call names the customer by */
             key: string;
+            custid?: string;
+            customerid?: string;
+            company?: string;
+            first_name?: string;
+            last_name?: string;
+            email?: string;
+            phone?: string;
+            fax?: string;
+            street?: string;
+            street2?: string;
+            city?: string;
+            state?: string;
+            postalcode?: string;
+            country?: string;
+            url?: string;
+            notes?: string;
+            description?: string;
+            /** @description Its payment methods, masked, each with `default` */
+            payment_methods?: components["schemas"]["PaymentMethod"][];
         };
         CustomerList: {
             /** @enum {string} */
@@ -422,11 +517,13 @@ export interface components {
         };
         ErrorObject: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists";
             /** @description Fixed text per code; never echoes input */
             message: string;
             request_id: string;
             details?: components["schemas"]["ErrorDetail"][];
+            /** @description `customer_exists`: the key of the customer already created with this customerid */
+            custkey?: string;
         };
         Error: {
             error: components["schemas"]["ErrorObject"];
@@ -570,6 +667,56 @@ export interface components {
             /** @description 64 hex digits, the same on every delivery */
             event_id: string;
         };
+        /** @description A new customer: `customerid` (the merchant's own id for this shopper) and `first_name` and `last_name`, or `company`. A card number in any field answers 422 and nothing is sent. */
+        CreateCustomerRequest: {
+            /** @description The merchant's own id for this shopper (e.g. its user id): 1 to 64 printable characters; one customer per customerid among those created through tokengate */
+            customerid: string;
+            first_name?: string;
+            last_name?: string;
+            company?: string;
+            email?: string;
+            phone?: string;
+            street?: string;
+            street2?: string;
+            city?: string;
+            state?: string;
+            postalcode?: string;
+            country?: string;
+            description?: string;
+        } | {
+            company: string;
+        } | {
+            first_name: string;
+            last_name: string;
+        };
+        /** @description The fields to change (`""` clears one); `customerid` never changes. */
+        UpdateCustomerRequest: {
+            first_name?: string;
+            last_name?: string;
+            company?: string;
+            email?: string;
+            phone?: string;
+            street?: string;
+            street2?: string;
+            city?: string;
+            state?: string;
+            postalcode?: string;
+            country?: string;
+            description?: string;
+        };
+        /** @description What can change on a stored card: its name, the default, a renewed card's expiry, its AVS data (to change anything else, remove it and add the card again). */
+        UpdatePaymentMethodRequest: {
+            method_name?: string;
+            /**
+             * @description `true` makes it the customer's default
+             * @enum {boolean}
+             */
+            default?: true;
+            /** @description MMYY: the holder's card was renewed */
+            expires?: string;
+            avs_street?: string;
+            avs_postalcode?: string;
+        };
     };
     responses: {
         /** @description Malformed JSON, a key repeated in one object (`{path: "body", rule: "duplicate_key"}`), unknown or wrong-typed field, bad amount, missing or bad Idempotency-Key, bad query or path parameter (`details` says where and which rule) */
@@ -709,6 +856,8 @@ export interface components {
         EventsLimit: number;
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with `GATEWAY_WEBHOOK_SECRET` */
         XSignature: string;
+        /** @description 1 to 255 printable ASCII characters. Optional: a removal is idempotent by its path (without one, the path is the key, per caller). */
+        IdempotencyKeyOptional: string;
     };
     requestBodies: never;
     headers: {
@@ -1154,6 +1303,60 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    createCustomer: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1 to 255 printable ASCII characters; one key never charges twice. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCustomerRequest"];
+            };
+        };
+        responses: {
+            /** @description The new customer (no payment method yet) */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Tokengate-Reconciled": components["headers"]["Tokengate-Reconciled"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `customer_exists` (the error object carries `custkey`), `idempotency_in_progress` (this key, or another create of this customerid, is still running: see Retry-After) or `outcome_unknown` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     listPaymentMethods: {
         parameters: {
             query?: {
@@ -1163,6 +1366,8 @@ export interface operations {
                 offset?: components["parameters"]["Offset"];
             };
             header?: {
+                /** @description `no-cache` (or `max-age=0`) asks for the gateway's word instead of tokengate's view: one gateway read, in the caller's share of the read budget (guarantee 11). Without it, the answer comes from tokengate's view. */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -1178,6 +1383,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Status": components["headers"]["View-Cache-Status"];
+                    Age: components["headers"]["Age"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1478,6 +1685,235 @@ export interface operations {
             422: components["responses"]["CardDataForbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `no-cache` (or `max-age=0`) asks for the gateway's word instead of tokengate's view: one gateway read, in the caller's share of the read budget (guarantee 11). Without it, the answer comes from tokengate's view. */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer and its payment methods */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Status": components["headers"]["View-Cache-Status"];
+                    Age: components["headers"]["Age"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Optional: a removal is idempotent by its path (without one, the path is the key, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Tokengate-Reconciled": components["headers"]["Tokengate-Reconciled"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `idempotency_in_progress` (the same key is still running) or `outcome_unknown` (the first attempt may have reached the gateway and is reconciled; see Retry-After) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCustomerRequest"];
+            };
+        };
+        responses: {
+            /** @description The customer */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deletePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Optional: a removal is idempotent by its path (without one, the path is the key, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+                /** @description Payment method key */
+                pmkey: components["parameters"]["PmKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Tokengate-Reconciled": components["headers"]["Tokengate-Reconciled"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `idempotency_in_progress` (the same key is still running) or `outcome_unknown` (the first attempt may have reached the gateway and is reconciled; see Retry-After) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    updatePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+                /** @description Payment method key */
+                pmkey: components["parameters"]["PmKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePaymentMethodRequest"];
+            };
+        };
+        responses: {
+            /** @description The payment method, masked, with `default` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentMethod"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
 }

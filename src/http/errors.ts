@@ -32,6 +32,7 @@ export type ApiErrorCode =
   | 'sale_not_capturable'
   | 'sale_not_voidable'
   | 'refund_exceeds_sale'
+  | 'customer_exists'
   | 'internal_error';
 
 /** One validation problem: where (`body.amount`, `query.limit`, `header.idempotency-key`) and which rule. */
@@ -47,6 +48,8 @@ export interface ErrorBody {
     request_id: string;
     details?: readonly ErrorDetail[];
     transaction?: object;
+    /** customer_exists: the customer already created through tokengate with this customerid. */
+    custkey?: string;
   };
 }
 
@@ -167,6 +170,19 @@ export class SaleNotVoidable extends ApiError {
 export class RefundExceedsSale extends ApiError {
   constructor() {
     super(422, 'refund_exceeds_sale', 'The refund would exceed the captured amount of the sale.');
+  }
+}
+
+/** A customer with this customerid was already created through tokengate: the error object names it. */
+export class CustomerExists extends ApiError {
+  constructor(readonly custkey: string) {
+    super(409, 'customer_exists', 'A customer with this customerid was already created; the error names it.');
+  }
+
+  override toBody(requestId: string): ErrorBody {
+    const body = super.toBody(requestId);
+    body.error.custkey = this.custkey;
+    return body;
   }
 }
 

@@ -17,6 +17,8 @@ export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) 
     // A verification is voided once found: the card was checked, not charged.
     return { kind: 'found', charged: false, transaction: found.transaction, response: renderAddCard(found.result, newRequestId()) };
   }
+  if (found.op === 'customer_create') return { kind: 'found', charged: false, transaction: found.customer.key, response: { status: 201, body: found.customer, headers: {} } };
+  if (found.op === 'payment_method_remove' || found.op === 'customer_delete') return { kind: 'found', charged: false, transaction: '', response: { status: 204, body: null, headers: {} } };
   const tx = found.detail;
   if (found.op === 'refund') {
     const { key, refnum, amountCents, method } = found.refund;

@@ -8,6 +8,8 @@
  *   parseIdempotencyKey(header): string        Idempotency-Key (required, 1–255 printable ASCII)
  *   parseAmountBody(body, kind): AmountInput    body of a capture or a refund ({} or {amount})
  *   parseAddPaymentMethod(body): AddPaymentMethodInput   body of POST /v1/customers/{custkey}/payment_methods
+ *   parseCreateCustomer, parseUpdateCustomer, parseUpdatePaymentMethod   the wallet's bodies
+ *   parseOptionalIdempotencyKey(header, fallback)   a removal's Idempotency-Key
  * Rules JSON Schema cannot say (amount > 0, tax + tip ≤ amount in integer cents) are checked here.
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
@@ -19,7 +21,11 @@ import { canonicalAmount, toCents } from '../gateway/money';
 
 export interface SaleInput {
   customer: string;
-  paymentMethod: string;
+  /** Exactly one of `paymentMethod` (a stored method) and `paymentKey` (a card just collected by Pay.js). */
+  paymentMethod?: string;
+  paymentKey?: string;
+  /** With `paymentKey`: keep the card on the customer (`save_payment_method`). */
+  save?: boolean;
   /**
    * Canonical ("10.50" for "10.5"), so every answer, the sale's record and the gateway get one spelling; the
    * idempotency fingerprint hashes the raw body. `amountCents` is the same value in integer cents.
@@ -70,6 +76,9 @@ const validateSale = compile({ $ref: '#/$defs/SaleRequest' });
 const validateCapture = compile({ $ref: '#/$defs/CaptureRequest' });
 const validateRefund = compile({ $ref: '#/$defs/RefundRequest' });
 const validateAddPaymentMethod = compile({ $ref: '#/$defs/AddPaymentMethodRequest' });
+const validateCreateCustomer = compile({ $ref: '#/$defs/CreateCustomerRequest' });
+const validateUpdateCustomer = compile({ $ref: '#/$defs/UpdateCustomerRequest' });
+const validateUpdatePaymentMethod = compile({ $ref: '#/$defs/UpdatePaymentMethodRequest' });
 const validateListQuery = compile({
   type: 'object',
   additionalProperties: false,
@@ -83,7 +92,11 @@ const validateEventsQuery = compile({
 });
 const validateIdempotencyKey = compile(params.IdempotencyKey.schema);
 
-const RULES: Record<string, string> = { additionalProperties: 'unknown_field', minimum: 'too_small', maximum: 'too_large', minLength: 'too_short', maxLength: 'too_long' };
+const RULES: Record<string, string> = {
+  additionalProperties: 'unknown_field', minimum: 'too_small', maximum: 'too_large', minLength: 'too_short', maxLength: 'too_long',
+  // POST /v1/sales: exactly one of payment_method and payment_key; POST /v1/customers: a company or both names.
+  anyOf: 'one_required', not: 'exclusive', dependentRequired: 'requires', minProperties: 'empty',
+};
 
 /**
  * ajv errors as details. An unknown field is reported at its parent's path: the name itself is caller input.
@@ -117,7 +130,10 @@ export function parseSaleRequest(body: unknown): SaleInput {
   if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
   if (!validateSale(body)) throw new InvalidRequest(toDetails('body', validateSale.errors));
   // Safe after validation: the schema fixes every field's type and forbids others.
-  const raw = body as { customer: string; payment_method: string; amount: string; amount_detail?: { tax?: string; tip?: string }; invoice?: string; capture?: boolean };
+  const raw = body as {
+    customer: string; payment_method?: string; payment_key?: string; save_payment_method?: boolean; amount: string; amount_detail?: { tax?: string; tip?: string };
+    invoice?: string; capture?: boolean;
+  };
   const amountCents = toCents(raw.amount);
   const details: ErrorDetail[] = [];
   if (amountCents <= 0) details.push({ path: 'body.amount', rule: 'positive' });
@@ -125,7 +141,9 @@ export function parseSaleRequest(body: unknown): SaleInput {
   if (detail && toCents(detail.tax ?? '0') + toCents(detail.tip ?? '0') > amountCents) details.push({ path: 'body.amount_detail', rule: 'exceeds_amount' });
   if (details.length > 0) throw new InvalidRequest(details);
 
-  const input: SaleInput = { customer: raw.customer, paymentMethod: raw.payment_method, amount: canonicalAmount(raw.amount), amountCents, capture: raw.capture !== false };
+  const input: SaleInput = { customer: raw.customer, amount: canonicalAmount(raw.amount), amountCents, capture: raw.capture !== false };
+  if (raw.payment_method !== undefined) input.paymentMethod = raw.payment_method;
+  if (raw.payment_key !== undefined) Object.assign(input, { paymentKey: raw.payment_key, save: raw.save_payment_method === true });
   if (detail) {
     input.amountDetail = {};
     if (detail.tax !== undefined) input.amountDetail.tax = canonicalAmount(detail.tax);
@@ -175,6 +193,32 @@ export function parseAddPaymentMethod(body: unknown): AddPaymentMethodInput {
   };
 }
 
+/** A body checked against one of openapi.json's request schemas, then read as `T` (the schema fixes its fields). */
+function parseBody<T>(body: unknown, validate: ValidateFunction): T {
+  if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
+  if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
+  if (!validate(body)) throw new InvalidRequest(toDetails('body', validate.errors));
+  return body as T;
+}
+
+/** The customer fields of a create or an update, as the gateway names them. */
+export type CustomerFieldsInput = Partial<Record<'first_name' | 'last_name' | 'company' | 'email' | 'phone' | 'street' | 'street2' | 'city' | 'state' | 'postalcode' | 'country' | 'description', string>>;
+
+/** `POST /v1/customers`: `customerid` and a company or both names. */
+export function parseCreateCustomer(body: unknown): CustomerFieldsInput & { customerid: string } {
+  return { ...parseBody<CustomerFieldsInput & { customerid: string }>(body, validateCreateCustomer) };
+}
+
+/** `PATCH /v1/customers/{custkey}`: the fields to change (at least one). */
+export function parseUpdateCustomer(body: unknown): CustomerFieldsInput {
+  return { ...parseBody<CustomerFieldsInput>(body, validateUpdateCustomer) };
+}
+
+/** `PATCH /v1/customers/{custkey}/payment_methods/{pmkey}`: at least one change. */
+export function parseUpdatePaymentMethod(body: unknown): { method_name?: string; default?: true; expires?: string; avs_street?: string; avs_postalcode?: string } {
+  return { ...parseBody<{ method_name?: string; default?: true; expires?: string; avs_street?: string; avs_postalcode?: string }>(body, validateUpdatePaymentMethod) };
+}
+
 /** A body where none is taken (void): absent, or an empty object. */
 export function parseEmptyBody(body: unknown): void {
   if (body === undefined) return;
@@ -204,6 +248,11 @@ export function parseListQuery(query: unknown): ListQuery {
 export function parsePathKey(value: unknown, name = 'key'): string {
   if (typeof value !== 'string' || !validateKey(value)) throw new InvalidRequest([{ path: `path.${name}`, rule: 'pattern' }]);
   return value;
+}
+
+/** An Idempotency-Key where one is optional (a removal, idempotent by its path): `fallback` when none is sent. */
+export function parseOptionalIdempotencyKey(header: unknown, fallback: string): string {
+  return header === undefined ? fallback : parseIdempotencyKey(header);
 }
 
 export function parseIdempotencyKey(header: unknown): string {

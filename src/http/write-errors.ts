@@ -4,8 +4,9 @@ import { SaleRefusedError, type SaleRefusal } from '../sales/follow-up-service';
 import { StoreUnavailableError } from '../idempotency';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError, unwrapNotSent } from '../writes';
+import { CustomerExistsError, RemovalPendingError, WalletWriteRefusedError } from '../wallet/errors';
 import {
-  ApiError, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale,
+  ApiError, CustomerExists, InvalidRequest, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale,
   SaleNotCapturable, SaleNotVoidable, Unavailable, fromGatewayError,
 } from './errors';
 
@@ -39,6 +40,11 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
 export function toApiError(err: unknown): ApiError {
   const e = unwrapNotSent(err);
   if (e instanceof ApiError) return e;
+  // A removal left to the reconciler answers what stopped it now; a retry answers 409 outcome_unknown until done.
+  if (e instanceof RemovalPendingError) return toApiError(e.cause);
+  if (e instanceof CustomerExistsError) return new CustomerExists(e.custkey);
+  // The gateway's own text may echo what was sent: a fixed message instead (issue 26, decision 7).
+  if (e instanceof WalletWriteRefusedError) return new InvalidRequest([{ path: 'body', rule: 'refused_by_gateway' }], 'The gateway refused these fields.');
   if (e instanceof NotFoundError) return new NotFound();
   if (e instanceof WriteInProgressError) return new IdempotencyInProgress(e.retryAfterSec);
   if (e instanceof WriteKeyReusedError) return new IdempotencyKeyReused();

@@ -30,9 +30,15 @@ export interface StoredResponse {
  * Never card data: keys, amounts and an invoice only.
  */
 export interface WriteContext {
-  /** The operation: 'sale', 'authorize', 'capture', 'void', 'refund', 'payment_method'. */
+  /**
+   * The operation: 'sale', 'authorize', 'capture', 'void', 'refund', 'payment_method', and the wallet's
+   * 'customer_create', 'customer_delete', 'payment_method_remove'.
+   */
   op: string;
-  /** The customer charged or acted for (a sale is found in its transaction list). */
+  /**
+   * The customer charged or acted for (a sale is found in its transaction list); for 'customer_create', which
+   * has no custkey yet, the merchant's `customerid` it is found by.
+   */
   customer: string;
   /** Follow-ups: the original sale's gateway key (captures, voids and refunds are checked on it). */
   sale?: string;

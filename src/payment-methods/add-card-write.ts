@@ -3,6 +3,7 @@ import type { StoredResponse } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import { deriveInvoice } from '../sales/checkout';
 import type { WriteProtocol, WriteResult } from '../writes';
+import type { PaymentMethod } from '../gateway/types';
 import type { AddCardInput, AddCardResult, CardService } from './add-card';
 
 export interface AddCardRequest {
@@ -25,6 +26,8 @@ export interface CardWritesDeps {
   verifyAmount: string;
   /** The verification's wait and call, the void's, and the read that names the new method. */
   leaseMs: number;
+  /** The customer's view gets the new card in the same step as the answer (src/wallet). */
+  keep: (custkey: string, method: PaymentMethod) => Promise<unknown>;
 }
 
 /** Adding a card (contract: `POST /v1/customers/{custkey}/payment_methods`) through the one write protocol. */
@@ -42,7 +45,16 @@ export function createCardWrites(deps: CardWritesDeps): CardWrites {
         invoice,
         leaseMs: deps.leaseMs,
       };
-      return writes.execute(spec, async (attempt) => ({ response: render(await cards.add(input, attempt.invoice ?? invoice)) }), log);
+      return writes.execute(spec, async (attempt) => {
+        const result = await cards.add(input, attempt.invoice ?? invoice);
+        if (result.kind !== 'added') return { response: render(result) };
+        const { method } = result;
+        return {
+          response: render(result),
+          alongside: () => deps.keep(input.custkey, method),
+          events: [{ type: 'payment_method.added', change: `payment_method.added:${method.key}`, data: method }],
+        };
+      }, log);
     },
   };
 }

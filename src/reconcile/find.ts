@@ -7,6 +7,9 @@ import { toCents } from '../gateway/money';
 import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
+import type { WalletCustomers } from '../wallet/customers';
+import type { CustomerObject } from '../wallet/objects';
+import type { WalletRemovals } from '../wallet/removals';
 import type { PendingWrite } from './pending-write';
 import type { FindResult, Finder } from './reconciler';
 import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find-sale';
@@ -20,7 +23,12 @@ export type Found =
   | { op: 'sale' | 'authorize' | 'capture' | 'void'; detail: TransactionDetail; kept?: SaleFields }
   /** A card added from a Pay.js payment key: its verification found, voided and the method named. */
   | { op: 'payment_method'; transaction: string; result: AddCardResult }
-  | { op: 'refund'; detail: TransactionDetail; refund: { key: string; refnum: string; amountCents: number; method: 'refund' | 'void' } };
+  | { op: 'refund'; detail: TransactionDetail; refund: { key: string; refnum: string; amountCents: number; method: 'refund' | 'void' } }
+  /** A customer created through tokengate, found by its customerid. */
+  | { op: 'customer_create'; customer: CustomerObject }
+  /** A removal finished (issue 26): deleting again is harmless, "already gone" is done. */
+  | { op: 'payment_method_remove' }
+  | { op: 'customer_delete' };
 
 /** Renders a found write's answer (the HTTP edge's shapes) from its record and what was found. */
 export type AnswerOf = (record: UnknownRecord, found: Found) => FindResult & { kind: 'found' };
@@ -41,6 +49,8 @@ export interface WriteFinderDeps {
    * have failed). Its record is made from the webhook's subset and filled by the first read of its view.
    */
   told?: (invoice: string) => Promise<Record<string, unknown>[]>;
+  /** The wallet's writes: a customer create looked up by its customerid, a removal finished. */
+  wallet: { customers: Pick<WalletCustomers, 'findCreated' | 'releaseClaim'>; removals: Pick<WalletRemovals, 'finish'> };
 }
 
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
@@ -51,6 +61,8 @@ export class NotYetError extends Error {}
  *   sale / authorize  by invoice, amount and customer in the gateway's lists (find-sale.ts);
  *   payment_method  the card verification (an authonly) likewise; found, it is voided if still open and the
  *            new payment method named (CardService.complete), so the void always follows the authorization;
+ *   customer_create  by its customerid in the gateway's customer list (the newest holding it);
+ *   payment_method_remove, customer_delete  finished (deleting again is harmless: already gone is done);
  *   capture, void, refund  on the original (`GET /transactions/{key}`), against what the sale's record knew:
  *     capture  the authorization is captured now;
  *     void     the sale is voided now;
@@ -176,6 +188,17 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       case 'refund':
         if (!ctx.sale) throw new Error('the record keeps no sale key');
         return followUp(write, record, ctx.op, ctx.sale);
+      case 'customer_create': {
+        // The customerid is what a create is found by (the custkey is what it would have answered).
+        const reference = writeReference(write.scope, write.key);
+        const customer = await deps.wallet.customers.findCreated(ctx.customer, reference, read);
+        if (!customer) return { kind: 'absent', onProven: () => deps.wallet.customers.releaseClaim(ctx.customer, reference) };
+        return answer(record, { op: 'customer_create', customer });
+      }
+      case 'payment_method_remove':
+      case 'customer_delete':
+        await deps.wallet.removals.finish(ctx);
+        return answer(record, ctx.op === 'customer_delete' ? { op: 'customer_delete' } : { op: 'payment_method_remove' });
       default:
         throw new Error(`reconciling a ${ctx.op} is not supported`);
     }

@@ -3,14 +3,21 @@ import { assertAccess, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
-import type { WriteProtocol, WriteResult } from '../writes';
+import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
+import { WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import { NotFoundError } from '../access';
+import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
 import { saleRecordOf, type SaleOutcome, type SaleService } from './sale-service';
 
-/** `POST /v1/sales` as parsed by the HTTP edge. */
+/** `POST /v1/sales` as parsed by the HTTP edge: a stored payment method, or a card just collected by Pay.js. */
 export interface PayInput {
   customer: string;
-  paymentMethod: string;
+  /** Exactly one of `paymentMethod` and `paymentKey`. */
+  paymentMethod?: string;
+  paymentKey?: string;
+  /** With `paymentKey`: keep the card on the customer. */
+  save?: boolean;
   amount: string;
   amountDetail?: { tax?: string; tip?: string };
   invoice?: string;
@@ -44,44 +51,85 @@ export interface CheckoutDeps {
   sales: SaleService;
   records: SaleRecords;
   writes: WriteProtocol;
+  /** The removal guard (guarantee 10): a removed card, or a removed customer, is never charged. */
+  guard: SaleGuard;
+  /** Naming the card a payment-key sale stored, and keeping it in the customer's view (issue 26, item 4). */
+  newCards: NewCards;
   /** How long an attempt may run before it counts as dead (token lookup, the sale's wait, the sale). */
   leaseMs: number;
 }
 
 /**
  * A sale, start to end, through the one write protocol: the caller may act for the customer; the token cache
- * read and the sale's budget slot go out with the idempotency claim (ioredis auto-pipelining: one write, one
- * round trip; the slot is given back whenever no sale is sent on it); the record that makes the sale the
- * customer's (and its view) rides with the idempotency completion.
+ * read, the sale's budget slot and its entry in the removal guard go out with the idempotency claim (ioredis
+ * auto-pipelining: one write, one round trip; the slot is given back whenever no sale is sent on it); the record
+ * that makes the sale the customer's (and its view) rides with the idempotency completion, as does leaving the
+ * guard.
  */
 export function createCheckout(deps: CheckoutDeps): Checkout {
-  const { sales, records, writes } = deps;
+  const { sales, records, writes, guard, newCards } = deps;
+
+  /** A stored payment method, through its card reference token. */
+  async function storedCard(input: PayInput & { paymentMethod: string }, asked: SaleAsked, guarded: GuardedAttempt, peeked: ReturnType<SaleService['peekToken']>, slot: ReturnType<SaleService['reserveSlot']>): Promise<SaleOutcome> {
+    const token = await peeked;
+    // Its token must be loaded first (a read, and its own wait): a removal need not wait for this attempt.
+    if (!token) guarded.waiting();
+    return sales.charge({ ...asked, payment_method: input.paymentMethod, amount_detail: input.amountDetail }, { peeked: token, slot, beforeSend: guarded.beforeSend });
+  }
+
   return {
     async pay({ caller, idempotencyKey: key, fingerprint, input }, render, log) {
       assertAccess(caller, input.customer);
       const invoice = input.invoice ?? deriveInvoice(caller.sub, key);
-      const peeked = sales.peekToken(input.customer, input.paymentMethod);
+      const paymentMethod = input.paymentMethod;
+      const peeked = paymentMethod !== undefined ? sales.peekToken(input.customer, paymentMethod) : Promise.resolve(undefined);
       const spec = {
         scope: caller.sub,
         key,
         fingerprint,
-        context: { op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: input.paymentMethod },
+        context: { op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '' },
         invoice,
         leaseMs: deps.leaseMs,
         foldable: true,
       };
       const slot = sales.reserveSlot();
+      const guarded = guard.enter(input.customer, paymentMethod ?? '');
+      let saved: { tx: SaleOutcome['transaction']; facts: SaleFacts } | undefined;
       try {
-        return await writes.execute(spec, async (attempt) => {
-          const asked: SaleAsked = { customer: input.customer, payment_method: input.paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
-          const outcome = await sales.charge({ ...asked, amount_detail: input.amountDetail }, { peeked: await peeked, slot });
+        const result = await writes.execute(spec, async (attempt): Promise<Written> => {
+          // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
+          if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
+          const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
+          let outcome: SaleOutcome;
+          let stored: Awaited<ReturnType<NewCards['nameNow']>> = undefined;
+          if (paymentMethod !== undefined) {
+            outcome = await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot);
+          } else {
+            const newCard = { customer: input.customer, paymentKey: input.paymentKey ?? '', save: input.save === true, amount: input.amount, amount_detail: input.amountDetail, invoice: asked.invoice, capture: input.capture };
+            outcome = await sales.chargeNewCard(newCard, { slot, beforeSend: guarded.beforeSend });
+            if (newCard.save && outcome.kind === 'approved') stored = await newCards.nameNow(caller, input.customer, outcome.transaction);
+            asked.payment_method = stored?.key;
+          }
           const saleKey = outcome.transaction.key;
           const facts = factsOfSale(outcome.transaction, asked);
-          const alongside = saleKey ? () => records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined;
-          return { response: render(outcome, facts), alongside };
+          if (paymentMethod === undefined && input.save && outcome.kind === 'approved' && !stored && saleKey) saved = { tx: outcome.transaction, facts };
+          const alongside = () => Promise.all([
+            saleKey ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
+            guarded.leave(),
+            stored ? newCards.keep(input.customer, stored) : undefined,
+          ]);
+          return { response: render(outcome, facts), alongside, events: stored ? [newCards.addedEvent(stored)] : undefined };
         }, log);
+        // The card was stored and no read slot was free at once: named after the answer, in the background.
+        if (saved) newCards.nameLater(caller, input.customer, saved.tx, saved.facts);
+        return result;
+      } catch (err) {
+        // A sale that stored a card and may have been sent: the customer's view asks the gateway when next read.
+        if (input.save) newCards.distrust(input.customer);
+        throw err;
       } finally {
         void slot.release(); // a no-op when the sale used it; not awaited
+        void guarded.leave(); // a no-op when it left with the completion
       }
     },
   };

@@ -162,7 +162,8 @@ export function factsOfView(saleKey: string, view: SaleView): SaleFacts {
 /** What `POST /v1/sales` asked for and sent. */
 export interface SaleAsked {
   customer: string;
-  payment_method: string;
+  /** The stored method charged, or the one a payment-key sale stored (when known by the answer). */
+  payment_method: string | undefined;
   amount: string;
   /** The invoice sent (the caller's, or the one derived for duplicate folding). */
   invoice: string;

@@ -3,6 +3,7 @@ import { GatewayNotFoundError } from '../gateway/errors';
 import type { CardRefToken, GatewayResult } from '../gateway/types';
 import type { Metrics } from '../observability/metrics';
 import type { AheadSlot, CallClass, RunOptions } from '../limiter';
+import { NotFoundError } from '../access';
 
 /** What the token use case needs from the cache (src/cache implements it for Redis and memory). */
 export interface TokenStore {
@@ -42,16 +43,37 @@ export function tokenCacheKey(custkey: string, pmkey: string): string {
   return `token:${custkey}:${pmkey}`;
 }
 
-export function createTokenService(deps: { gateway: GatewayClient; budget: Budget; store: TokenStore; metrics?: Metrics }): TokenService {
+export interface TokenServiceDeps {
+  gateway: GatewayClient;
+  budget: Budget;
+  store: TokenStore;
+  metrics?: Metrics;
+  /**
+   * Whether the payment method (or its customer) was removed through tokengate (the wallet's tombstones,
+   * guarantee 10): its token is never handed out, cached or not. Asked in the same tick as the cache read.
+   */
+  removed?: (custkey: string, pmkey: string) => Promise<boolean>;
+}
+
+export function createTokenService(deps: TokenServiceDeps): TokenService {
   const { gateway, budget, store, metrics } = deps;
+  // A guard that cannot be read (Redis down) does not stop a read: sales are refused then anyway (503), and the
+  // gateway no longer hands out the token of a method whose removal reached it.
+  const removed = (custkey: string, pmkey: string) => deps.removed?.(custkey, pmkey).catch(() => false) ?? Promise.resolve(false);
   return {
     async get(custkey, pmkey, peeked, cls = 'read') {
+      const gone = peeked ? Promise.resolve(false) : removed(custkey, pmkey);
       const { value, cacheStatus } = peeked
         ? { value: peeked, cacheStatus: 'hit' as const }
         : await store.getOrLoad(tokenCacheKey(custkey, pmkey), async () => {
             const result = await budget.run(cls, () => gateway.getCardRef(custkey, pmkey));
             return result.value;
           });
+      // Removed before this read, or while it loaded (a removal's eviction may have come before our fill).
+      if ((await gone) || (cacheStatus === 'miss' && (await removed(custkey, pmkey)))) {
+        await store.evict(tokenCacheKey(custkey, pmkey));
+        throw new NotFoundError();
+      }
       metrics?.cacheLookups.inc({ result: cacheStatus });
       // Defence in depth against object-level access mistakes: a token must belong to the customer asked for
       // (a legacy numeric customer ID cannot be compared, and the gateway resolved it itself).

@@ -18,6 +18,8 @@ interface Kept {
   removed: Set<string>;
   flights: Map<string, Flight>;
   refreshUntil: number;
+  /** The fields of a removed customer (its customerid is freed when the removal finishes). */
+  removedCustomer?: CustomerRecord;
 }
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -100,7 +102,9 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
       const k = of(custkey);
       if (pmkey === '') {
         k.deleted = true;
+        for (const key of k.methods.keys()) k.removed.add(key);
         k.methods.clear();
+        k.removedCustomer ??= k.customer;
         k.customer = undefined;
         k.seenMs = undefined;
       } else {
@@ -115,6 +119,10 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
         else if (f.state === 'sending' && (pmkey === '' || f.pmkey === pmkey)) sending.push(attempt);
       }
       return sending;
+    },
+    async removedOf(custkey) {
+      const k = of(custkey);
+      return { pmkeys: [...k.removed], customer: k.removedCustomer && copy(k.removedCustomer) };
     },
     async stillSending(custkey, attempts) {
       const k = of(custkey);

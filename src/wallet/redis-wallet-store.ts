@@ -92,6 +92,11 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
       const reply = await call('tombstone', () => redis.tgWalletTombstone(guard(custkey), view(custkey), pmkey, tombstoneTtlMs, WALLET_TTL_MS));
       return Array.isArray(reply) ? reply.map(String) : [];
     },
+    async removedOf(custkey) {
+      const hash = await call('removedOf', () => redis.hgetall(guard(custkey)));
+      const pmkeys = Object.keys(hash).filter((name) => name.startsWith('rm:')).map((name) => name.slice(3));
+      return { pmkeys, customer: parseJson<CustomerRecord>(hash.cust) };
+    },
     async stillSending(custkey, attempts) {
       if (attempts.length === 0) return 0;
       return Number(await call('stillSending', () => redis.tgWalletSending(guard(custkey), ...attempts)));

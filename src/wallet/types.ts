@@ -79,6 +79,8 @@ export interface WalletStore {
    * without it, and the attempts still `sending` on it, in one atomic step.
    */
   tombstone(custkey: string, pmkey: string, tombstoneTtlMs: number): Promise<string[]>;
+  /** What a customer's removal tombstoned: its methods' keys and its fields (for its customerid). */
+  removedOf(custkey: string): Promise<{ pmkeys: string[]; customer: CustomerRecord | undefined }>;
   /** How many of `attempts` are still `sending` with their lease running (Redis clock). */
   stillSending(custkey: string, attempts: readonly string[]): Promise<number>;
 

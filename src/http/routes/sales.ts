@@ -4,7 +4,7 @@ import type { Checkout } from '../../sales/checkout';
 import { saleObject, type SaleFacts } from '../../sales/sale-object';
 import type { SaleOutcome } from '../../sales/sale-service';
 import { requireAuth, requireScope } from '../auth';
-import { CardDeclined, GatewayErrorApi } from '../errors';
+import { CardDeclined, GatewayErrorApi, InvalidRequest } from '../errors';
 import { send } from '../send';
 import { parseIdempotencyKey, parseSaleRequest } from '../validation';
 import { toApiError } from '../write-errors';
@@ -14,11 +14,19 @@ export interface SalesRouteDeps {
   authenticate: RequestHandler;
 }
 
-/** A sale's answer: 201 the sale, 402 card_declined carrying it, 502 for a gateway error (result E). */
-export function renderSale(outcome: SaleOutcome, facts: SaleFacts, requestId: string): StoredResponse {
+/**
+ * A sale's answer: 201 the sale, 402 card_declined carrying it, 502 for a gateway error (result E); with a Pay.js
+ * payment key, a result E is the gateway refusing the key (unknown, expired or used: its codes are not published),
+ * 400 invalid_request naming `body.payment_key`, as when adding a card.
+ */
+export function renderSale(outcome: SaleOutcome, facts: SaleFacts, requestId: string, paymentKey = false): StoredResponse {
   const sale = saleObject(facts);
   if (outcome.kind === 'approved') return { status: 201, body: sale, headers: {} };
-  const error = outcome.kind === 'declined' ? new CardDeclined(sale) : new GatewayErrorApi('gateway_error');
+  const error = outcome.kind === 'declined'
+    ? new CardDeclined(sale)
+    : paymentKey
+      ? new InvalidRequest([{ path: 'body.payment_key', rule: 'refused_by_gateway' }], 'The gateway refused the payment key: it is unknown, expired or already used.')
+      : new GatewayErrorApi('gateway_error');
   return { status: error.status, body: error.toBody(requestId), headers: { ...error.headers } };
 }
 
@@ -31,7 +39,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     const input = parseSaleRequest(req.body);
     const fingerprint = fingerprintRequest('POST', '/v1/sales', req.body);
     try {
-      send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id), req.log));
+      send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id, input.paymentKey !== undefined), req.log));
     } catch (err) {
       throw toApiError(err);
     }

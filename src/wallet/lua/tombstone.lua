@@ -1,5 +1,7 @@
 -- tombstone: a removal's first step (guarantee 10), atomic: the tombstone of a payment method (`rm:<pmkey>`),
--- or the customer's `deleted` (ARGV[1] ''), then the view without it, then the sale attempts still `sending`
+-- or the customer's `deleted` (ARGV[1] ''; each method its view lists is tombstoned too, and the customer's
+-- fields are kept as `cust`, so a removal finished after a crash still knows which tokens to evict and which
+-- customerid to free), then the view without it, then the sale attempts still `sending`
 -- on it (the removal waits for those; `waiting` ones re-check before they send). Expired attempts are pruned.
 -- KEYS[1] guard hash, KEYS[2] view hash. ARGV: pmkey ('' = the customer), tombstone TTL ms, view TTL ms.
 -- Returns the attempt ids still sending.
@@ -9,6 +11,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local stamp = string.format('%d', now)
 if pm == '' then
   redis.call('HSET', g, 'deleted', stamp)
+  for _, name in ipairs(redis.call('HKEYS', v)) do
+    if string.sub(name, 1, 3) == 'pm:' then redis.call('HSET', g, 'rm:' .. string.sub(name, 4), stamp) end
+  end
+  local cust = redis.call('HGET', v, 'cust')
+  if cust then redis.call('HSET', g, 'cust', cust) end
   redis.call('DEL', v)
 else
   redis.call('HSET', g, 'rm:' .. pm, stamp)
