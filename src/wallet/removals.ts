@@ -1,16 +1,15 @@
 import { assertAccess, NotFoundError, type Caller } from '../access';
-import type { EventDraft } from '../events/types';
 import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { WriteOp } from '../events';
 import type { StoredResponse, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { Budget, TokenService } from '../tokens/token-service';
-import type { WriteProtocol, WriteResult } from '../writes';
+import { WriteNotSentError, type WriteProtocol, type WriteResult } from '../writes';
 import { RemovalPendingError } from './errors';
 import { customerObject, methodObjects } from './objects';
 import type { WalletStore } from './types';
-import type { WalletView } from './wallet-view';
+import type { WalletRead, WalletView } from './wallet-view';
 
 /**
  * Removing a payment method or a customer (issue 26, guarantee 10), through the one write protocol. The order of
@@ -113,6 +112,15 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
     }
   }
 
+  /** The customer as it stands before the removal; nothing is written yet, so any failure here sent nothing. */
+  async function before(caller: Caller, custkey: string): Promise<WalletRead> {
+    try {
+      return await view.read(caller, custkey);
+    } catch (err) {
+      throw new WriteNotSentError(err);
+    }
+  }
+
   const spec = (request: RemovalRequest, context: WriteContext & { op: WriteOp }) => ({
     scope: request.caller.sub, key: request.idempotencyKey, fingerprint: request.fingerprint, context, leaseMs: settings.leaseMs,
   });
@@ -121,25 +129,24 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
     async removeMethod(request, render, log) {
       const { caller, custkey, pmkey } = request;
       assertAccess(caller, custkey);
-      // Known to be the customer's (the view, read from the gateway on a miss): an unknown or removed one is a 404.
-      const read = await view.read(caller, custkey);
-      const removed = methodObjects(read.methods, read.chosenDefault).find((m) => m.key === pmkey);
-      if (!removed) throw new NotFoundError();
-      const event: EventDraft = { type: 'payment_method.removed', change: `payment_method.removed:${pmkey}`, data: removed };
       return writes.execute(spec(request, { op: 'payment_method_remove', customer: custkey, payment_method: pmkey }), async () => {
+        // Known to be the customer's (the view, read from the gateway on a miss): unknown or removed is a 404.
+        const read = await before(caller, custkey);
+        const removed = methodObjects(read.methods, read.chosenDefault).find((m) => m.key === pmkey);
+        if (!removed) throw new WriteNotSentError(new NotFoundError());
         await methodSteps(custkey, pmkey);
-        return { response: render(), events: [event] };
+        return { response: render(), events: [{ type: 'payment_method.removed', change: `payment_method.removed:${pmkey}`, data: removed }] };
       }, log);
     },
 
     async removeCustomer(request, render, log) {
       const { caller, custkey } = request;
       assertAccess(caller, custkey);
-      const read = await view.read(caller, custkey);
-      const event: EventDraft = { type: 'customer.deleted', change: `customer.deleted:${custkey}`, data: customerObject(read.customer, read.methods, read.chosenDefault) };
       return writes.execute(spec(request, { op: 'customer_delete', customer: custkey }), async () => {
+        const read = await before(caller, custkey);
         await customerSteps(custkey);
-        return { response: render(), events: [event] };
+        const data = customerObject(read.customer, read.methods, read.chosenDefault);
+        return { response: render(), events: [{ type: 'customer.deleted', change: `customer.deleted:${custkey}`, data }] };
       }, log);
     },
 

@@ -34,6 +34,8 @@ export interface Bff {
   logs(): string;
   /** Stops the service and starts a new one on the same Redis and key prefix (state must survive). */
   restart(): Promise<void>;
+  /** Another replica beside this one: the same environment (Redis, key prefix, gateway), in this process; stopped with it. */
+  replica(): Promise<{ url: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
   }
   let current = running;
   let earlierLogs = '';
+  const replicas: Running[] = [];
   return {
     mode,
     get url() {
@@ -109,7 +112,13 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
       await current.stop();
       current = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env, degraded);
     },
+    async replica() {
+      const r = await startInProcess(env);
+      replicas.push(r);
+      return { url: r.url, stop: () => r.stop() };
+    },
     async stop() {
+      await Promise.all(replicas.splice(0).map((r) => r.stop().catch(() => undefined)));
       await current.stop();
       await sandbox.close();
     },
