@@ -209,7 +209,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   reconciler.start();
   const lookup = createSaleLookup({
-    gateway, budget, records, logger,
+    gateway, budget, records, logger, customerRemoved: (custkey) => walletStore.isRemoved(custkey, ''),
     // With the gateway's webhooks on, tokengate hears of every change to a sale: its view needs no hourly read.
     settings: {
       freshMs: config.gateway.webhookSecret ? Math.max(config.view.saleFreshMs, config.view.saleFreshWithWebhooksMs) : config.view.saleFreshMs,

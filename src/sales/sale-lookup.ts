@@ -34,6 +34,11 @@ export interface SaleLookupDeps {
   records: SaleRecords;
   logger: Logger;
   settings: SaleLookupSettings;
+  /**
+   * Whether a customer was removed through tokengate (the wallet's guard): a token bound to it reaches none of
+   * its sales any more (contract: no look-up for that customer succeeds). Internal services still do.
+   */
+  customerRemoved?: (custkey: string) => Promise<boolean>;
   now?: () => number;
 }
 
@@ -71,6 +76,9 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
   const { gateway, budget, records, logger, settings } = deps;
   const now = deps.now ?? Date.now;
   const refresher = createBackgroundRefresh(logger, 'sale');
+  // Issued in the same tick as the record's read (no round trip of its own); only bound callers are asked.
+  const boundGone = (caller: Caller): Promise<boolean> =>
+    caller.custkey !== undefined && deps.customerRemoved ? deps.customerRemoved(caller.custkey) : Promise.resolve(false);
 
   /** The gateway's record of `saleKey` as a sale, or NotFoundError (remembered, when Redis can keep it). */
   async function askGateway(caller: Caller, saleKey: string, remember: boolean, cls: 'read' | typeof REFRESH_CLASS = 'read'): Promise<TransactionDetail> {
@@ -122,7 +130,9 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
       try {
         // One round trip (issued in the same tick): the unknown-key memory is only read for internal services,
         // but asked every time, so a bound caller's answer costs the same whatever the key names.
-        [record, unknown] = await Promise.all([records.get(saleKey), records.knownUnknown(saleKey)]);
+        let gone: boolean;
+        [record, unknown, gone] = await Promise.all([records.get(saleKey), records.knownUnknown(saleKey), boundGone(caller)]);
+        if (gone) throw new NotFoundError();
       } catch (err) {
         // Redis down: a read still works from the gateway's own record (guarantee 5); writes fail at reserve.
         if (!(err instanceof StoreUnavailableError)) throw err;
@@ -149,7 +159,9 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
       let view: SaleView | undefined;
       let unknown: boolean;
       try {
-        [view, unknown] = await Promise.all([records.view(saleKey), records.knownUnknown(saleKey)]);
+        let gone: boolean;
+        [view, unknown, gone] = await Promise.all([records.view(saleKey), records.knownUnknown(saleKey), boundGone(caller)]);
+        if (gone) throw new NotFoundError();
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         const found = await this.locate(caller, saleKey);

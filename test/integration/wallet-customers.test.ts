@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startBff, token, type Bff } from '../support/bff';
 import { eventually } from '../support/wait';
-import { call, gatewayCalls, gatewayCallsOf } from '../support/wallet';
+import { call, gatewayCalls, gatewayCallsOf, mintPaymentKey } from '../support/wallet';
 
 /**
  * Customers (issue 26, item 1): created by internal services through the one write protocol, one per merchant
@@ -177,6 +177,10 @@ describe('GET, PATCH and DELETE /v1/customers/{custkey}', () => {
     const customerid = id('user');
     const made = await create(signUp(customerid));
     const key = made.body.key as string;
+    // A purchase before the removal (a new card, not kept).
+    const paid = await call(bff.url, 'POST', '/v1/sales', shopper(key), { customer: key, amount: '3.00', payment_key: await mintPaymentKey(bff, shopper(key), '4000100011112224') }, { 'idempotency-key': id('sale') });
+    expect(paid.status).toBe(201);
+    expect((await call(bff.url, 'GET', `/v1/sales/${paid.body.key as string}`, shopper(key))).status).toBe(200);
     const del = await call(bff.url, 'DELETE', `/v1/customers/${key}`, svc());
     expect(del.status).toBe(204);
     expect(atGateway(key)).toBeUndefined();
@@ -187,6 +191,9 @@ describe('GET, PATCH and DELETE /v1/customers/{custkey}', () => {
       const sale = await call(base, 'POST', '/v1/sales', shopper(key), { customer: key, payment_method: 'anypm', amount: '1.00' }, { 'idempotency-key': id('sale') });
       expect(sale.status).toBe(404);
     }
+    // Its sales: out of the shopper's reach, still the merchant's to read (and refund).
+    expect((await call(other.url, 'GET', `/v1/sales/${paid.body.key as string}`, shopper(key))).status).toBe(404);
+    expect((await call(other.url, 'GET', `/v1/sales/${paid.body.key as string}`, svc())).status).toBe(200);
     // The same caller's retry replays the removal; the merchant's user can sign up again.
     expect((await call(bff.url, 'DELETE', `/v1/customers/${key}`, svc())).status).toBe(204);
     const again = await create(signUp(customerid));
