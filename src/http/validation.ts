@@ -95,7 +95,7 @@ const validateIdempotencyKey = compile(params.IdempotencyKey.schema);
 const RULES: Record<string, string> = {
   additionalProperties: 'unknown_field', minimum: 'too_small', maximum: 'too_large', minLength: 'too_short', maxLength: 'too_long',
   // POST /v1/sales: exactly one of payment_method and payment_key; POST /v1/customers: a company or both names.
-  anyOf: 'one_required', not: 'exclusive', dependentRequired: 'requires', minProperties: 'empty',
+  anyOf: 'one_required', not: 'exclusive', dependentRequired: 'requires',
 };
 
 /**

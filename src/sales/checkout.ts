@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { assertAccess, type Caller } from '../access';
+import { assertAccess, NotFoundError, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
-import { WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
-import { NotFoundError } from '../access';
+import { sentness, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
 import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
 import { saleRecordOf, type SaleOutcome, type SaleService } from './sale-service';
@@ -125,7 +124,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         return result;
       } catch (err) {
         // A sale that stored a card and may have been sent: the customer's view asks the gateway when next read.
-        if (input.save) newCards.distrust(input.customer);
+        if (input.save && sentness(err) === 'maybe') newCards.distrust(input.customer);
         throw err;
       } finally {
         void slot.release(); // a no-op when the sale used it; not awaited

@@ -6,6 +6,7 @@ import type { Customer, CustomerFields, GatewayResult } from '../gateway/types';
 import type { StoredResponse } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
+import type { Freshness } from '../views/freshness';
 import { WriteInProgressError, WriteNotSentError, sentness, type WriteProtocol, type WriteResult } from '../writes';
 import { CustomerExistsError, WalletWriteRefusedError } from './errors';
 import { customerObject, customerRecordOf, type CustomerObject } from './objects';
@@ -29,7 +30,7 @@ export interface CreateCustomerRequest {
 
 export interface WalletCustomers {
   create(request: CreateCustomerRequest, render: (customer: CustomerObject) => StoredResponse, log?: Logger): Promise<WriteResult>;
-  get(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<{ customer: CustomerObject; freshness: import('../views/freshness').Freshness }>;
+  get(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<{ customer: CustomerObject; freshness: Freshness }>;
   /** The fields given change ('' clears one); `customerid` never does. */
   update(caller: Caller, custkey: string, fields: Omit<CustomerFields, 'customerid'>): Promise<CustomerObject>;
   /**

@@ -4,6 +4,7 @@ import { GatewayNotFoundError } from '../gateway/errors';
 import type { PaymentMethodChanges } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
+import type { Freshness } from '../views/freshness';
 import { sentness } from '../writes';
 import { walletWrite } from './customers';
 import { methodObjects, type PaymentMethodObject } from './objects';
@@ -18,7 +19,7 @@ export interface MethodChanges extends PaymentMethodChanges {
 
 export interface WalletMethods {
   /** The customer's methods, each with `default` (the list endpoint pages them). */
-  list(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<{ methods: PaymentMethodObject[]; freshness: import('../views/freshness').Freshness }>;
+  list(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<{ methods: PaymentMethodObject[]; freshness: Freshness }>;
   /** Renames, renews, re-addresses and/or makes it the default; the view is updated in the same step. */
   update(caller: Caller, custkey: string, pmkey: string, changes: MethodChanges): Promise<PaymentMethodObject>;
 }
@@ -42,7 +43,7 @@ export function createWalletMethods(deps: MethodDeps): WalletMethods {
 
     async update(caller, custkey, pmkey, changes) {
       assertAccess(caller, custkey);
-      const read = await view.read(caller, custkey);
+      const read = await view.withMethod(caller, custkey, pmkey);
       const known = read.methods.find((m) => m.key === pmkey);
       if (!known) throw new NotFoundError();
       const { default: makeDefault, ...fields } = changes;

@@ -113,9 +113,9 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
   }
 
   /** The customer as it stands before the removal; nothing is written yet, so any failure here sent nothing. */
-  async function before(caller: Caller, custkey: string): Promise<WalletRead> {
+  async function before(caller: Caller, custkey: string, pmkey?: string): Promise<WalletRead> {
     try {
-      return await view.read(caller, custkey);
+      return await (pmkey === undefined ? view.read(caller, custkey) : view.withMethod(caller, custkey, pmkey));
     } catch (err) {
       throw new WriteNotSentError(err);
     }
@@ -131,7 +131,7 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
       assertAccess(caller, custkey);
       return writes.execute(spec(request, { op: 'payment_method_remove', customer: custkey, payment_method: pmkey }), async () => {
         // Known to be the customer's (the view, read from the gateway on a miss): unknown or removed is a 404.
-        const read = await before(caller, custkey);
+        const read = await before(caller, custkey, pmkey);
         const removed = methodObjects(read.methods, read.chosenDefault).find((m) => m.key === pmkey);
         if (!removed) throw new WriteNotSentError(new NotFoundError());
         await methodSteps(custkey, pmkey);

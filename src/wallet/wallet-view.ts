@@ -42,6 +42,11 @@ export interface WalletView {
    * not know, is NotFoundError. Access is the caller's to check first.
    */
   read(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<WalletRead>;
+  /**
+   * Like read(), for a write naming one method: a method the view does not hold (added at the gateway since it
+   * was loaded) is looked for once more in the gateway's word before it is taken as unknown.
+   */
+  withMethod(caller: Caller, custkey: string, pmkey: string): Promise<WalletRead>;
 }
 
 const PAGE = 100;
@@ -98,7 +103,13 @@ export function createWalletView(deps: WalletViewDeps): WalletView {
     });
   }
 
-  return {
+  const view: WalletView = {
+    async withMethod(caller, custkey, pmkey) {
+      const got = await view.read(caller, custkey);
+      const fromView = got.freshness.kind === 'hit' || got.freshness.kind === 'stale';
+      return fromView && !got.methods.some((m) => m.key === pmkey) ? view.read(caller, custkey, { fresh: true }) : got;
+    },
+
     async read(caller, custkey, options = {}) {
       let snapshot: WalletSnapshot;
       try {
@@ -120,4 +131,5 @@ export function createWalletView(deps: WalletViewDeps): WalletView {
       return { customer: snapshot.customer, methods: snapshot.methods, chosenDefault: snapshot.chosenDefault, freshness };
     },
   };
+  return view;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../src/access';
 import type { PaymentMethod } from '../../src/gateway/types';
 import { createMemoryScheduler } from '../../src/limiter';
+import { callSandbox } from '../../src/sandbox/client';
 import { silentLogger } from '../../src/observability/logger';
 import { createRedisWalletStore } from '../../src/wallet/redis-wallet-store';
 import { createWalletView } from '../../src/wallet/wallet-view';
@@ -132,6 +133,17 @@ describe('PATCH /v1/customers/{custkey}/payment_methods/{pmkey}', () => {
     expect(past.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'body', rule: 'refused_by_gateway' }] });
     expect(JSON.stringify(past.body)).not.toContain('0120');
     expect(data(await list(other.url, c)).find((m) => m.key === pm)).toMatchObject({ expires: '0931' });
+  });
+
+  it('when a card was added at the gateway after the view was loaded, then renaming and removing it still find it', async () => {
+    const c = customer(17).key;
+    await list(bff.url, c);
+    const added = await callSandbox(bff.sandbox.baseUrl, 'POST', `customers/${c}/payment_methods`, { body: [{ pay_type: 'cc', number: '4000100011112224', expiration: '0930', method_name: 'From the console' }] });
+    const pm = (added.json as { key: string }[])[0]?.key as string;
+    const renamed = await patch(other.url, c, pm, { method_name: 'Found' });
+    expect(renamed.status).toBe(200);
+    expect(data(await list(bff.url, c)).find((m) => m.key === pm)?.method_name).toBe('Found');
+    expect((await call(bff.url, 'DELETE', `/v1/customers/${c}/payment_methods/${pm}`, shopper(c))).status).toBe(204);
   });
 
   it('when a body carries a card number, or names no change, then 422 or 400 and nothing is sent', async () => {
