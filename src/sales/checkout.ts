@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { assertAccess, NotFoundError, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
+import type { CardRefToken, PaymentMethod } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
@@ -68,12 +69,23 @@ export interface CheckoutDeps {
 export function createCheckout(deps: CheckoutDeps): Checkout {
   const { sales, records, writes, guard, newCards } = deps;
 
+  type Slot = ReturnType<SaleService['reserveSlot']>;
+
   /** A stored payment method, through its card reference token. */
-  async function storedCard(input: PayInput & { paymentMethod: string }, asked: SaleAsked, guarded: GuardedAttempt, peeked: ReturnType<SaleService['peekToken']>, slot: ReturnType<SaleService['reserveSlot']>): Promise<SaleOutcome> {
+  async function storedCard(input: PayInput & { paymentMethod: string }, asked: SaleAsked, guarded: GuardedAttempt, peeked: Promise<CardRefToken | undefined>, slot: Slot): Promise<SaleOutcome> {
     const token = await peeked;
     // Its token must be loaded first (a read, and its own wait): a removal need not wait for this attempt.
     if (!token) guarded.waiting();
     return sales.charge({ ...asked, payment_method: input.paymentMethod, amount_detail: input.amountDetail }, { peeked: token, slot, beforeSend: guarded.beforeSend });
+  }
+
+  /** A card just collected by Pay.js; kept on the customer, it is named now when a read slot is free at once. */
+  async function newCard(caller: Caller, input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod }> {
+    const save = input.save === true;
+    const charge = { customer: input.customer, paymentKey: input.paymentKey ?? '', save, amount: input.amount, amount_detail: input.amountDetail, invoice: asked.invoice, capture: input.capture };
+    const outcome = await sales.chargeNewCard(charge, { slot, beforeSend: guarded.beforeSend });
+    const stored = save && outcome.kind === 'approved' ? await newCards.nameNow(caller, input.customer, outcome.transaction) : undefined;
+    return { outcome, stored };
   }
 
   return {
@@ -99,19 +111,14 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
-          let outcome: SaleOutcome;
-          let stored: Awaited<ReturnType<NewCards['nameNow']>> = undefined;
-          if (paymentMethod !== undefined) {
-            outcome = await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot);
-          } else {
-            const newCard = { customer: input.customer, paymentKey: input.paymentKey ?? '', save: input.save === true, amount: input.amount, amount_detail: input.amountDetail, invoice: asked.invoice, capture: input.capture };
-            outcome = await sales.chargeNewCard(newCard, { slot, beforeSend: guarded.beforeSend });
-            if (newCard.save && outcome.kind === 'approved') stored = await newCards.nameNow(caller, input.customer, outcome.transaction);
-            asked.payment_method = stored?.key;
-          }
+          const { outcome, stored } = paymentMethod !== undefined
+            ? { outcome: await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot), stored: undefined }
+            : await newCard(caller, input, asked, guarded, slot);
+          if (paymentMethod === undefined) asked.payment_method = stored?.key;
           const saleKey = outcome.transaction.key;
           const facts = factsOfSale(outcome.transaction, asked);
-          if (paymentMethod === undefined && input.save && outcome.kind === 'approved' && !stored && saleKey) saved = { tx: outcome.transaction, facts };
+          // Kept, approved and not named yet: named after the answer (below).
+          if (input.save && outcome.kind === 'approved' && !stored && saleKey) saved = { tx: outcome.transaction, facts };
           const alongside = () => Promise.all([
             saleKey ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
             guarded.leave(),
