@@ -74,4 +74,33 @@ describe('the typed TypeScript client', () => {
     const amounts = (data?.data ?? []).flatMap((e: PaymentEvent) => (e.type === 'sale.succeeded' && e.data.key === sale?.key ? [e.data.amount_captured] : []));
     expect(amounts).toEqual(['3.21']);
   });
+
+  it('when a backend signs a shopper up and the app runs its wallet screen, then every call is typed: create, list, default, rename, remove', async () => {
+    const backend = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts-backend', scope: 'customers:write customers:any' }) });
+    const made = await backend.POST('/v1/customers', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: { customerid: `client-ts-${randomUUID()}`, first_name: 'Ada', last_name: 'Lovelace' },
+    });
+    expect(made.response.status).toBe(201);
+    const again = await backend.POST('/v1/customers', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: { customerid: 'client-ts-dup', company: 'Dup Ltd' },
+    });
+    expect(again.response.status).toBe(201);
+    const dup = await backend.POST('/v1/customers', { params: { header: { 'Idempotency-Key': randomUUID() } }, body: { customerid: 'client-ts-dup', company: 'Dup Ltd' } });
+    expect(dup.error?.error.code).toBe('customer_exists');
+    expect(dup.error?.error.custkey).toBe(again.data?.key);
+
+    const shopper = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts-app', custkey: customer, scope: 'payment_methods:read payment_methods:write customers:read' }) });
+    const wallet = await shopper.GET('/v1/customers/{custkey}/payment_methods', { params: { path: { custkey: customer } } });
+    const cards = wallet.data?.data ?? [];
+    expect(cards.filter((m) => m.default)).toHaveLength(1);
+    const other = cards.find((m) => !m.default) as (typeof cards)[number];
+    const made2 = await shopper.PATCH('/v1/customers/{custkey}/payment_methods/{pmkey}', { params: { path: { custkey: customer, pmkey: other.key } }, body: { default: true, method_name: 'Everyday' } });
+    expect(made2.data).toMatchObject({ key: other.key, default: true, method_name: 'Everyday' });
+    const profile = await shopper.GET('/v1/customers/{custkey}', { params: { path: { custkey: customer } } });
+    expect(profile.data?.payment_methods?.find((m) => m.default)?.key).toBe(other.key);
+    const removed = await shopper.DELETE('/v1/customers/{custkey}/payment_methods/{pmkey}', { params: { path: { custkey: customer, pmkey: declined } } });
+    expect(removed.response.status).toBe(204);
+  });
 });
