@@ -79,6 +79,28 @@ describe('a removal racing sales on another replica', () => {
   });
 });
 
+describe('an authorization made before the removal', () => {
+  let bff: Bff;
+  beforeAll(async () => {
+    bff = await startBff({ sandbox: { deletedCardref: 'honoured' } });
+  });
+  afterAll(() => bff?.stop());
+
+  it('when the card is removed after an authorization, then the authorization can still be captured (not a new charge), and a new one cannot', async () => {
+    const c = (bff.sandbox.fixtures.customers[2] as { key: string }).key;
+    const pm = (bff.sandbox.fixtures.paymentMethods(c)[0] as { key: string }).key;
+    const shopper = token({ sub: `auth-${run}`, custkey: c, scope: 'sales:create sales:capture payment_methods:write payment_methods:read' });
+    const auth = await call(bff.url, 'POST', '/v1/sales', shopper, { customer: c, payment_method: pm, amount: '8.00', capture: false }, { 'idempotency-key': id('auth') });
+    expect(auth.body.status).toBe('authorized');
+    expect((await call(bff.url, 'DELETE', `/v1/customers/${c}/payment_methods/${pm}`, shopper)).status).toBe(204);
+    const capture = await call(bff.url, 'POST', `/v1/sales/${auth.body.key as string}/capture`, shopper, undefined, { 'idempotency-key': id('cap') });
+    expect(capture.status).toBe(200);
+    expect(capture.body.status).toBe('pending_settlement');
+    const again = await call(bff.url, 'POST', '/v1/sales', shopper, { customer: c, payment_method: pm, amount: '8.00', capture: false }, { 'idempotency-key': id('auth') });
+    expect(again.status).toBe(404);
+  });
+});
+
 describe('a replica killed between the removal\'s steps', () => {
   const { prefix, redis } = suiteRedis('removal-crash');
   let sandbox: RunningSandbox;
