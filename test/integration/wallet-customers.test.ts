@@ -201,3 +201,24 @@ describe('GET, PATCH and DELETE /v1/customers/{custkey}', () => {
     expect(again.body.key).not.toBe(key);
   });
 });
+
+describe('the wallet in the payment event log', () => {
+  it('when a customer is created, a card stored and removed, and the customer removed, then the event log tells each once', async () => {
+    const made = await create(signUp(id('user')));
+    const c = made.body.key as string;
+    const paid = await call(bff.url, 'POST', '/v1/sales', shopper(c), { customer: c, amount: '4.00', payment_key: await mintPaymentKey(bff, shopper(c), '4000100011112224'), save_payment_method: true }, { 'idempotency-key': id('sale') });
+    const pm = paid.body.payment_method as string;
+    expect(pm).toBeTruthy();
+    const removeCard = () => call(bff.url, 'DELETE', `/v1/customers/${c}/payment_methods/${pm}`, token({ sub: 'events-app', custkey: c, scope: 'payment_methods:write' }));
+    expect((await removeCard()).status).toBe(204);
+    expect((await removeCard()).status).toBe(204); // a replay adds no event
+    expect((await call(bff.url, 'DELETE', `/v1/customers/${c}`, svc())).status).toBe(204);
+    const ledger = token({ sub: 'events-ledger', scope: 'events:read customers:any' });
+    const events = (await call(bff.url, 'GET', '/v1/events?limit=1000', ledger)).body.data as { type: string; data: { key?: string; ccnum4last?: string } }[];
+    const about = (type: string, key: string) => events.filter((e) => e.type === type && e.data.key === key);
+    expect(about('customer.created', c)).toHaveLength(1);
+    expect(about('payment_method.added', pm)).toHaveLength(1);
+    expect(about('payment_method.removed', pm)).toEqual([expect.objectContaining({ data: expect.objectContaining({ key: pm, ccnum4last: '2224' }) })]);
+    expect(about('customer.deleted', c)).toHaveLength(1);
+  });
+});
