@@ -1,7 +1,8 @@
 /**
  * `demoRouter(demo)`: the /demo checkout page (contract, development mode only; compose.ts mounts it only when
  * NODE_ENV=development with the embedded sandbox, so production answers 404):
- *   GET /demo, /demo/app.js, /demo/style.css   plain files of ./demo, no build step
+ *   GET /demo, /demo/{page,wallet,app}.js,     plain files of ./demo, no build step
+ *       /demo/style.css
  *   GET /demo/session                          the shopper's dev token for the dev customer, 1 h, the page's
  *                                              scopes only: never refunds:create (contract: internal services)
  *   GET /demo/back-office/session              a 5-minute back-office token (its own sub, refunds:create) for
@@ -60,7 +61,7 @@ export function demoRouter(demo: DemoOptions): Router {
   const csp = demoCsp(demo.payJsOrigin);
   const guard = cardGuard();
   router.get('/demo', guard, file('index.html', 'html', csp));
-  router.get('/demo/app.js', guard, file('app.js', 'application/javascript', csp));
+  for (const script of ['page.js', 'wallet.js', 'app.js']) router.get(`/demo/${script}`, guard, file(script, 'application/javascript', csp));
   router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
   router.get('/demo/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ customer: demo.customer, token: demo.token() });

@@ -14,7 +14,9 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
  * The /demo checkout page (issue 13) in Debian's Chromium through playwright-core, against `node dist/main.js`
  * in development mode with its embedded sandbox (what `npm start` runs after its build), opened at the URL the
  * dev banner prints: a card is typed into the sandbox's Pay.js iframe, added, listed masked, charged, voided
- * and refunded; a declining card shows its decline, a partial approval and an error show as such. Every
+ * and refunded; a declining card shows its decline, a partial approval and an error show as such. The wallet
+ * (issue 26, item 7): a card made the default, paid with a new card and kept, removed after a confirm step, each
+ * checked against the API and the sandbox's own ledger and customer (its loopback admin routes). Every
  * request the page makes to tokengate's origin is recorded: none may carry a card number (guarantee 8). The
  * browser part is skipped with one message where Chromium is absent (.ci/run installs it); the page's CSP and
  * production's 404 are checked over HTTP everywhere.
@@ -158,6 +160,9 @@ describe('/demo in development (npm start)', () => {
     const toTokengate: Request[] = [];
     const toSandbox: Request[] = [];
     const problems: string[] = [];
+    /** The embedded sandbox (Pay.js' origin), and the dev customer and token the page was given. */
+    let sandboxOrigin = '';
+    let session: { customer: string; token: string };
 
     beforeAll(async () => {
       userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-demo-'));
@@ -201,6 +206,24 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#charge').click();
     }
     const history = async () => page.locator('#log li').allTextContents();
+    /** The sandbox's own state, read from its loopback admin routes: the dev customer's cards, its ledger. */
+    async function atSandbox<T>(p: string): Promise<T> {
+      return (await (await fetch(`${sandboxOrigin}/_sandbox${p}`)).json()) as T;
+    }
+    const sandboxCards = async () => ((await atSandbox<{ key: string; payment_methods: { key: string; ccnum4last: string }[] }[]>('/fixtures')).find((c) => c.key === session.customer)?.payment_methods ?? []);
+    const ledger = () => atSandbox<{ key: string; kind: string; amount: string; captured: string; state: string; custkey?: string }[]>('/ledger');
+    /** tokengate's API with the page's own (shopper's) token. */
+    async function asShopper(method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+      const res = await fetch(`${service.url}${p}`, {
+        method,
+        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json', 'idempotency-key': `demo-test-${Math.random().toString(36).slice(2)}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>) };
+    }
+    const listed = async () => (await asShopper('GET', `/v1/customers/${session.customer}/payment_methods?limit=100`)).body.data as { key: string; default: boolean; ccnum4last: string }[];
+    const defaultRow = () => page.locator('#cards li:has(.default-mark)');
+    const answerJson = async () => JSON.parse((await page.locator('#answer-json').textContent()) ?? '{}') as Record<string, unknown>;
 
     it('when /demo opens, then it lists the dev customer\'s cards and shows the Pay.js card form from the sandbox, under a CSP naming only that origin', async () => {
       const res = await page.goto(demoUrl, { waitUntil: 'load' });
@@ -210,7 +233,8 @@ describe('/demo in development (npm start)', () => {
         await page.locator('#add:not([disabled])').waitFor({ timeout: 15_000 });
         return cardFrame();
       })();
-      const sandboxOrigin = new URL(frame.url()).origin;
+      sandboxOrigin = new URL(frame.url()).origin;
+      session = { customer: (await page.locator('#customer').textContent()) ?? '', token: await sessionToken(service.url) };
       expect(sandboxOrigin).not.toBe(new URL(service.url).origin);
       expect(csp).toContain(`frame-src ${sandboxOrigin}`);
       expect(csp).toContain(`script-src 'self' ${sandboxOrigin}`);
@@ -235,7 +259,6 @@ describe('/demo in development (npm start)', () => {
       expect(await answer().getAttribute('class')).toBe('approved');
       // The answer as it came back is still there, below the line.
       expect(JSON.parse((await page.locator('#answer-json').textContent()) ?? '{}')).toMatchObject({ amount: '12.34', status: 'pending_settlement' });
-      await page.screenshot({ path: screenshotPath('demo-screenshot.png'), fullPage: true });
     });
 
     it('when a card has been added, then the card form is empty again, its expiry included', async () => {
@@ -337,10 +360,129 @@ describe('/demo in development (npm start)', () => {
       expect([await page.locator('#amount').getAttribute('aria-invalid'), await page.locator('#amount-error').textContent()]).toEqual([null, '']);
     });
 
+    it('when a card is added and its "Make default" button pressed, then the page says "Visa ending 2223 is now your default", marks it alone as the default, and the API lists it so; the sandbox holds the card and no money moved', async () => {
+      expect(await defaultRow().count()).toBe(1);
+      expect(await defaultRow().locator('label').textContent()).toBe('Visa ending 2224 · expires 09/30');
+      await typeCard('4000100111112223');
+      await page.locator('#add').click();
+      expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2223 · expires 12/30, verified and selected');
+      const pmkey = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+      const transactions = (await ledger()).length;
+      await page.getByRole('button', { name: 'Make default: Visa ending 2223 · expires 12/30' }).click();
+      expect(await expectAnswer(/ is now your default$/)).toBe('Visa ending 2223 is now your default');
+      expect(await answer().getAttribute('class')).toBe('approved');
+      expect(await answerJson()).toMatchObject({ key: pmkey, default: true });
+      // One mark, on that card, which no longer offers "Make default"; the radio's description says it.
+      expect(await defaultRow().count()).toBe(1);
+      expect(await defaultRow().locator('label').textContent()).toBe('Visa ending 2223 · expires 12/30');
+      expect(await defaultRow().getByRole('button', { name: /^Make default/ }).count()).toBe(0);
+      const radio = page.getByRole('radio', { name: 'Visa ending 2223 · expires 12/30' });
+      expect(await page.locator(`#${(await radio.getAttribute('aria-describedby')) ?? 'none'}`).textContent()).toBe('Default');
+      expect((await listed()).filter((m) => m.default).map((m) => m.key)).toEqual([pmkey]);
+      // The default is tokengate's (the gateway's PUT cannot move it): the sandbox still holds the card, nothing was charged.
+      expect((await sandboxCards()).map((m) => m.key)).toContain(pmkey);
+      expect((await ledger()).length).toBe(transactions);
+    });
+
+    it('when a new card is typed and "Pay with new card and keep it" pressed, then one sale with payment_key and save_payment_method charges it, the page says "Charged 12.34 to a new Visa ending 2222 — kept as a card", and the list and the sandbox\'s customer hold it', async () => {
+      const before = await ledger();
+      await typeCard('4000100211112222');
+      await page.locator('#amount').fill('12.34');
+      const saleCall = page.waitForRequest((r) => r.method() === 'POST' && r.url() === `${service.url}/v1/sales`);
+      await page.locator('#pay-new').click();
+      expect(await expectAnswer(/^Charged /)).toBe('Charged 12.34 to a new Visa ending 2222 — kept as a card');
+      const sent = JSON.parse((await saleCall).postData() ?? '{}') as Record<string, unknown>;
+      expect(Object.keys(sent).sort()).toEqual(['amount', 'customer', 'payment_key', 'save_payment_method']);
+      expect(sent).toMatchObject({ customer: session.customer, amount: '12.34', save_payment_method: true });
+      const sale = await answerJson();
+      expect(sale).toMatchObject({ amount: '12.34', status: 'pending_settlement', creditcard: { number: expect.stringMatching(/2222$/) } });
+      // Listed, selected, named by the sale when tokengate knew it by the answer.
+      expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2222 · expires 12/30');
+      const kept = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+      if (sale.payment_method !== undefined) expect(sale.payment_method).toBe(kept);
+      expect((await listed()).map((m) => m.key)).toContain(kept);
+      expect(await page.locator('#target').textContent()).toBe('Last sale: 12.34 on Visa ending 2222 — pending settlement');
+      // The sandbox: one transaction only (no verification of the card), that sale, and the customer holds the card.
+      const after = await ledger();
+      expect(after.length).toBe(before.length + 1);
+      expect(after.find((t) => t.key === sale.key)).toMatchObject({ kind: 'sale', amount: '12.34', captured: '12.34', state: 'unsettled' });
+      expect((await sandboxCards()).find((m) => m.key === kept)).toMatchObject({ ccnum4last: '2222' });
+      const frame = await cardFrame();
+      expect(await Promise.all(['#cc-number', '#cc-exp', '#cc-csc'].map((id) => frame.locator(id).inputValue()))).toEqual(['', '', '']);
+      await page.screenshot({ path: screenshotPath('demo-screenshot.png'), fullPage: true });
+    });
+
+    it('when the new card\'s amount is not an amount, then it is said beside the field before any payment key is made, and the card typed stays in the form', async () => {
+      await typeCard('4000100211112222');
+      const keys = toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key')).length;
+      await page.locator('#amount').fill('ten');
+      await page.locator('#pay-new').click();
+      expect(await expectAnswer(/^Could not pay/)).toBe('Could not pay: the amount is not valid.');
+      expect(await page.locator('#amount-error').textContent()).toBe('Enter an amount like 12.34');
+      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key')).length).toBe(keys);
+      expect(await (await cardFrame()).locator('#cc-number').inputValue()).toBe('4000100211112222');
+      const frame = await cardFrame();
+      for (const id of ['#cc-number', '#cc-exp', '#cc-csc']) await frame.locator(id).fill('');
+      await page.locator('#amount').fill('10.00');
+    });
+
+    it('when "Remove" is pressed on a card, then a confirm step asks first (Keep it and Escape keep it, nothing sent); confirmed by keyboard, the page says "Removed Visa ending 2222", the card leaves the list and the sandbox\'s customer, and a sale with it answers 404', async () => {
+      const name = 'Visa ending 2222 · expires 12/30';
+      const row = page.locator('#cards li', { hasText: name });
+      const pmkey = (await row.locator('input').getAttribute('value')) ?? '';
+      const deletes = () => toTokengate.filter((r) => r.method() === 'DELETE').length;
+      const remove = page.getByRole('button', { name: `Remove ${name}` });
+      await remove.click();
+      const confirm = row.locator('.confirm');
+      expect(await confirm.isVisible()).toBe(true);
+      expect(await confirm.getAttribute('role')).toBe('group');
+      expect(await confirm.locator('span').textContent()).toBe(`Remove ${name}? It will never be charged again.`);
+      expect(await page.locator(':focus').textContent()).toBe('Keep it');
+      await row.getByRole('button', { name: 'Keep it' }).click();
+      expect([await confirm.isVisible(), await remove.isVisible()]).toEqual([false, true]);
+      expect(await page.locator(':focus').getAttribute('aria-label')).toBe(`Remove ${name}`);
+      // By keyboard: Enter opens the step, Escape keeps the card; Enter, Shift+Tab to "Yes, remove", Enter removes it.
+      await page.keyboard.press('Enter');
+      expect(await confirm.isVisible()).toBe(true);
+      await page.keyboard.press('Escape');
+      expect(await confirm.isVisible()).toBe(false);
+      expect(deletes()).toBe(0);
+      const transactions = (await ledger()).length;
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Shift+Tab');
+      expect(await page.locator(':focus').textContent()).toBe('Yes, remove');
+      await page.keyboard.press('Enter');
+      expect(await expectAnswer(/^Removed /)).toBe('Removed Visa ending 2222');
+      expect(await answer().getAttribute('class')).toBe('approved');
+      expect(deletes()).toBe(1);
+      expect(await page.locator(`#pm-${pmkey}`).count()).toBe(0);
+      expect((await listed()).map((m) => m.key)).not.toContain(pmkey);
+      expect((await sandboxCards()).map((m) => m.key)).not.toContain(pmkey);
+      const refused = await asShopper('POST', '/v1/sales', { customer: session.customer, payment_method: pmkey, amount: '1.00' });
+      expect([refused.status, (refused.body.error as { code: string }).code]).toEqual([404, 'not_found']);
+      expect((await ledger()).length).toBe(transactions);
+    });
+
+    it('when the default card is removed, then another card is marked the default, alone', async () => {
+      await page.getByRole('button', { name: 'Remove Visa ending 2223 · expires 12/30' }).click();
+      await page.locator('#cards li', { hasText: 'Visa ending 2223 · expires 12/30' }).getByRole('button', { name: 'Yes, remove' }).click();
+      expect(await expectAnswer(/^Removed /)).toBe('Removed Visa ending 2223');
+      expect(await page.locator('#cards li', { hasText: 'Visa ending 2223' }).count()).toBe(0);
+      expect(await defaultRow().count()).toBe(1);
+      const marked = await defaultRow().locator('input').getAttribute('value');
+      expect((await listed()).filter((m) => m.default).map((m) => m.key)).toEqual([marked]);
+    });
+
     it('when the page is 375 px wide (a phone), then nothing is wider than the screen', async () => {
       await page.setViewportSize({ width: 375, height: 800 });
       try {
         expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+        // The cards' buttons and a removal's confirm step wrap rather than widen the page.
+        const row = page.locator('#cards li').first();
+        await row.locator('button.remove').click();
+        expect(await row.locator('.confirm').isVisible()).toBe(true);
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+        await row.getByRole('button', { name: 'Keep it' }).click();
       } finally {
         await page.setViewportSize({ width: 900, height: 1300 });
       }
@@ -350,9 +492,10 @@ describe('/demo in development (npm start)', () => {
       expect(toTokengate.length).toBeGreaterThan(8);
       const leaks = toTokengate.filter((r) => containsPan(carried(r))).map((r) => `${r.method()} ${r.url()}`);
       expect(leaks).toEqual([]);
-      expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual([['payment_key'], ['payment_key'], ['payment_key'], ['payment_key']]);
-      // The proof that the check can fail: the card numbers did travel, to the sandbox's iframe endpoint.
-      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(4);
+      expect(toTokengate.filter((r) => r.method() === 'POST' && r.url().endsWith('/payment_methods')).map((r) => Object.keys(JSON.parse(r.postData() ?? '{}')))).toEqual(Array(5).fill(['payment_key']));
+      // The proof that the check can fail: the card numbers did travel, to the sandbox's iframe endpoint (five
+      // cards added, one paid with and kept).
+      expect(toSandbox.filter((r) => r.url().endsWith('/js/v2/payment_key') && containsPan(carried(r)))).toHaveLength(6);
       expect(problems).toEqual([]);
     });
 

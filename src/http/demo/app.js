@@ -1,98 +1,19 @@
 /*
- * The /demo checkout page (development only): lists the dev customer's cards, adds one through the gateway's
- * Pay.js iframe (the page receives only a single-use payment key), charges the chosen card with a fresh
- * Idempotency-Key, and voids or refunds the last successful sale. Each answer is said in one plain line, with
- * the JSON as it came back below it.
+ * The /demo checkout page (development only): loads the session and the gateway's Pay.js card form, adds a card
+ * through it (the page receives only a single-use payment key), charges the chosen stored card or pays with the
+ * new one and keeps it, and voids or refunds the last successful sale, each with a fresh Idempotency-Key. The
+ * stored cards' list, its default and removals are wallet.js; the shared answer line is page.js.
  */
 (function () {
   'use strict';
+  var p = window.demoPage;
+  var wallet = window.demoWallet;
+  var $ = p.$;
   // lastSale: the last sale that went through ({key, amount, label}); a failed charge leaves it the target.
-  var state = { token: '', customer: '', client: null, card: null, cards: {}, lastSale: null, adding: false };
-  var $ = function (id) { return document.getElementById(id); };
-
-  /** Shows one answer: a plain line, the JSON under it (collapsed), and the line in the history. */
-  function show(kind, line, body) {
-    $('answer').className = kind;
-    $('answer-line').textContent = line;
-    $('answer-details').hidden = body === undefined;
-    $('answer-json').textContent = body === undefined ? '' : JSON.stringify(body, null, 2);
-    var li = document.createElement('li');
-    li.textContent = new Date().toLocaleTimeString() + ' ' + line;
-    $('log').insertBefore(li, $('log').firstChild);
-  }
-
-  function api(method, path, body, idempotent, token) {
-    var headers = { authorization: 'Bearer ' + (token || state.token) };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (idempotent) headers['idempotency-key'] = 'demo-' + crypto.randomUUID();
-    return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (res) {
-        return res.json().catch(function () { return {}; }).then(function (json) { return { status: res.status, body: json }; });
-      });
-  }
-
-  function cents(amount) { return Math.round(Number(amount) * 100); }
-  function money(c) { return (c / 100).toFixed(2); }
-  /** "pending_settlement" → "pending settlement". */
-  function said(status) { return String(status || '').replace(/_/g, ' '); }
-  /** The gateway's expiry "0930" → "09/30". */
-  function expiry(e) { return /^\d{4}$/.test(e || '') ? e.slice(0, 2) + '/' + e.slice(2) : e || '?'; }
-  /** Every card said the same way, from the gateway's fields, whatever its method_name. */
-  function label(m) { return (m.card_type && m.card_type !== 'Unknown' ? m.card_type : 'Card') + ' ending ' + (m.ccnum4last || '????'); }
-
-  /** Marks `input` invalid with `message` beside it, or clears it (message ''). */
-  function fieldError(input, message) {
-    var el = $(input.id + '-error');
-    el.textContent = message;
-    if (message) input.setAttribute('aria-invalid', 'true'); else input.removeAttribute('aria-invalid');
-  }
-
-  /**
-   * A failed answer: a decline in the gateway's words; a bad amount said beside its field; anything else the
-   * error's own message and code. `what` is the action ("charge", "void", …), `amountField` the input whose
-   * value was sent as the amount, if any.
-   */
-  function failed(what, res, amountField) {
-    var e = (res.body && res.body.error) || {};
-    if (e.code === 'card_declined') {
-      var tx = e.transaction || {};
-      return show('declined', 'Declined: ' + (tx.error || tx.result || e.message) + (what === 'add the card' ? ' (the card was not added)' : ''), res.body);
-    }
-    var badAmount = (e.details || []).some(function (d) { return d.path === 'body.amount'; });
-    if (amountField && badAmount) {
-      fieldError(amountField, 'Enter an amount like 12.34');
-      amountField.focus();
-      return show('error', 'Could not ' + what + ': the amount is not valid.', res.body);
-    }
-    if (amountField && e.code === 'refund_exceeds_sale') fieldError(amountField, 'More than is left to refund.');
-    return show('error', 'Could not ' + what + ': ' + (e.message || 'HTTP ' + res.status) + ' (' + (e.code || res.status) + ')', res.body);
-  }
-
-  function refreshCards(select) {
-    return api('GET', '/v1/customers/' + encodeURIComponent(state.customer) + '/payment_methods?limit=100').then(function (res) {
-      var ul = $('cards');
-      ul.textContent = '';
-      if (res.status !== 200) return failed('list the cards', res);
-      var data = res.body.data;
-      data.forEach(function (m, i) {
-        state.cards[m.key] = label(m);
-        var li = document.createElement('li');
-        var input = document.createElement('input');
-        input.type = 'radio';
-        input.name = 'pm';
-        input.value = m.key;
-        input.id = 'pm-' + m.key;
-        input.checked = select ? m.key === select : i === data.length - 1;
-        var lab = document.createElement('label');
-        lab.htmlFor = input.id;
-        lab.textContent = label(m) + ' · expires ' + expiry(m.expires);
-        li.appendChild(input);
-        li.appendChild(lab);
-        ul.appendChild(li);
-      });
-      $('charge').disabled = data.length === 0;
-    });
-  }
+  var state = { client: null, card: null, lastSale: null, adding: false };
+  var customer = function () { return p.state.customer; };
+  /** openapi.json's Amount (two decimals at most, above 0): a new card's amount is checked before its key is made. */
+  var AMOUNT = /^(0|[1-9][0-9]{0,7})(\.[0-9]{1,2})?$/;
 
   function loadScript(src) {
     return new Promise(function (resolve, reject) {
@@ -104,55 +25,122 @@
     });
   }
 
-  function addCard() {
+  /**
+   * A payment key from the card form, once at a time. The form empties once it makes one, and the form shows
+   * its own message beside a bad field: the page reports the attempt once, as `what` ("Card not added").
+   */
+  function withPaymentKey(what, use) {
     if (state.adding) return;
     state.adding = true;
+    $('card-form-error').textContent = '';
     state.client.getPaymentKey(state.card).then(function (result) {
-      // The card form shows its own message beside the field; the page reports the attempt once.
-      if (result && result.error) return show('error', 'Card not added: ' + result.error.message);
-      return api('POST', '/v1/customers/' + encodeURIComponent(state.customer) + '/payment_methods', { payment_key: result }, true).then(function (res) {
-        if (res.status !== 201) return failed('add the card', res);
-        show('approved', 'Added ' + label(res.body) + ' · expires ' + expiry(res.body.expires) + ', verified and selected', res.body);
-        return refreshCards(res.body.key);
-      });
+      if (result && result.error) return p.show('error', what + ': ' + result.error.message);
+      return use(result);
     }).finally(function () { state.adding = false; });
+  }
+
+  /** A payment key the gateway refused (unknown, expired, used) is said beside the card form. */
+  function keyRefused(res) {
+    var e = (res.body && res.body.error) || {};
+    var refused = (e.details || []).some(function (d) { return d.path === 'body.payment_key'; });
+    if (refused) $('card-form-error').textContent = 'The gateway refused this card entry: type the card again.';
+    return refused;
+  }
+
+  function addCard() {
+    withPaymentKey('Card not added', function (key) {
+      return p.api('POST', p.methodsPath(), { payment_key: key }, true).then(function (res) {
+        if (res.status !== 201) {
+          keyRefused(res);
+          return p.failed('add the card', res, undefined, 'the card was not added');
+        }
+        p.show('approved', 'Added ' + p.fullLabel(res.body) + ', verified and selected', res.body);
+        return wallet.refresh(res.body.key);
+      });
+    });
   }
 
   /** Which sale Void and Refund act on, and whether they can. */
   function target(sale, note) {
     state.lastSale = sale;
-    $('target').textContent = sale ? 'Last sale: ' + money(sale.amount) + ' on ' + sale.label + ' — ' + note : 'No sale yet.';
+    $('target').textContent = sale ? 'Last sale: ' + p.money(sale.amount) + ' on ' + sale.label + ' — ' + note : 'No sale yet.';
     $('void').disabled = !sale || sale.done;
     $('refund').disabled = !sale || sale.done || sale.refunded >= sale.amount;
     // The button just used may now be disabled: keep keyboard focus on the answer rather than lose it.
     if (document.activeElement && document.activeElement.disabled) $('answer-line').focus();
   }
 
+  /**
+   * A sale that went through: the target of Void and Refund, and its line ("Charged 12.34 to Visa ending 2224 —
+   * pending settlement", "Charged 12.34 to a new Visa ending 2224 — kept as a card" when `isNew`).
+   */
+  function charged(b, card, note, isNew) {
+    var partial = b.result_code === 'P';
+    var to = (isNew ? 'a new ' : '') + card;
+    target({ key: b.key, amount: p.cents(partial ? b.auth_amount : b.amount), refunded: 0, label: card }, p.said(b.status));
+    if (partial) return p.show('partial', 'Partially approved: charged ' + b.auth_amount + ' of ' + b.amount + ' to ' + to + ' — ' + note, b);
+    return p.show('approved', 'Charged ' + b.amount + ' to ' + to + ' — ' + note, b);
+  }
+
   function charge() {
     var chosen = document.querySelector('input[name=pm]:checked');
     if (!chosen) return;
-    var card = state.cards[chosen.value];
-    fieldError($('amount'), '');
-    var body = { customer: state.customer, payment_method: chosen.value, amount: $('amount').value.trim() };
-    api('POST', '/v1/sales', body, true).then(function (res) {
-      var b = res.body || {};
-      if (res.status !== 201) return failed('charge', res, $('amount'));
-      var partial = b.result_code === 'P';
-      var charged = cents(partial ? b.auth_amount : b.amount);
-      target({ key: b.key, amount: charged, refunded: 0, label: card }, said(b.status));
-      if (partial) return show('partial', 'Partially approved: charged ' + b.auth_amount + ' of ' + b.amount + ' to ' + card + ' — ' + said(b.status), b);
-      return show('approved', 'Charged ' + b.amount + ' to ' + card + ' — ' + said(b.status), b);
+    var card = p.label(wallet.card(chosen.value));
+    p.fieldError($('amount'), '');
+    var body = { customer: customer(), payment_method: chosen.value, amount: $('amount').value.trim() };
+    p.api('POST', '/v1/sales', body, true).then(function (res) {
+      if (res.status !== 201) return p.failed('charge', res, $('amount'));
+      return charged(res.body, card, p.said(res.body.status));
+    });
+  }
+
+  /**
+   * The card a sale kept, as listed: the answer names it when tokengate knew it by then; otherwise it is named
+   * just after the answer, so the list is read again (a few times) for a card that was not there before.
+   */
+  function keptCard(sale, before, tries) {
+    return wallet.refresh(sale.payment_method).then(function () {
+      var key = sale.payment_method || wallet.keys().filter(function (k) { return before.indexOf(k) < 0; })[0];
+      if (key || tries <= 0) return key && wallet.card(key);
+      return new Promise(function (r) { setTimeout(r, 400); }).then(function () { return keptCard(sale, before, tries - 1); });
+    });
+  }
+
+  /** Pays with the card typed in the form and keeps it: one sale with payment_key and save_payment_method. */
+  function payNew() {
+    var field = $('amount');
+    var amount = field.value.trim();
+    p.fieldError(field, '');
+    // The payment key is single use and the form empties once it is made: a bad amount would cost the card typed.
+    if (!AMOUNT.test(amount) || p.cents(amount) <= 0) {
+      p.fieldError(field, 'Enter an amount like 12.34');
+      field.focus();
+      return p.show('error', 'Could not pay: the amount is not valid.');
+    }
+    withPaymentKey('Card not charged', function (key) {
+      var before = wallet.keys();
+      var body = { customer: customer(), payment_key: key, save_payment_method: true, amount: amount };
+      return p.api('POST', '/v1/sales', body, true).then(function (res) {
+        if (res.status !== 201) {
+          keyRefused(res);
+          return p.failed('pay', res, field, 'the card was not kept');
+        }
+        return keptCard(res.body, before, 5).then(function (m) {
+          var last4 = String((res.body.creditcard || {}).number || '').slice(-4);
+          charged(res.body, m ? p.label(m) : 'card ending ' + last4, 'kept as a card', true);
+        });
+      });
     });
   }
 
   function voidSale() {
     var sale = state.lastSale;
     if (!sale) return;
-    api('POST', '/v1/sales/' + encodeURIComponent(sale.key) + '/void', undefined, true).then(function (res) {
-      if (res.status !== 200) return failed('void', res);
+    p.api('POST', '/v1/sales/' + encodeURIComponent(sale.key) + '/void', undefined, true).then(function (res) {
+      if (res.status !== 200) return p.failed('void', res);
       sale.done = true;
       target(sale, 'voided');
-      show('approved', 'Voided sale of ' + money(sale.amount) + ' on ' + sale.label + ' — the funds are released', res.body);
+      p.show('approved', 'Voided sale of ' + p.money(sale.amount) + ' on ' + sale.label + ' — the funds are released', res.body);
     });
   }
 
@@ -166,30 +154,30 @@
     if (!sale) return;
     var field = $('refund-amount');
     var amount = field.value.trim();
-    fieldError(field, '');
+    p.fieldError(field, '');
     fetch('/demo/back-office/session').then(function (r) { return r.json(); }).then(function (session) {
-      return api('POST', '/v1/sales/' + encodeURIComponent(sale.key) + '/refunds', amount ? { amount: amount } : undefined, true, session.token);
+      return p.api('POST', '/v1/sales/' + encodeURIComponent(sale.key) + '/refunds', amount ? { amount: amount } : undefined, true, session.token);
     }).then(function (res) {
       var b = res.body || {};
-      if (res.status !== 201) return failed('refund', res, field);
+      if (res.status !== 201) return p.failed('refund', res, field);
       field.value = '';
       // All of an unsettled sale is voided rather than refunded (method void): say what happened.
       if (b.method === 'void') {
         sale.done = true;
         target(sale, 'voided');
-        return show('approved', 'Voided sale of ' + money(sale.amount) + ' on ' + sale.label + ' (not settled yet, so the refund became a void) — the funds are released', b);
+        return p.show('approved', 'Voided sale of ' + p.money(sale.amount) + ' on ' + sale.label + ' (not settled yet, so the refund became a void) — the funds are released', b);
       }
-      sale.refunded += cents(b.amount);
-      target(sale, money(sale.refunded) + ' refunded');
-      return show('approved', 'Refunded ' + b.amount + ' of ' + money(sale.amount) + ' on ' + sale.label, b);
+      sale.refunded += p.cents(b.amount);
+      target(sale, p.money(sale.refunded) + ' refunded');
+      return p.show('approved', 'Refunded ' + b.amount + ' of ' + p.money(sale.amount) + ' on ' + sale.label, b);
     });
   }
 
   fetch('/demo/session').then(function (r) { return r.json(); }).then(function (session) {
-    state.token = session.token;
-    state.customer = session.customer;
+    p.state.token = session.token;
+    p.state.customer = session.customer;
     $('customer').textContent = session.customer;
-    return Promise.all([refreshCards(), api('GET', '/v1/payment-config')]);
+    return Promise.all([wallet.refresh(), p.api('GET', '/v1/payment-config')]);
   }).then(function (all) {
     var config = all[1];
     if (config.status !== 200) throw new Error('payment-config answered ' + config.status);
@@ -199,16 +187,18 @@
       state.card.generateHTML({ fontSize: '14px' });
       state.card.addHTML('card-form');
       $('add').disabled = false;
+      $('pay-new').disabled = false;
     });
   }).catch(function (err) {
-    show('error', 'Could not start: ' + err.message);
+    p.show('error', 'Could not start: ' + err.message);
   });
 
   $('add').addEventListener('click', addCard);
   $('charge').addEventListener('click', charge);
+  $('pay-new').addEventListener('click', payNew);
   $('void').addEventListener('click', voidSale);
   $('refund').addEventListener('click', refund);
   ['amount', 'refund-amount'].forEach(function (id) {
-    $(id).addEventListener('input', function () { fieldError($(id), ''); });
+    $(id).addEventListener('input', function () { p.fieldError($(id), ''); });
   });
 })();
