@@ -25,7 +25,8 @@ import { createSaleActions } from './sales/sale-actions';
 import { createSaleLookup } from './sales/sale-lookup';
 import { createCardWrites } from './payment-methods/add-card-write';
 import { createSaleService, type SaleService } from './sales/sale-service';
-import { startSandbox, type RunningSandbox } from './sandbox';
+import type { RunningSandbox } from './sandbox';
+import { postWebhooksToTokengate, startEmbeddedSandbox } from './sandbox/embedded';
 import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
@@ -59,6 +60,11 @@ export interface Service {
   delivery: EventDelivery;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
+  /**
+   * Where the public port listens, once it does: the embedded sandbox then posts the gateway's webhooks there
+   * when GATEWAY_WEBHOOK_SECRET is set (src/sandbox/embedded.ts). Returns that receiver's URL, if any.
+   */
+  listeningAt(url: string): string | undefined;
   draining(): boolean;
   startDraining(): void;
   /** Refuses calls still queued for the upstream budget (they answer 503 with Retry-After). */
@@ -105,23 +111,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   let baseUrl = config.gateway.baseUrl;
   if (!baseUrl) {
     if (config.env === 'production') throw new Error('production needs GATEWAY_BASE_URL'); // loadConfig already refuses this
-    sandbox = await startSandbox({
-      port: 0,
-      logger,
-      settings: {
-        apiKey: config.sandbox.apiKey,
-        apiPin: config.sandbox.apiPin.reveal(),
-        ratePerMinute: config.sandbox.ratePerMinute,
-        ratePerDay: config.sandbox.ratePerDay,
-        rateWindowMs: config.sandbox.rateWindowMs,
-        rateDayWindowMs: config.sandbox.rateDayWindowMs,
-        rateMode: config.sandbox.rateMode,
-        latencyMs: config.sandbox.latencyMs,
-        jitterMs: config.sandbox.jitterMs,
-        duplicateFolding: config.sandbox.duplicateFolding,
-        deletedCardref: config.sandbox.deletedCardref,
-      },
-    });
+    sandbox = await startEmbeddedSandbox(config, logger);
     baseUrl = sandbox.baseUrl;
   }
 
@@ -246,6 +236,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   let queueStopped = false;
   return {
     app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery,
+    listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
       draining = true;

@@ -109,8 +109,9 @@ async function main(): Promise<void> {
   const admin = createAppServer(service.admin);
   const url = await listenOrExit(api, config.host, config.port, 'PORT');
   const adminUrl = await listenOrExit(admin, config.host, config.adminPort, 'ADMIN_PORT');
+  const webhookReceiver = service.listeningAt(url);
   logger.info('listening', { url, adminUrl, env: config.env, gateway: service.sandbox ? 'embedded sandbox' : 'configured' });
-  if (config.env === 'development') process.stdout.write(devBanner(config, url, adminUrl, service.sandbox) + '\n');
+  if (config.env === 'development') process.stdout.write(devBanner(config, url, adminUrl, service.sandbox, webhookReceiver) + '\n');
 
   let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

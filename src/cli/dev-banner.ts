@@ -3,6 +3,13 @@ import type { Config } from '../config/types';
 import type { RunningSandbox } from '../sandbox';
 import { canMintDevToken, mintDevToken } from './token';
 
+/** Whether the embedded sandbox posts the gateway's webhooks to tokengate (src/sandbox/embedded.ts), and how to turn them on. */
+function webhooksLine(receiver: string | undefined): string {
+  return receiver
+    ? `  gateway webhooks:         posted by the embedded sandbox to ${receiver} (signed with your GATEWAY_WEBHOOK_SECRET)`
+    : '  gateway webhooks:         off (set GATEWAY_WEBHOOK_SECRET, any 8+ characters, to have the embedded sandbox post them here)';
+}
+
 /** The scopes of the banner's dev token, and of the command it prints for minting one. */
 const DEV_SCOPE = 'sales:create payment_methods:read tokens:read';
 
@@ -12,11 +19,13 @@ const DEV_SCOPE = 'sales:create payment_methods:read tokens:read';
  * JWT_SECRET default is "a printed dev secret in development only": the shipped dev secret is printed beside
  * the token so callers can sign their own; a secret the operator set is never printed, and production prints
  * no banner at all (main.ts).
+ * With the embedded sandbox it says whether that sandbox posts the gateway's webhooks to `webhookReceiver` (with
+ * GATEWAY_WEBHOOK_SECRET set) or how to turn them on; the secret itself is never printed.
  * With an external gateway (GATEWAY_BASE_URL) the banner knows no customer: it prints no token (one bound to a
  * placeholder custkey would only answer 404), says how to mint one for a real customer, and says the curls'
  * CUSTOMER_KEY and PAYMENT_METHOD_KEY must be replaced.
  */
-export function devBanner(config: Config, url: string, adminUrl: string, sandbox: RunningSandbox | undefined): string {
+export function devBanner(config: Config, url: string, adminUrl: string, sandbox: RunningSandbox | undefined, webhookReceiver?: string): string {
   const customer = sandbox?.fixtures.firstCustomer();
   const approved = customer ? sandbox?.fixtures.paymentMethods(customer.key).find((p) => p.number.endsWith('2224')) : undefined;
   const custkey = customer?.key ?? 'CUSTOMER_KEY';
@@ -50,6 +59,7 @@ export function devBanner(config: Config, url: string, adminUrl: string, sandbox
     `  API docs:                 ${url}/docs`,
     ...(sandbox && minting ? [`  demo checkout page:       ${url}/demo   (add a test card through Pay.js, charge, void, refund)`] : []),
     sandbox ? `  embedded sandbox gateway: ${sandbox.baseUrl}` : `  gateway:                  ${config.gateway.baseUrl ?? ''}`,
+    ...(sandbox ? [webhooksLine(webhookReceiver)] : []),
     '',
     ...tokenLines,
     '',

@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../observability/logger';
 import { redactString } from '../observability/redact';
 import { startSandbox } from './index';
+import { webhookSettingsFromConfig } from './webhooks/settings';
 
 /** `npm run sandbox`: the emulator alone, configured by the `sandbox` section of config/ (SANDBOX_* variables). */
 async function main(): Promise<void> {
@@ -26,11 +27,7 @@ async function main(): Promise<void> {
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
-      webhookUrls: s.webhookUrls,
-      webhookSecret: s.webhookSecret?.reveal() ?? '',
-      ...(s.webhookRetryScheduleMs ? { webhookRetryScheduleMs: s.webhookRetryScheduleMs } : {}),
-      webhookDisorderMs: s.webhookDisorderMs,
-      webhookDuplicatePercent: s.webhookDuplicatePercent,
+      ...webhookSettingsFromConfig(s),
     },
   });
   // The one line a person starting the emulator needs, printed whatever LOG_LEVEL is, through the redactor.

@@ -7,7 +7,9 @@ import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { DEV_DEFAULTS } from '../../src/config';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { callSandbox } from '../../src/sandbox/client';
 import { ROOT, runServiceToExit, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { eventually } from '../support/wait';
 
 /**
  * The contract's "`npm ci && npm start` on a fresh clone prints a curl that succeeds against it as printed".
@@ -121,6 +123,12 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(keys[0]).not.toBe(keys[1]);
   }, 20000);
 
+  it('when the service starts in development without GATEWAY_WEBHOOK_SECRET, then the banner says the gateway\'s webhooks are off and how to turn them on, and /v1/webhooks/gateway answers 404', async () => {
+    expect(service.output()).toContain('  gateway webhooks:         off (set GATEWAY_WEBHOOK_SECRET, any 8+ characters, to have the embedded sandbox post them here)\n');
+    const res = await fetch(`${service.url}/v1/webhooks/gateway`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(404);
+  });
+
   it('when the printed payment-methods curl is run in bash, then 200 JSON lists only masked cards', async () => {
     const answer = await runAsPrinted(`${banner.exportLine}\n${banner.methodsCurl}`, curlHome);
     expect(answer.status).toBe(200);
@@ -132,6 +140,53 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(list.data?.map((m) => m.ccnum4last)).toContain('2224');
     // No full card number anywhere in the answer (masked forms such as 4000xxxxxxxx2224 only).
     expect(answer.body).not.toMatch(/\d{12,}/);
+  }, 20000);
+});
+
+describe('npm start in development with GATEWAY_WEBHOOK_SECRET: the embedded sandbox posts the gateway\'s webhooks to tokengate', () => {
+  let service: ServiceProcess;
+  const secret = 'dev-webhook-key-7f3a91';
+
+  beforeAll(async () => {
+    service = await startServiceProcess({ NODE_ENV: 'development', GATEWAY_WEBHOOK_SECRET: secret });
+  }, 25000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('when a sale is voided at the sandbox directly (as in the gateway\'s console), then the sale\'s view shows it voided with no gateway read, and the payment events hold sale.succeeded then sale.voided', async () => {
+    const banner = await waitForBanner(service);
+    const out = service.output();
+    const receiver = `${service.url}/v1/webhooks/gateway`;
+    expect(out).toContain(`  gateway webhooks:         posted by the embedded sandbox to ${receiver} (signed with your GATEWAY_WEBHOOK_SECRET)\n`);
+    expect(out).not.toContain(secret);
+    const sandboxBase = /^\s*embedded sandbox gateway: (\S+)$/m.exec(out)?.[1] ?? '';
+    const sandboxOrigin = new URL(sandboxBase).origin;
+    // The printed sale curl's body names the dev customer and its approved card; an internal service's token reads the events.
+    const body = JSON.parse(/-d '(.*)'/.exec(banner.saleCurl)?.[1] ?? '{}') as { customer: string; payment_method: string };
+    const bearer = jwt.sign({ sub: 'dev-ledger', scope: 'customers:any sales:create sales:read events:read' }, DEV_DEFAULTS.jwtSecret, { algorithm: 'HS256', issuer: 'tokengate-dev', audience: 'tokengate', expiresIn: 300 });
+    const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
+    const sale = await fetch(`${service.url}/v1/sales`, { method: 'POST', headers: { ...headers, 'idempotency-key': `dev-hooks-${Date.now().toString(36)}` }, body: JSON.stringify({ ...body, amount: '6.00' }) });
+    expect(sale.status).toBe(201);
+    const key = ((await sale.json()) as { key: string }).key;
+    const typesOf = async () => (((await (await fetch(`${service.url}/v1/events?limit=1000`, { headers })).json()) as { data: { type: string; data: { key: string } }[] }).data).filter((e) => e.data.key === key).map((e) => e.type);
+    /** Gateway reads tokengate made (the sandbox's own count): transaction look-ups, lists and batches. */
+    const reads = async () => Object.values(((await callSandbox(sandboxOrigin, 'GET', '/_sandbox/stats', { auth: false })).json as { endpoints: Record<string, { acceptedByKind: Record<string, number> }> }).endpoints)
+      .reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0) + (e.acceptedByKind.batches ?? 0), 0);
+    const before = await reads();
+
+    const voided = await callSandbox(sandboxBase, 'POST', 'transactions', { body: { command: 'void', trankey: key } });
+    expect(voided.json).toMatchObject({ result_code: 'A' });
+    await eventually(async () => (await typesOf()).includes('sale.voided'), 5000);
+    const view = await fetch(`${service.url}/v1/sales/${key}`, { headers });
+    expect(((await view.json()) as { status: string }).status).toBe('voided');
+    expect(view.headers.get('cache-status')).toMatch(/hit/);
+    expect(await typesOf()).toEqual(['sale.succeeded', 'sale.voided']);
+    expect(await reads()).toBe(before);
+    // The sandbox's own record: the void's webhook went to tokengate's receiver and was taken (204).
+    const tries = ((await callSandbox(sandboxOrigin, 'GET', '/_sandbox/webhooks', { auth: false })).json as { attempts: { url: string; event_type: string; outcome: string; status?: number }[] }).attempts;
+    expect(tries.filter((a) => a.event_type === 'transaction.sale.voided')).toEqual([expect.objectContaining({ url: receiver, outcome: 'delivered', status: 204 })]);
   }, 20000);
 });
 

@@ -1,4 +1,5 @@
 /** The webhook knobs of the sandbox's settings (README.md, "Webhooks"): defaults and validation. */
+import type { SandboxConfig } from '../../config/types';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -28,6 +29,20 @@ export interface WebhookSettings {
   webhookDisorderMs: number;
   /** The chance, in percent, that an event is delivered a second time (same event_id and body). */
   webhookDuplicatePercent: number;
+}
+
+/**
+ * The knobs config/'s `sandbox` section sets (SANDBOX_WEBHOOK_*), as `npm run sandbox` and the embedded sandbox of
+ * development mode (src/sandbox/embedded.ts) both take them; the timeouts stay the gateway's.
+ */
+export function webhookSettingsFromConfig(s: SandboxConfig): Partial<WebhookSettings> {
+  return {
+    webhookUrls: s.webhookUrls,
+    webhookSecret: s.webhookSecret?.reveal() ?? '',
+    ...(s.webhookRetryScheduleMs ? { webhookRetryScheduleMs: s.webhookRetryScheduleMs } : {}),
+    webhookDisorderMs: s.webhookDisorderMs,
+    webhookDuplicatePercent: s.webhookDuplicatePercent,
+  };
 }
 
 export const WEBHOOK_DEFAULTS: Readonly<WebhookSettings> = Object.freeze({
