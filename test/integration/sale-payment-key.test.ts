@@ -14,7 +14,9 @@ jest.setTimeout(60_000);
 const run = randomBytes(3).toString('hex');
 let n = 0;
 const id = (what: string) => `${what}-${run}-${++n}`;
-const shopper = (custkey: string) => token({ sub: `pk-shopper-${run}`, custkey, scope: 'sales:create sales:read payment_methods:read' });
+const shopper = (custkey: string) => token({ sub: `pk-shopper-${run}`, custkey, scope: 'sales:create sales:read payment_methods:read payment_methods:write' });
+/** A checkout token that may pay but not add cards (no payment_methods:write). */
+const payOnly = (custkey: string) => token({ sub: `pk-payonly-${run}`, custkey, scope: 'sales:create sales:read payment_methods:read' });
 type Listed = { key: string; ccnum4last: string; expires: string };
 
 describe('POST /v1/sales with a payment key', () => {
@@ -62,6 +64,20 @@ describe('POST /v1/sales with a payment key', () => {
     const got = await call(other.url, 'GET', `/v1/sales/${res.body.key as string}`, shopper(c));
     expect(got.body.payment_method).toBe(stored?.key);
     expect(gatewayCalls(bff)).toBe(calls + 2);
+  });
+
+  it('when a token without payment_methods:write asks to keep the card, then 403 forbidden and nothing is charged or stored; paying without keeping it is allowed', async () => {
+    const c = customer(13);
+    const before = bff.sandbox.fixtures.paymentMethods(c).length;
+    const pk = await mintPaymentKey(bff, shopper(c), '4000100011112224');
+    const calls = gatewayCalls(bff);
+    const refused = await call(bff.url, 'POST', '/v1/sales', payOnly(c), { customer: c, amount: '4.00', payment_key: pk, save_payment_method: true }, { 'idempotency-key': id('keep-forbidden') });
+    expect([refused.status, refused.body.error?.code]).toEqual([403, 'forbidden']);
+    expect(gatewayCalls(bff)).toBe(calls);
+    expect(bff.sandbox.fixtures.paymentMethods(c)).toHaveLength(before);
+    const paid = await call(bff.url, 'POST', '/v1/sales', payOnly(c), { customer: c, amount: '4.00', payment_key: pk }, { 'idempotency-key': id('pay-only') });
+    expect(paid.status).toBe(201);
+    expect(bff.sandbox.fixtures.paymentMethods(c)).toHaveLength(before);
   });
 
   it('when the same key is sent again, then the answer is replayed and the card was charged once', async () => {

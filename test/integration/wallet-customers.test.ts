@@ -206,7 +206,7 @@ describe('the wallet in the payment event log', () => {
   it('when a customer is created, a card stored and removed, and the customer removed, then the event log tells each once', async () => {
     const made = await create(signUp(id('user')));
     const c = made.body.key as string;
-    const paid = await call(bff.url, 'POST', '/v1/sales', shopper(c), { customer: c, amount: '4.00', payment_key: await mintPaymentKey(bff, shopper(c), '4000100011112224'), save_payment_method: true }, { 'idempotency-key': id('sale') });
+    const paid = await call(bff.url, 'POST', '/v1/sales', shopper(c, 'payment_methods:read payment_methods:write sales:create sales:read'), { customer: c, amount: '4.00', payment_key: await mintPaymentKey(bff, shopper(c), '4000100011112224'), save_payment_method: true }, { 'idempotency-key': id('sale') });
     const pm = paid.body.payment_method as string;
     expect(pm).toBeTruthy();
     const removeCard = () => call(bff.url, 'DELETE', `/v1/customers/${c}/payment_methods/${pm}`, token({ sub: 'events-app', custkey: c, scope: 'payment_methods:write' }));

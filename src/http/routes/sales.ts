@@ -4,7 +4,7 @@ import type { Checkout } from '../../sales/checkout';
 import { saleObject, type SaleFacts } from '../../sales/sale-object';
 import type { SaleOutcome } from '../../sales/sale-service';
 import { requireAuth, requireScope } from '../auth';
-import { CardDeclined, GatewayErrorApi, InvalidRequest } from '../errors';
+import { CardDeclined, Forbidden, GatewayErrorApi, InvalidRequest } from '../errors';
 import { send } from '../send';
 import { parseIdempotencyKey, parseSaleRequest } from '../validation';
 import { toApiError } from '../write-errors';
@@ -37,6 +37,9 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     const caller = requireAuth(req);
     const idempotencyKey = parseIdempotencyKey(req.get('Idempotency-Key'));
     const input = parseSaleRequest(req.body);
+    // Keeping the card adds a payment method to the customer: the scope that allows adding one (contract,
+    // `payment_methods:write`: "add a card to the bound customer from a client-side payment_key").
+    if (input.save && !caller.scopes.has('payment_methods:write')) throw new Forbidden();
     const fingerprint = fingerprintRequest('POST', '/v1/sales', req.body);
     try {
       send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id, input.paymentKey !== undefined), req.log));
