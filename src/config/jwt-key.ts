@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { InvalidSetting, str, type Parser } from './parse';
+import { InvalidSetting, parser, str, type Parser } from './parse';
 
 const pemHeader = str(/-----BEGIN [A-Z ]*PUBLIC KEY-----/);
 
@@ -7,7 +7,7 @@ const pemHeader = str(/-----BEGIN [A-Z ]*PUBLIC KEY-----/);
  * JWT_PUBLIC_KEY: a PEM public key that Node can actually read. The header alone let a corrupt body through
  * to boot, where createPublicKey threw an OpenSSL stack after Redis had connected. Reasons never quote the key.
  */
-export const publicKeyPem: Parser<string> = (raw) => {
+export const publicKeyPem: Parser<string> = parser({ text: 'a PEM public key (RSA or EC; never a private key)' }, (raw) => {
   const pem = pemHeader(raw);
   if (/PRIVATE KEY-----/.test(pem)) throw new InvalidSetting('holds a private key: give the public key only');
   try {
@@ -16,7 +16,7 @@ export const publicKeyPem: Parser<string> = (raw) => {
     throw new InvalidSetting('is not a readable PEM public key');
   }
   return pem;
-};
+});
 
 // jsonwebtoken 9 refuses to verify with a key of another type or curve (lib/validateAsymmetricKey.js).
 const CURVES: Record<string, string> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
