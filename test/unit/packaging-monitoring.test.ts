@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -17,6 +17,15 @@ if (!PROMTOOL) {
   console.warn('packaging-monitoring: promtool SKIPPED, it is missing; install it with `apt-get install -y prometheus` (.ci/run does)');
 }
 const itWithPromtool = PROMTOOL ? it : it.skip;
+
+const ROOT = path.join(__dirname, '..', '..');
+/** scripts/docs-check.js, the runbook half of `npm run docs:check` (a plain script: typed here by hand). */
+interface DocsCheck {
+  alertRules(): { alert: string; runbookUrl: string | undefined }[];
+  runbookProblems(rules?: { alert: string; runbookUrl: string | undefined }[]): string[];
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
+const docsCheck = require('../../scripts/docs-check') as DocsCheck;
 
 const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered'];
 
@@ -80,8 +89,9 @@ describe('k8s/components/monitoring', () => {
     const expected = {
       exp_labels: { severity: 'warning', namespace: 'ns', endpoint: 'v2' },
       exp_annotations: {
+        runbook_url: 'docs/runbooks/TokengateDayBudgetRunsOut.md',
         summary: 'At this rate the day\'s budget of v2 runs out at 1970-01-01 03:20:00 +0000 UTC',
-        description: '550 calls left in the day window. Reads and background work give way first (day pacing); look for a read storm or a looping caller (tokengate_limiter_refusals_total by reason) before raising the key\'s limits. docs/deploy.md, "Alerts".',
+        description: '550 calls left in the day window. Reads and background work give way first (day pacing); look for a read storm or a looping caller (tokengate_limiter_refusals_total by reason) before raising the key\'s limits.',
       },
     };
     const { ok, output } = promtoolTest(ruleGroups(), {
@@ -111,8 +121,9 @@ describe('k8s/components/monitoring', () => {
         alert_rule_test: [
           { eval_time: '20m', alertname: 'TokengateEventsUndelivered', exp_alerts: [] },
           { eval_time: '40m', alertname: 'TokengateEventsUndelivered', exp_alerts: [{ exp_labels: { severity: 'critical', namespace: 'ns', destination: 'http://orders/hooks' }, exp_annotations: {
+            runbook_url: 'docs/runbooks/TokengateEventsUndelivered.md',
             summary: '1 payment events to http://orders/hooks were given up in the last hour',
-            description: 'The receiver answered no 2xx within 15 s on every attempt of the retry schedule. Fix it, then let it catch up with GET /v1/events?after=<the last event id it processed>. docs/deploy.md, "Alerts".',
+            description: 'The receiver answered no 2xx within 15 s on every attempt of the retry schedule. Fix it, then let it catch up with GET /v1/events?after=<the last event id it processed>.',
           } }] },
         ],
       }],
@@ -121,22 +132,35 @@ describe('k8s/components/monitoring', () => {
     expect(ok).toBe(true);
   });
 
-  it('when the rules are read, then the alerts exist with a severity, a summary, a doc pointer and a valid duration', () => {
+  it('when the rules are read, then the alerts exist with a severity, a summary, a runbook and a valid duration', () => {
     const rules = ruleGroups().groups.flatMap((g) => g.rules);
     expect(rules.map((r) => r.alert).sort()).toEqual([...ALERTS].sort());
     for (const rule of rules) {
       expect({ alert: rule.alert, severity: rule.labels?.severity }).toEqual({ alert: rule.alert, severity: expect.stringMatching(/^(warning|critical)$/) });
       expect(rule.annotations?.summary).toEqual(expect.any(String));
-      expect(rule.annotations?.description).toContain('docs/deploy.md');
+      expect(rule.annotations?.runbook_url).toBe(`docs/runbooks/${rule.alert}.md`);
       if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
       expect(rule.expr).toMatch(/\btokengate_/);
     }
   });
 
-  it('when docs/deploy.md is read, then it documents every alert and the component', () => {
-    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
-    expect(ALERTS.filter((alert) => !doc.includes(`\`${alert}\``))).toEqual([]);
+  it('when the runbooks are read, then every alert opens its page (meaning, impact, diagnosis, mitigation), every page belongs to an alert, and docs/deploy.md links each', () => {
+    expect(docsCheck.runbookProblems()).toEqual([]);
+    const pages = readdirSync(path.join(ROOT, 'docs', 'runbooks')).sort();
+    expect(pages).toEqual(ALERTS.map((alert) => `${alert}.md`).sort());
+    const doc = readFileSync(path.join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    expect(ALERTS.filter((alert) => !doc.includes(`[\`${alert}\`](runbooks/${alert}.md)`))).toEqual([]);
     expect(doc).toContain('components/monitoring');
+  });
+
+  it('when an alert is added without a page, a runbook_url drifts, or a page names no alert, then the check (npm run lint) names each', () => {
+    const rules = docsCheck.alertRules();
+    const drifted = rules.map((r) => (r.alert === 'TokengateSalesErrorRate' ? { ...r, runbookUrl: 'docs/deploy.md' } : r));
+    expect(docsCheck.runbookProblems([...drifted, { alert: 'TokengateNewAlert', runbookUrl: 'docs/runbooks/TokengateNewAlert.md' }])).toEqual([
+      'TokengateSalesErrorRate: runbook_url is "docs/deploy.md", not "docs/runbooks/TokengateSalesErrorRate.md"',
+      'TokengateNewAlert: docs/runbooks/TokengateNewAlert.md does not exist',
+    ]);
+    expect(docsCheck.runbookProblems(rules.filter((r) => r.alert !== 'TokengateUpstream429'))).toEqual(['docs/runbooks/TokengateUpstream429.md: names no alert of k8s/components/monitoring/prometheusrule.yaml']);
   });
 
   it('when the dashboard ConfigMap is rendered, then the Grafana sidecar label is set and the JSON is a dashboard with unique, non-overlapping panels', () => {
