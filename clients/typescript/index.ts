@@ -21,7 +21,7 @@ export type ApiError = components['schemas']['Error'];
 /**
  * tokengate's payment events (`GET /v1/events`, and the body each EVENTS_WEBHOOK_URLS receiver gets): narrowed by
  * `type`, so `if (event.type === 'sale.succeeded') event.data.amount_captured` type-checks. Verify a delivery with
- * the `standardwebhooks` package before trusting it (README, "Payment events").
+ * the `standardwebhooks` package before trusting it (docs/internal-services.md, "Payment events").
  */
 export type PaymentEvent = components['schemas']['PaymentEvent'];
 export type PaymentEventType = PaymentEvent['type'];

@@ -36,7 +36,7 @@ export type FindResult =
  */
 export type Finder = (write: PendingWrite, record: UnknownRecord) => Promise<FindResult>;
 
-/** The header a reconciled replay carries (documented in README and openapi.json). */
+/** The header a reconciled replay carries (documented in docs/checkout.md and openapi.json). */
 export const RECONCILED_HEADER = 'Tokengate-Reconciled';
 
 export interface Reconciler {

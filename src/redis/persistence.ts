@@ -30,7 +30,7 @@ export async function redisPersistence(redis: Redis | Cluster): Promise<NodePers
 
 /**
  * Idempotency records live only in Redis: a Redis that restarts without its data forgets finished keys, and a
- * client's retry then charges again (README, "What it guarantees"; faults-process demonstrates it). Only an
+ * client's retry then charges again (docs/deploy.md, "Redis topologies"; faults-process demonstrates it). Only an
  * append-only file keeps writes of the last second; RDB snapshots alone lose minutes. Says so at boot, loudly
  * in production, and never blocks the start (persistence may be handled where INFO cannot see it).
  */

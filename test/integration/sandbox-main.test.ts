@@ -52,7 +52,7 @@ describe('sandbox main and logging', () => {
     }
   });
 
-  it('when main runs with SANDBOX_WEBHOOK_* set, then a sale voided straight at it (the README demo) posts both events, signed, and logs neither key nor body', async () => {
+  it('when main runs with SANDBOX_WEBHOOK_* set, then a sale voided straight at it (the demo of docs/sandbox.md) posts both events, signed, and logs neither key nor body', async () => {
     const receiver = await startWebhookReceiver();
     const child = spawn(process.execPath, ['-e', RUN_MAIN], {
       cwd: ROOT,
@@ -66,7 +66,7 @@ describe('sandbox main and logging', () => {
     try {
       await eventually(() => /http:\/\/127\.0\.0\.1:\d+/.test(out), 20_000);
       const base = `${/http:\/\/127\.0\.0\.1:\d+/.exec(out)?.[0]}/api/v2/`;
-      // The documented example header (gateway-facts.md), as the README's curl sends it.
+      // The documented example header (gateway-facts.md), as the curl of docs/sandbox.md sends it.
       const auth = authorizationHeader('_V87Qtb513Cd3vabM7RC0TbtJWeSo8p7', '123456', 'abcdefghijklmnop');
       const sale = await callSandbox(base, 'POST', 'transactions', { auth, body: { command: 'cc:sale', amount: '5.00', creditcard: { number: '4000100011112224', expiration: '1230', cvc: '123' } } });
       const key = (sale.json as { key: string }).key;

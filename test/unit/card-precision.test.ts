@@ -6,7 +6,7 @@ import { oracleHasNetworkCandidate } from '../support/pan-oracle';
 /**
  * Precision of the card-data guard on merchant identifiers that are Luhn-valid on purpose (issue 10). Each id
  * is sent the way a sale carries it: as the invoice (raw JSON text and parsed body), the Idempotency-Key and
- * the X-Request-Id. The README publishes the refusals per 10,000 (before: every one with a 13-19 digit run).
+ * the X-Request-Id. docs/card-data.md publishes the refusals per 10,000 (before: every one with a 13-19 digit run).
  */
 function refused(id: string): boolean {
   const body = { customer: 'c1', payment_method: 'pm1', amount: '10.00', invoice: id };

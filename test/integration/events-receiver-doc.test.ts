@@ -9,13 +9,14 @@ import { suiteRedis } from '../support/redis';
 import { eventually } from '../support/wait';
 
 /**
- * The README's receiver ("Payment events": an internal service verifying events with the `standardwebhooks`
- * reference library), run as written in a process of its own, against tokengate's real deliveries.
+ * The documented receiver (docs/internal-services.md, "Payment events": an internal service verifying events with
+ * the `standardwebhooks` reference library), run as written in a process of its own, against tokengate's real
+ * deliveries.
  */
-const README = readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-const SNIPPET = /```js\n(\/\/ An internal service receiving tokengate's payment events\.[\s\S]*?)```/.exec(README)?.[1];
+const PAGE = readFileSync(path.join(__dirname, '..', '..', 'docs', 'internal-services.md'), 'utf8');
+const SNIPPET = /```js\n(\/\/ An internal service receiving tokengate's payment events\.[\s\S]*?)```/.exec(PAGE)?.[1];
 
-describe('the README\'s event receiver', () => {
+describe('the documented event receiver (docs/internal-services.md)', () => {
   const { prefix } = suiteRedis('readme-receiver');
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   let bff: Bff;
@@ -24,7 +25,7 @@ describe('the README\'s event receiver', () => {
   let port: number;
 
   beforeAll(async () => {
-    if (!SNIPPET) throw new Error('the README has no receiver snippet');
+    if (!SNIPPET) throw new Error('docs/internal-services.md has no receiver snippet');
     port = await freePort();
     receiver = spawn(process.execPath, ['-e', SNIPPET], { cwd: path.join(__dirname, '..', '..'), env: { PATH: process.env.PATH ?? '', PORT: String(port), TOKENGATE_EVENTS_SECRET: secret } });
     receiver.stdout?.on('data', (d: Buffer) => (out += d.toString()));
