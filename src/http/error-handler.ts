@@ -12,6 +12,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { isGatewayError } from '../gateway/errors';
 import type { Logger } from '../observability/logger';
 import { NotFoundError } from '../access';
+import { StoreUnavailableError } from '../idempotency/errors';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { ApiError, InternalError, InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unavailable, fromGatewayError } from './errors';
 import { REQUEST_ID_HEADER } from './request-id';
@@ -48,7 +49,9 @@ export function toApiError(err: unknown, log: Logger): ApiError {
   if (err instanceof NotFoundError) return new NotFound();
   // The budget's refusals on read routes (the sales route maps its own): a queued read refused while draining
   // or past its maximum wait must answer 503/429 with Retry-After, not 500.
-  if (err instanceof LimiterUnavailableError) return toApiError(new Unavailable(5), log);
+  // Redis unreachable on a route that is not a write (the webhook intake, a view): 503 with Retry-After, so the
+  // caller (the gateway's webhook delivery included) comes back, never a 500.
+  if (err instanceof LimiterUnavailableError || err instanceof StoreUnavailableError) return toApiError(new Unavailable(5), log);
   if (err instanceof RateLimitExceededError) return toApiError(new RateLimited(err.retryAfterMs / 1000), log);
   if (isGatewayError(err)) {
     const mapped = fromGatewayError(err);

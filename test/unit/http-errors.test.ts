@@ -9,6 +9,7 @@ import {
   InvalidRequest, NotFound, OutcomeUnknown, PayloadTooLarge, RateLimited, Unauthenticated, Unavailable, fromGatewayError,
 } from '../../src/http/errors';
 import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
+import { StoreUnavailableError } from '../../src/idempotency/errors';
 import { jsonBody } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
@@ -139,6 +140,13 @@ describe('errorHandler', () => {
     expect(res.text).not.toMatch(/at .*\.ts/);
     expect(stream.text()).toContain('unhandled error');
     expect(stream.text()).not.toContain('4000100011112224');
+  });
+
+  it('when Redis is unreachable on any route (a store failed), then 503 unavailable with Retry-After, not 500', async () => {
+    const { app, stream } = appThrowing(new StoreUnavailableError('webhooks mark: Redis failed'));
+    const res = await request(app).post('/throw');
+    expect([res.status, res.body.error.code, res.headers['retry-after']]).toEqual([503, 'unavailable', '5']);
+    expect(stream.text()).not.toContain('unhandled error');
   });
 
   it('when the JSON is malformed, then 400 invalid_request without echoing the text', async () => {
