@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './observability/metrics';
 import { registerRedisUp } from './observability/redis-up';
 import { activeTracing } from './observability/tracing';
 import { closeRedis, connectRedis, waitForRedis, type RedisClient } from './redis/connect';
+import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
@@ -105,6 +106,9 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   if (redis) {
     if (await waitForRedis(redis, 5000)) await warnWithoutPersistence(redis, logger, config.env === 'production');
     else logger.warn('redis is not reachable at start; serving degraded until it is');
+    if (config.redis.sentinels.length > 0 && config.redis.writeReplicas === 0) {
+      logger.warn('REDIS_SENTINELS without REDIS_WRITE_REPLICAS: a failover can lose a write\'s claim and let a retry send it again; set REDIS_WRITE_REPLICAS=1 (docs/deploy.md)');
+    }
   }
 
   let sandbox: RunningSandbox | undefined;
@@ -176,6 +180,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
+    replicated: replicatedWrites(redis, config.redis.writeReplicas, config.redis.writeReplicasTimeoutMs),
   });
   const wallet = createWallet({ store: walletStore, gateway, budget, tokens, writes, logger, config });
   const cards = createCardService({

@@ -177,6 +177,15 @@ export const CHECKS: readonly ConfigCheck[] = [
     },
   },
   {
+    settings: ['REDIS_WRITE_REPLICAS', 'REDIS_CLUSTER_NODES'],
+    mode: 'every',
+    doc: '`REDIS_WRITE_REPLICAS` waits on one connection to one master (`REDIS_URL` or `REDIS_SENTINELS`); a Cluster spreads a write\'s keys over masters.',
+    problems: ({ c }) => {
+      const r = c.redis ?? {};
+      return when(listed(r.clusterNodes) && (r.writeReplicas ?? 0) > 0, 'REDIS_WRITE_REPLICAS (redis.writeReplicas) works with REDIS_URL or REDIS_SENTINELS, not REDIS_CLUSTER_NODES');
+    },
+  },
+  {
     settings: ['REDIS_URL', 'REDIS_PASSWORD', 'REDIS_TLS'],
     mode: 'every',
     doc: "A single node's password and TLS live in its URL (`rediss://`): `REDIS_PASSWORD` and `REDIS_TLS` are for Cluster or Sentinel.",

@@ -63,6 +63,9 @@ export interface RedisConfig {
   /** TLS for Cluster nodes or the Sentinel-managed master (a single node says `rediss://`). */
   tls: boolean;
   keyPrefix: string;
+  /** Replicas that must acknowledge a write's claim and its answer (Redis WAIT); 0: none waited for. */
+  writeReplicas: number;
+  writeReplicasTimeoutMs: number;
 }
 
 export interface LimiterConfig {

@@ -96,6 +96,11 @@ export interface WriteProtocolDeps {
   events?: EventSink;
   /** Called after this replica appended events (the delivery looks at once instead of at its next poll). */
   appended?: () => void;
+  /**
+   * Resolves once the store's writes so far are on its replicas (REDIS_WRITE_REPLICAS, src/redis/replicas.ts),
+   * rejects with StoreUnavailableError otherwise; none: a write is final when the master has it.
+   */
+  replicated?: () => Promise<void>;
 }
 
 /** The metric label of a stored answer. */
@@ -146,6 +151,17 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 
       const { attempt } = begun;
       const invoice = begun.invoice ?? spec.invoice;
+      if (deps.replicated) {
+        // The claim must outlive a failover before anything is sent: a claim only the old master held would let
+        // a retry on the new one send the write again. Short of replicas, nothing is sent: 503, key freed.
+        try {
+          await deps.replicated();
+        } catch (err) {
+          log.warn('write refused: its claim is not on the Redis replicas', { op: context.op });
+          await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]).catch(() => undefined);
+          throw err;
+        }
+      }
       let written: Written;
       try {
         written = await run({ invoice, resumed: begun.resumed, reference: writeReference(scope, key) });
@@ -192,14 +208,18 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       // the answer for replays, the use case's records (a sale's record makes it its customer's: without it the
       // shopper's own sale answers 404) and the events; until then the key reads in progress, and once its lease
       // ends, outcome_unknown, never free.
+      // Taken by the master but not by its replicas (REDIS_WRITE_REPLICAS): a failover could still lose them, so
+      // every part is kept again (each is safe to repeat) until the replicas hold it.
+      const replicated = stored.status === 'fulfilled' && records.status === 'fulfilled' && appended.status === 'fulfilled' && deps.replicated
+        ? await deps.replicated().then(() => true, () => false) : true;
       const late: Array<{ what: string; keep: () => Promise<unknown> }> = [];
-      if (stored.status === 'rejected') late.push({ what: 'answer', keep: () => complete() });
-      else await settled(stored.value);
-      if (records.status === 'rejected') late.push({ what: 'records', keep: () => alongside?.() ?? Promise.resolve() });
-      if (appended.status === 'rejected') late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });
+      if (stored.status === 'rejected' || !replicated) late.push({ what: 'answer', keep: () => complete() });
+      if (stored.status === 'fulfilled') await settled(stored.value);
+      if (records.status === 'rejected' || !replicated) late.push({ what: 'records', keep: () => alongside?.() ?? Promise.resolve() });
+      if (appended.status === 'rejected' || !replicated) late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });
       if (late.length > 0) {
         log.error('could not keep all of a write\'s answer now; keeping it when Redis is back', { op: context.op, parts: late.map((l) => l.what) });
-        keepLater(late, Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, context.op, deps.whenStoreReady);
+        keepLater(late, Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, context.op, deps.whenStoreReady, deps.replicated);
       }
       if (untracked.status === 'rejected') log.debug('could not untrack a finished write', { op: context.op, err: untracked.reason });
       return { response, replayed: false };
@@ -218,6 +238,7 @@ const KEEP_AT_LEAST_MS = 10 * 60_000;
  */
 function keepLater(
   parts: Array<{ what: string; keep: () => Promise<unknown> }>, untilMs: number, log: Logger, op: string, whenReady?: WriteProtocolDeps['whenStoreReady'],
+  replicated?: () => Promise<void>,
 ): void {
   let left = parts;
   const delay = 200;
@@ -228,8 +249,10 @@ function keepLater(
     trying = true;
     clearTimeout(timer);
     const results = await Promise.allSettled(left.map((p) => p.keep()));
+    // Kept only once the replicas hold it too (REDIS_WRITE_REPLICAS): otherwise every part is tried again.
+    const held = replicated ? await replicated().then(() => true, () => false) : true;
     trying = false;
-    left = left.filter((_, i) => results[i]?.status === 'rejected');
+    left = held ? left.filter((_, i) => results[i]?.status === 'rejected') : left;
     if (left.length === 0) {
       unsubscribe?.();
       log.info('a write\'s answer was kept once Redis was back', { op });

@@ -7,7 +7,7 @@ import { redisPlan } from '../../src/redis/connect';
  * The topology settings without a server: which ioredis client and options each one yields (TLS and
  * credentials included), and the config rules (one topology at a time; production accepts any of the three).
  */
-const none: RedisConfig = { url: undefined, clusterNodes: [], sentinels: [], sentinelName: undefined, password: undefined, tls: false, keyPrefix: 'tg' };
+const none: RedisConfig = { url: undefined, clusterNodes: [], sentinels: [], sentinelName: undefined, password: undefined, tls: false, keyPrefix: 'tg', writeReplicas: 0, writeReplicasTimeoutMs: 500 };
 
 const prodEnv = {
   NODE_ENV: 'production',

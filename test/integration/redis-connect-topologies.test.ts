@@ -12,7 +12,7 @@ import { startRedisSentinel, type RedisSentinel } from '../support/redis-sentine
  * watched by one sentinel (redis-server --sentinel) through REDIS_SENTINELS, including a forced failover.
  * (Redis Cluster: cluster-*.test.ts.)
  */
-const none: RedisConfig = { url: undefined, clusterNodes: [], sentinels: [], sentinelName: undefined, password: undefined, tls: false, keyPrefix: 'tg' };
+const none: RedisConfig = { url: undefined, clusterNodes: [], sentinels: [], sentinelName: undefined, password: undefined, tls: false, keyPrefix: 'tg', writeReplicas: 0, writeReplicasTimeoutMs: 500 };
 const key = (name: string) => `tgtest:connect:${name}:${randomBytes(4).toString('hex')}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

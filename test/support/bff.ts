@@ -75,7 +75,8 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    REDIS_URL: redisUrl(),
+    // A test that brings its own topology (REDIS_SENTINELS, REDIS_CLUSTER_NODES) gets no REDIS_URL beside it.
+    ...(options.env?.REDIS_SENTINELS || options.env?.REDIS_CLUSTER_NODES ? {} : { REDIS_URL: redisUrl() }),
     REDIS_KEY_PREFIX: uniquePrefix('bff').replace(/[^A-Za-z0-9:_-]/g, '_'),
     GATEWAY_BASE_URL: `${sandbox.url}/api/${options.endpoint ?? 'v2'}/`,
     GATEWAY_TIMEOUT_MS: '1500',

@@ -206,6 +206,18 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('REDIS_WRITE_REPLICAS (issue 28: a Sentinel failover lost claims)', () => {
+    const { REDIS_URL: _url, ...noUrl } = prodEnv;
+    it('when set with Sentinel, then it loads; when set with a Cluster, then one line refuses it', () => {
+      const sentinel = loadConfig({ env: { ...noUrl, REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_WRITE_REPLICAS: '1' } });
+      expect(sentinel.redis).toMatchObject({ writeReplicas: 1, writeReplicasTimeoutMs: 500 });
+      expect(loadConfig({ env: prodEnv }).redis.writeReplicas).toBe(0);
+      expect(problemsOf(() => loadConfig({ env: { ...noUrl, REDIS_CLUSTER_NODES: 'n1:7000', REDIS_WRITE_REPLICAS: '1' } }))).toEqual([
+        'REDIS_WRITE_REPLICAS (redis.writeReplicas) works with REDIS_URL or REDIS_SENTINELS, not REDIS_CLUSTER_NODES',
+      ]);
+    });
+  });
+
   describe('RECONCILE_DEADLINE_MS against what the reconciler needs (issue 28)', () => {
     // Defaults: 120000 + 1.25 × 1000 + 5000.
     const refusal = (need: number) =>
