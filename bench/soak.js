@@ -1,0 +1,303 @@
+'use strict';
+/**
+ * `npm run soak`: a day of faults in a few minutes (issue 28). Three production replicas (the Docker image's node
+ * flags) share Redis with AOF (or, with `--mode sentinel`, a master, a replica and a Sentinel), the sandbox
+ * gateway injects faults on a schedule, a load generator runs a merchant's mix at the budget's pace (scaled), and
+ * at the end the run is judged from the sandbox's ledger and tokengate's own answers:
+ *
+ *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out bench/results]
+ *
+ * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg`; exits 1 when a
+ * target fails. Needs `npm run build` first (the npm script does it) and `redis-server` on PATH.
+ * Every process's log stays in the run directory (printed at the start) for the card-data scan and for a person.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { ROOT, installCleanup, stopAll } = require('./lib/procs');
+const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, startIngress, startEventReceiver, rssMb, sleep } = require('./soak/stack');
+const { SoakClient } = require('./soak/client');
+const { Load, NEW_CARDS } = require('./soak/load');
+const { playFaults } = require('./soak/faults');
+const { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, rssGrowth } = require('./soak/judge');
+const { writeReport } = require('./soak-report');
+
+/** The soak's choices for tokengate: short timeouts so a stalled gateway and an unknown outcome resolve within a run. */
+const RECONCILE = { GATEWAY_TIMEOUT_MS: '3000', RECONCILE_MAX_PROCESSING_MS: '5000', RECONCILE_INTERVAL_MS: '1000', RECONCILE_RETRY_MS: '2000', RECONCILE_DEADLINE_MS: '15000' };
+/**
+ * Bounds, stated: RSS may grow at most 30 MB an hour per replica after warm-up (a leak of 1 KB per request at
+ * the soak's ~15 requests a second is ~54 MB/h), judged only on a process that lived 10 minutes past its warm-up;
+ * Redis may take at most 12 KB per approved sale. In this mix a sale comes with ~0.7 other writes (captures,
+ * voids, refunds, cards, customers): measured over 5 minutes, ~8 KB per sale, which is each write's idempotency
+ * record (~1.7 KB, kept a day), ~2.5 payment events (~0.8 KB each, kept 7 days), the gateway webhooks' marks
+ * (~1 KB, 5 days) and the sale's record (~0.65 KB). 12 KB is that with half again for slack: a 5,000-sale day
+ * then stays under 60 MB.
+ */
+const BOUNDS = { rss_growth_mb_per_hour: 30, redis_bytes_per_sale: 12_288 };
+/** A process must live this long after its warm-up for its memory growth to be judged. */
+const RSS_MIN_SPAN_S = 600;
+
+function parseArgs(argv) {
+  const args = { duration: '10m', mode: 'aof', scale: 10, out: path.join(ROOT, 'bench', 'results') };
+  for (let i = 0; i < argv.length; i++) {
+    const [name, inline] = argv[i].replace(/^--/, '').split('=');
+    const value = inline ?? argv[++i];
+    if (!(name in args)) throw new Error(`soak: unknown option --${name} (options: --duration, --mode, --scale, --out)`);
+    args[name] = value;
+  }
+  const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(String(args.duration));
+  if (!m) throw new Error('soak: --duration is a number with s, m or h (e.g. 90s, 30m)');
+  const durationMs = Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'];
+  if (!['aof', 'sentinel'].includes(args.mode)) throw new Error('soak: --mode is aof or sentinel');
+  const scale = Number(args.scale);
+  if (!(scale > 0)) throw new Error('soak: --scale is a positive number');
+  return { durationMs, mode: args.mode, scale, out: path.resolve(args.out) };
+}
+
+const log = (...a) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}]`, ...a);
+const build = () => { try { return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim(); } catch { return 'unknown'; } };
+
+async function metricsOf(slot) {
+  try {
+    const res = await fetch(`${slot.adminUrl()}/metrics`, { signal: globalThis.AbortSignal.timeout(2000) });
+    const text = await res.text();
+    const m = /^tokengate_nodejs_eventloop_lag_p99_seconds\s+([0-9.eE+-]+)/m.exec(text);
+    return m ? Number(m[1]) * 1000 : null;
+  } catch {
+    return null;
+  }
+}
+
+function redisUsed(redis) {
+  try {
+    return Number(/used_memory:(\d+)/.exec(cli(redis.masterPort(), 'INFO', 'memory'))[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function pool(items, width, fn) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  installCleanup();
+  const run = Math.random().toString(36).slice(2, 8).replace(/[0-9]/g, 'q');
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokengate-soak-'));
+  fs.mkdirSync(path.join(runDir, 'logs'));
+  const creds = makeCredentials();
+  const perMinute = Math.round(45 * opts.scale);
+  const perDay = Math.round(5000 * opts.scale);
+  log(`${opts.durationMs / 1000} s, mode ${opts.mode}, budget ${perMinute}/min ${perDay}/day (x${opts.scale}); logs in ${runDir}`);
+
+  const errors = [];
+  const onError = (what, err) => {
+    if (errors.length < 50) errors.push(`${what}: ${err?.message ?? err}`);
+  };
+
+  const redis = await startRedisTopology(runDir, opts.mode);
+  const receiver = await startEventReceiver(creds.eventsSecret);
+  const slots = [0, 1, 2].map((i) => replicaSlot(i, runDir, () => envOf()));
+  const ingress = await startIngress(slots);
+  const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
+  const envOf = () => ({
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    ...redis.env, REDIS_KEY_PREFIX: 'tg',
+    GATEWAY_BASE_URL: sandbox.baseUrl, GATEWAY_ALLOW_INSECURE: 'true', GATEWAY_API_KEY: creds.apiKey, GATEWAY_API_PIN: creds.apiPin,
+    GATEWAY_RATE_PER_MINUTE: String(perMinute), GATEWAY_RATE_PER_DAY: String(perDay), LIMITER_EXPECTED_REPLICAS: '3',
+    JWT_SECRET: creds.jwtSecret, JWT_ISSUER: creds.issuer, JWT_AUDIENCE: creds.audience, JWT_ALGORITHMS: 'HS256',
+    GATEWAY_WEBHOOK_SECRET: creds.gatewayWebhookSecret,
+    EVENTS_WEBHOOK_URLS: receiver.url, EVENTS_WEBHOOK_SECRET: creds.eventsSecret, EVENTS_RETRY_SCHEDULE_MS: '1000,2000,5000,10000,30000,60000',
+    ...RECONCILE,
+  });
+  for (const s of slots) await s.start();
+  log(`replicas ${slots.map((s) => s.url()).join(' ')}, sandbox ${sandbox.url}`);
+
+  const client = new SoakClient(slots);
+  const ttlS = Math.ceil(opts.durationMs / 1000) + 3600;
+  const load = new Load({ client, sandbox, creds, ttlS, run });
+  await load.setup(Math.round(10 * opts.scale));
+  const redisBytesAtStart = redisUsed(redis);
+
+  // Sampling: every interval, the answers since the last one, each replica's RSS and loop delay, Redis memory.
+  const intervalS = Math.min(10, Math.max(1, Math.round(opts.durationMs / 1000 / 180)));
+  const startedAt = Date.now();
+  const timeline = { interval_s: intervalS, samples: [], faults: [] };
+  const rssSeries = Object.fromEntries(slots.map((s) => [s.name, new Map()]));
+  const loopP99 = Object.fromEntries(slots.map((s) => [s.name, []]));
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      await sleep(intervalS * 1000);
+      const t = (Date.now() - startedAt) / 1000;
+      const tally = client.takeTally();
+      const rss = {};
+      const el = {};
+      for (const s of slots) {
+        const pid = s.proc?.child.pid;
+        const mb = s.up && pid ? rssMb(pid) : null;
+        rss[s.name] = mb === null ? null : Math.round(mb * 10) / 10;
+        if (mb !== null && Date.now() < loadStopsAt) {
+          const series = rssSeries[s.name];
+          if (!series.has(s.generation)) series.set(s.generation, []);
+          series.get(s.generation).push([t, mb]);
+        }
+        el[s.name] = s.up ? await metricsOf(s) : null;
+        if (el[s.name] !== null) loopP99[s.name].push(el[s.name]);
+      }
+      const used = redisUsed(redis);
+      timeline.samples.push({ t: Math.round(t), sales_per_s: Math.round((tally.sales_ok / intervalS) * 100) / 100, answers: tally.answers, rss_mb: rss, redis_mb: used === null ? null : Math.round((used / 1048576) * 100) / 100, el_p99_ms: el });
+    }
+  })();
+  // Sales per second: approved sales and authorizations as they are answered.
+  const countSale = client.write.bind(client);
+  client.write = async (op, ...rest) => {
+    const res = await countSale(op, ...rest);
+    if ((op === 'sale' || op === 'authorize') && res.status === 201) client.tally.sales_ok++;
+    return res;
+  };
+
+  const loadStopsAt = startedAt + opts.durationMs;
+  const visitsPerSecond = Math.max(0.5, 0.4 * opts.scale);
+  const rounds = Math.max(1, Math.round(opts.durationMs / 600_000));
+  const ctx = { sandbox, slots, redis, client };
+  const faults = playFaults(ctx, {
+    startedAt, durationMs: opts.durationMs, loadStopsAt, rounds,
+    onFault: (f) => { timeline.faults.push(f); log(`fault ${f.kind}: ${f.detail}`); },
+    onError,
+  });
+  await load.drive(visitsPerSecond, loadStopsAt, onError);
+  await faults;
+  log(`load stopped: ${client.keys.size} keys, ${load.skipped} visits skipped (no idle shopper)`);
+
+  // Calm: faults off, then the reconcile deadline after the last fault, so every unknown outcome is due.
+  await sandbox.admin('DELETE', 'faults');
+  await sandbox.admin('POST', 'settings', { latencyMs: 100, jitterMs: 50 });
+  for (const s of slots) if (!s.up) await s.start();
+  const lastFault = Math.max(startedAt, ...timeline.faults.map((f) => Date.parse(f.at) + (f.took_s ?? 0) * 1000));
+  await sleep(Math.max(0, lastFault + Number(RECONCILE.RECONCILE_DEADLINE_MS) + 5000 - Date.now()));
+
+  // Every key whose outcome its client never learned is asked again, once the deadline has passed.
+  let unknownOpen = 0;
+  const stillUnknown = [];
+  await pool([...client.keys.values()].filter((rec) => !rec.final), 8, async (rec) => {
+    const res = await client.write(rec.op, rec.method, rec.path, { token: rec.token, body: rec.body, key: rec.key, patienceMs: 5000 });
+    if (!rec.final) {
+      unknownOpen++;
+      stillUnknown.push(`${rec.key} (${rec.op}): ${res.status} ${res.body?.error?.code ?? ''}`);
+    }
+  });
+
+  // Every key that answered 2xx, replayed: the same answer, field for field.
+  let replayMismatches = 0;
+  const mismatches = [];
+  const answered = [...client.keys.values()].filter((rec) => rec.first2xx);
+  await pool(answered, 8, async (rec) => {
+    const res = await client.send(rec.method, rec.path, { token: rec.token, body: rec.body, key: rec.key });
+    if (res.status !== rec.first2xx.status || canonical(res.body) !== canonical(rec.first2xx.body)) {
+      replayMismatches++;
+      if (mismatches.length < 10) mismatches.push(`${rec.key} (${rec.op}): ${rec.first2xx.status} then ${res.status}; fields ${differing(rec.first2xx.body, res.body).join(', ')}`);
+    }
+  });
+  const replayed = answered.length;
+
+  // Events: every approved sale and authorization heard by the merchant's receiver (at least once).
+  const expected = [...load.saleKeys.entries()].filter(([, v]) => v.result !== 'D').map(([key, v]) => `${v.capture ? 'sale.succeeded' : 'sale.authorized'}:${key}`);
+  let missing = expected.filter((k) => !receiver.seen.saleKeys.has(k));
+  for (let i = 0; i < 60 && missing.length > 0; i++) {
+    await sleep(1000);
+    missing = missing.filter((k) => !receiver.seen.saleKeys.has(k));
+  }
+
+  // The ledger.
+  const [entries, transactions, operations, stats] = await Promise.all(['ledger', 'transactions', 'operations', 'stats'].map((r) => sandbox.admin('GET', r)));
+  const ledger = judgeLedger({ entries, transactions, operations, keys: client.keys, invoicePrefix: run.slice(0, 3), removed: load.removed });
+  const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
+  const injected429 = Object.values(stats.endpoints).reduce((s, e) => s + e.injected429, 0);
+
+  // Card data: every test card number, with or without separators, in every log line and every Redis value.
+  const fixtures = JSON.parse(fs.readFileSync(path.join(ROOT, 'config', 'sandbox-fixtures.json'), 'utf8'));
+  const numbers = [...NEW_CARDS, ...fixtures.customers.flatMap((c) => c.payment_methods.map((p) => p.number))];
+  const pattern = cardPattern(numbers);
+  const logs = scanLogs(path.join(runDir, 'logs'), pattern);
+  const master = redis.masterPort();
+  const redisScan = await scanRedis(`redis://127.0.0.1:${master}`, pattern);
+  const redisBytesAtEnd = redisUsed(redis);
+
+  const salesSucceeded = [...client.keys.values()].filter((r) => (r.op === 'sale' || r.op === 'authorize') && r.final?.status === 201).length;
+  const salesAttempted = [...client.keys.values()].filter((r) => r.op === 'sale' || r.op === 'authorize').length;
+  const durationS = Math.round((loadStopsAt - startedAt) / 1000);
+  const { growth, spans } = rssGrowth(Object.fromEntries(Object.entries(rssSeries).map(([k, m]) => [k, [...m.values()]])), RSS_MIN_SPAN_S);
+  const elBy = Object.fromEntries(Object.entries(loopP99).map(([k, v]) => [k, v.length ? Math.round(v.sort((a, b) => a - b)[Math.floor(v.length * 0.5)] * 10) / 10 : null]));
+  const elMax = Object.fromEntries(Object.entries(loopP99).map(([k, v]) => [k, v.length ? Math.round(Math.max(...v) * 10) / 10 : null]));
+  const redisBytesPerSale = salesSucceeded > 0 && redisBytesAtEnd && redisBytesAtStart ? Math.round((redisBytesAtEnd - redisBytesAtStart) / salesSucceeded) : null;
+
+  const targets = [
+    { name: 'double_charges', value: ledger.doubleCharges, bound: 0, how: 'sandbox ledger: approved sales or authorizations per invoice (one invoice per Idempotency-Key) beyond the first' },
+    { name: 'beyond_bounds', value: ledger.beyondBounds, bound: 0, how: 'sandbox ledger: captured over authorized, refunded over captured' },
+    { name: 'replay_mismatches', value: replayMismatches, bound: 0, how: `each of ${replayed} keys that answered 2xx sent again at the end: same status and body` },
+    { name: 'unknown_open_after_deadline', value: unknownOpen, bound: 0, how: 'keys without a definitive answer, asked again after RECONCILE_DEADLINE_MS past the last fault' },
+    { name: 'upstream_429', value: upstream429, bound: 0, how: `sandbox: real rate-limit refusals (${injected429} injected 429s not counted)` },
+    { name: 'card_data_found', value: logs.found.length + redisScan.found.length, bound: 0, how: `test card numbers (any separators) in ${(logs.bytes / 1048576).toFixed(1)} MB of replica logs and ${redisScan.keys} Redis keys` },
+    { name: 'answers_disagree_with_ledger', value: ledger.disagreements, bound: 0, how: 'a sale key\'s last answer against the ledger: 201 names an approved charge of its invoice; anything else, none' },
+    { name: 'followups_sent_twice', value: ledger.followupsTwice, bound: 0, how: 'sandbox operations: approved voids of one transaction beyond the first (concurrent voids on 3 replicas included)' },
+    { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
+    { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected)` },
+    ...Object.entries(growth).map(([name, v]) => ({ name: `rss_growth_mb_per_hour ${name}`, value: v, bound: BOUNDS.rss_growth_mb_per_hour, how: v === null ? `not judged: no process lived ${RSS_MIN_SPAN_S} s past its warm-up (longest ${spans[name]} s)` : `least squares over the longest process life after warm-up (${spans[name]} s)` })),
+    { name: 'redis_bytes_per_sale', value: redisBytesPerSale, bound: BOUNDS.redis_bytes_per_sale, how: 'used_memory at the end less at the start, per approved sale or authorization' },
+  ].map((t) => ({ ...t, pass: t.value === null ? t.name.startsWith('rss_growth') : t.value <= t.bound }));
+  const passed = targets.every((t) => t.pass) && errors.filter((e) => !e.startsWith('visit')).length === 0;
+
+  const result = {
+    mode: opts.mode, build: build(), started_at: new Date(startedAt).toISOString(), duration_s: durationS, scale: opts.scale,
+    budget: { per_minute: perMinute, per_day: perDay },
+    sales_attempted: salesAttempted, sales_succeeded: salesSucceeded,
+    double_charges: ledger.doubleCharges, beyond_bounds: ledger.beyondBounds, replay_mismatches: replayMismatches,
+    unknown_open_after_deadline: unknownOpen, upstream_429: upstream429, card_data_found: logs.found.length + redisScan.found.length,
+    answers_disagree_with_ledger: ledger.disagreements, followups_sent_twice: ledger.followupsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
+    rss_growth_mb_per_hour: growth, redis_bytes_per_sale: redisBytesPerSale,
+    event_loop_delay_p99_ms: Math.max(...Object.values(elBy).filter((v) => v !== null)),
+    event_loop_delay_p99_ms_by_replica: elBy, event_loop_delay_p99_ms_worst_interval: elMax,
+    bounds: BOUNDS, targets, passed,
+    requests: client.totals, operations: load.ops,
+    gateway: { calls: Object.values(stats.endpoints).reduce((s, e) => s + e.accepted, 0), by_kind: stats.endpoints.v2?.acceptedByKind, injected_429: injected429, faults_struck: stats.faults, lost_answers: stats.sales.lostAnswers },
+    redis_bytes_by_family: Object.fromEntries(Object.entries(redisScan.bytesByFamily).sort((a, b) => b[1] - a[1])),
+    redis_keys: redisScan.keys,
+    events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
+    faults: timeline.faults,
+    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    notes: [
+      `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms; sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
+      `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,
+    ],
+  };
+  sampling = false;
+  await sampler;
+  fs.mkdirSync(opts.out, { recursive: true });
+  fs.writeFileSync(path.join(opts.out, 'soak.json'), `${JSON.stringify(result, null, 2)}\n`);
+  fs.writeFileSync(path.join(opts.out, 'soak-timeline.json'), `${JSON.stringify(timeline)}\n`);
+  writeReport(result, timeline, opts.out);
+  for (const t of targets) log(`${t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value} (bound ${t.bound})`);
+  if (errors.length) log(`errors: ${errors.slice(0, 10).join(' | ')}`);
+  log(`${passed ? 'PASSED' : 'FAILED'}: ${salesSucceeded}/${salesAttempted} sales, ${timeline.faults.length} faults; ${path.relative(process.cwd(), path.join(opts.out, 'soak.md'))}`);
+
+  await client.close();
+  await ingress.close();
+  await receiver.close();
+  await Promise.all(slots.map((s) => (s.up ? s.stop() : undefined)));
+  await stopAll();
+  await redis.stop();
+  return passed;
+}
+
+main().then((ok) => process.exit(ok ? 0 : 1), async (err) => {
+  console.error(err);
+  await stopAll();
+  process.exit(2);
+});

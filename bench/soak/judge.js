@@ -1,0 +1,198 @@
+'use strict';
+/**
+ * The soak's verdict, from the sandbox's ledger and tokengate's own answers (never from tokengate's metrics):
+ * double charges, money beyond its bounds, follow-ups sent twice, a removed card charged, keys that replay
+ * something else, outcomes still unknown after the deadline, card data in logs or Redis, Redis bytes per sale,
+ * RSS growth per replica.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const Redis = require('ioredis');
+
+const cents = (s) => Math.round(Number(s ?? 0) * 100);
+
+/** JSON with sorted object keys: two answers are the same answer when these strings are equal. */
+function canonical(v) {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/** Which top-level fields differ between two answers (for the report: what a replay changed). */
+function differing(a, b) {
+  if (!a || !b || typeof a !== 'object' || typeof b !== 'object') return ['(whole body)'];
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonical(a[k]) !== canonical(b[k]));
+}
+
+/**
+ * Every sale and authorization the gateway processed for the soak's invoices, grouped: more than one approved
+ * charge per invoice is a double charge (each invoice is one Idempotency-Key's). Answers that disagree with
+ * the ledger (a 201 naming a sale the gateway does not have, a refusal where the gateway charged) are counted too.
+ */
+function judgeLedger({ entries, transactions, operations, keys, invoicePrefix, removed }) {
+  const byInvoice = new Map();
+  for (const e of entries) {
+    if ((e.kind !== 'sale' && e.kind !== 'authonly') || !String(e.invoice ?? '').startsWith(invoicePrefix)) continue;
+    if (!byInvoice.has(e.invoice)) byInvoice.set(e.invoice, []);
+    byInvoice.get(e.invoice).push(e);
+  }
+  let doubleCharges = 0;
+  const doubles = [];
+  for (const [invoice, list] of byInvoice) {
+    const charged = list.filter((e) => e.result_code !== 'D');
+    if (charged.length > 1) {
+      doubleCharges += charged.length - 1;
+      doubles.push(invoice);
+    }
+  }
+
+  let beyondBounds = 0;
+  const beyond = [];
+  for (const e of entries) {
+    if (e.kind !== 'sale' && e.kind !== 'authonly') continue;
+    // A void moves no money (the ledger then shows nothing authorized). A refund:adjust lowers both what is
+    // authorized and what is captured (sandbox follow-ups.ts); refunds of a settled sale come out of captured.
+    if (e.voided || e.state === 'voided') continue;
+    const over = cents(e.captured) > cents(e.authorized) || cents(e.refunded) > cents(e.captured);
+    if (over) {
+      beyondBounds++;
+      beyond.push(`${e.key} ${e.kind} ${e.state}: authorized ${e.authorized}, captured ${e.captured}, adjusted ${e.adjusted}, refunded ${e.refunded}`);
+    }
+  }
+
+  const byKey = new Map(entries.map((e) => [e.key, e]));
+  let disagreements = 0;
+  const disagree = [];
+  for (const rec of keys.values()) {
+    if ((rec.op !== 'sale' && rec.op !== 'authorize') || !rec.final) continue;
+    const invoice = rec.body?.invoice;
+    const charged = (byInvoice.get(invoice) ?? []).filter((e) => e.result_code !== 'D');
+    const { status, body } = rec.final;
+    const ok = status === 201 ? Boolean(body?.key && byKey.get(body.key) && byKey.get(body.key).invoice === invoice && byKey.get(body.key).result_code !== 'D')
+      : status === 402 ? charged.length === 0
+        : charged.length === 0;
+    if (!ok) {
+      disagreements++;
+      disagree.push(`${rec.key}: answered ${status}, gateway charged ${charged.length}`);
+    }
+  }
+
+  // Follow-ups the gateway carried out more than once for one transaction (eight voids of one sale: issue 28).
+  const voids = new Map();
+  for (const op of operations) {
+    if (op.result_code !== 'A' || !/void/.test(op.command) || op.folded) continue;
+    voids.set(op.trankey, (voids.get(op.trankey) ?? 0) + 1);
+  }
+  const followupsTwice = [...voids.values()].reduce((s, n) => s + Math.max(0, n - 1), 0);
+
+  // Guarantee 10: no charge on a removed card after its removal answered.
+  const removedAt = new Map(removed.map((r) => [r.pmkey, r.at]));
+  const removedCharged = transactions.filter((t) => t.pmkey && removedAt.has(t.pmkey) && t.time > removedAt.get(t.pmkey) && t.result_code !== 'D').length;
+
+  return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, removedCharged, invoices: byInvoice.size };
+}
+
+/** A regex that finds any of `numbers`, whole, with or without separators between the digits. */
+function cardPattern(numbers) {
+  const alts = [...new Set(numbers)].map((n) => n.split('').join('[\\s\\-.]{0,3}'));
+  return new RegExp(`(?<![0-9])(?:${alts.join('|')})(?![0-9])`, 'g');
+}
+
+function scanText(text, pattern, where, found) {
+  pattern.lastIndex = 0;
+  for (const m of text.matchAll(pattern)) found.push(`${where}: …${m[0].slice(-4)}`);
+}
+
+/** Every line tokengate wrote (each replica generation's whole log file). */
+function scanLogs(logDir, pattern) {
+  const found = [];
+  let bytes = 0;
+  for (const f of fs.readdirSync(logDir).filter((n) => n.startsWith('replica-'))) {
+    const text = fs.readFileSync(path.join(logDir, f), 'utf8');
+    bytes += text.length;
+    scanText(text, pattern, f, found);
+  }
+  return { found, bytes };
+}
+
+/** A key's family for the memory breakdown: its first two segments (`tg:idem`, `tg:sale`, …). */
+const familyOf = (key) => key.replace(/[{}]/g, '').split(':').slice(0, 2).join(':');
+
+/** Every value of every key in Redis, whatever its type; and the bytes each family of keys takes (MEMORY USAGE). */
+async function scanRedis(url, pattern) {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  const found = [];
+  const bytesByFamily = {};
+  let keys = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      const types = await Promise.all(batch.map((k) => redis.type(k)));
+      const values = await Promise.all(batch.map((k, i) => {
+        switch (types[i]) {
+          case 'string': return redis.get(k);
+          case 'hash': return redis.hgetall(k);
+          case 'list': return redis.lrange(k, 0, -1);
+          case 'set': return redis.smembers(k);
+          case 'zset': return redis.zrange(k, 0, -1, 'WITHSCORES');
+          case 'stream': return redis.xrange(k, '-', '+');
+          default: return null;
+        }
+      }));
+      const sizes = await Promise.all(batch.map((k) => redis.memory('USAGE', k, 'SAMPLES', '0')));
+      batch.forEach((k, i) => {
+        scanText(`${k} ${JSON.stringify(values[i])}`, pattern, `redis ${types[i]} ${k.slice(0, 40)}`, found);
+        const f = familyOf(k);
+        bytesByFamily[f] = (bytesByFamily[f] ?? 0) + Number(sizes[i] ?? 0);
+      });
+      keys += batch.length;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return { found, keys, bytesByFamily };
+}
+
+/** Least-squares slope of (t seconds, y) in y per hour. */
+function slopePerHour(points) {
+  const n = points.length;
+  if (n < 3) return NaN;
+  const mt = points.reduce((s, p) => s + p[0], 0) / n;
+  const my = points.reduce((s, p) => s + p[1], 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [t, y] of points) {
+    num += (t - mt) * (y - my);
+    den += (t - mt) ** 2;
+  }
+  return den === 0 ? NaN : (num / den) * 3600;
+}
+
+/**
+ * RSS growth of each replica slot: per process (a restart begins a new one), the samples after its warm-up (its
+ * first quarter, at least 60 s); the longest such series of the slot decides, if it spans `minSpanS`.
+ */
+function rssGrowth(series, minSpanS) {
+  const out = {};
+  const spans = {};
+  for (const [slot, processes] of Object.entries(series)) {
+    let best;
+    for (const points of processes) {
+      if (points.length < 3) continue;
+      const t0 = points[0][0];
+      const span = points[points.length - 1][0] - t0;
+      const warm = Math.max(60, span / 4);
+      const after = points.filter(([t]) => t - t0 >= warm);
+      if (after.length < 3) continue;
+      const s = after[after.length - 1][0] - after[0][0];
+      if (!best || s > best.span) best = { span: s, slope: slopePerHour(after) };
+    }
+    out[slot] = best && best.span >= minSpanS ? Math.round(best.slope * 10) / 10 : null;
+    spans[slot] = best ? Math.round(best.span) : 0;
+  }
+  return { growth: out, spans };
+}
+
+module.exports = { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, rssGrowth, slopePerHour };
