@@ -171,10 +171,12 @@ function slopePerHour(points) {
 }
 
 /**
- * RSS growth of each replica slot: per process (a restart begins a new one), the samples after its warm-up (its
- * first quarter, at least 60 s); the longest such series of the slot decides, if it spans `minSpanS`.
+ * Memory growth of each replica slot (RSS, or the JS heap in use): per process (a restart begins a new one), the
+ * samples after its warm-up (its first quarter, at least 60 s), reduced to the lowest of each `windowS` (the floor
+ * a garbage collection leaves: a sawtooth's peaks say when the collector ran, not what is kept), then a
+ * least-squares slope; the longest such series of the slot decides, if it spans `minSpanS`.
  */
-function rssGrowth(series, minSpanS) {
+function rssGrowth(series, minSpanS, windowS = 120) {
   const out = {};
   const spans = {};
   for (const [slot, processes] of Object.entries(series)) {
@@ -187,7 +189,12 @@ function rssGrowth(series, minSpanS) {
       const after = points.filter(([t]) => t - t0 >= warm);
       if (after.length < 3) continue;
       const s = after[after.length - 1][0] - after[0][0];
-      if (!best || s > best.span) best = { span: s, slope: slopePerHour(after) };
+      const floors = new Map();
+      for (const p of after) {
+        const w = Math.floor((p[0] - after[0][0]) / windowS);
+        if (!floors.has(w) || p[1] < floors.get(w)[1]) floors.set(w, p);
+      }
+      if (!best || s > best.span) best = { span: s, slope: slopePerHour([...floors.values()]) };
     }
     out[slot] = best && best.span >= minSpanS ? Math.round(best.slope * 10) / 10 : null;
     spans[slot] = best ? Math.round(best.span) : 0;

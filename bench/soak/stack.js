@@ -13,6 +13,7 @@ const { execFileSync } = require('node:child_process');
 const { Webhook } = require('standardwebhooks');
 const { ROOT, freePort, sleep, start, waitFor } = require('../lib/procs');
 const { imageNodeArgsOf } = require('../lib/image');
+const { makeCredentials: benchCredentials } = require('../lib/services');
 
 const NODE = process.execPath;
 const HOST = '127.0.0.1';
@@ -225,13 +226,11 @@ async function startEventReceiver(secret) {
   return { url: `http://${HOST}:${port}/events`, seen, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** The bench's made-up credentials, plus the two webhook secrets (the gateway's, and the merchant receiver's). */
 function makeCredentials() {
   return {
-    apiKey: `soak_${crypto.randomBytes(12).toString('hex')}`,
-    apiPin: crypto.randomBytes(4).toString('hex'),
-    jwtSecret: crypto.randomBytes(32).toString('hex'),
+    ...benchCredentials(),
     issuer: 'tokengate-soak',
-    audience: 'tokengate',
     gatewayWebhookSecret: crypto.randomBytes(24).toString('hex'),
     eventsSecret: `whsec_${crypto.randomBytes(24).toString('base64')}`,
   };
