@@ -82,7 +82,10 @@ describe('k8s overlays', () => {
 describe('k8s/components', () => {
   const production = objectsOf('overlays/production');
   const productionPolicy = find<INetworkPolicy>(production, 'NetworkPolicy', SERVICE);
-  const names = (objects: K8sObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+  const names = (objects: K8sObject[]) => objects.map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '') : o.metadata.name}`).sort();
+  /** What each component adds to the service's settings (the generated ConfigMap). */
+  const COMPONENT_SETTINGS: Record<string, Record<string, string>> = { 'redis-sentinel': { REDIS_WRITE_REPLICAS: '1' } };
+  const settingsOf = (objects: K8sObject[]) => (objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('tokengate-config')) as unknown as { data?: Record<string, string> } | undefined)?.data;
 
   it('when listed, then each is a Redis component whose ports the checks and docs/deploy.md know', () => {
     expect(COMPONENTS).toEqual(Object.keys(REDIS_COMPONENT_PORTS).sort());
@@ -101,11 +104,12 @@ describe('k8s/components', () => {
       expect(productionProblems(objects)).toEqual([]);
     });
 
-    it('when included in the production overlay, then it adds exactly its Redis ports and changes nothing else', () => {
+    it('when included in the production overlay, then it adds exactly its Redis ports and settings and changes nothing else', () => {
       expect(redisPortProblems(np, [...REDIS_BASE_PORTS, ...(REDIS_COMPONENT_PORTS[component] ?? [])])).toEqual([]);
       expect(nonRedisEgress(np)).toEqual(nonRedisEgress(productionPolicy));
       expect(np.spec?.ingress).toEqual(productionPolicy.spec?.ingress);
       expect(names(objects)).toEqual(names(production));
+      expect(settingsOf(objects)).toEqual({ ...settingsOf(production), ...(COMPONENT_SETTINGS[component] ?? {}) });
     });
   });
 
