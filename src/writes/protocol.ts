@@ -122,12 +122,16 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const member = encodePendingWrite({ scope, key });
       // Tracked in the same tick as the claim (one pipelined write, no extra round trip). A replay or a
       // conflict leaves a harmless entry: the reconciler finds the record final and drops it.
-      const [claimed] = await Promise.all([idempotency.begin(scope, key, fingerprint, options), pending.track(member, Date.now() + spec.leaseMs)]);
-      let begun = claimed;
+      // The replicas' acknowledgement (REDIS_WRITE_REPLICAS) goes behind the claim on the same connection, in the
+      // same pipelined write: no round trip of its own. Only a started attempt looks at it.
+      const heldByReplicas = () => deps.replicated?.().then(() => undefined, (err: unknown) => err);
+      let [begun, , unreplicated] = await Promise.all([
+        idempotency.begin(scope, key, fingerprint, options), pending.track(member, Date.now() + spec.leaseMs), heldByReplicas(),
+      ]);
       if (begun.kind === 'outcome_unknown' && deps.duplicateFolding && spec.foldable) {
         // Duplicate folding is on for the merchant key: re-send with the SAME invoice; the gateway answers the
         // original transaction (is_duplicate Y) if the first attempt went through (contract, guarantee 2).
-        begun = await idempotency.retryUnknown(scope, key, fingerprint, options);
+        [begun, unreplicated] = await Promise.all([idempotency.retryUnknown(scope, key, fingerprint, options), heldByReplicas()]);
       }
       switch (begun.kind) {
         case 'completed':
@@ -151,16 +155,12 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 
       const { attempt } = begun;
       const invoice = begun.invoice ?? spec.invoice;
-      if (deps.replicated) {
+      if (unreplicated !== undefined) {
         // The claim must outlive a failover before anything is sent: a claim only the old master held would let
         // a retry on the new one send the write again. Short of replicas, nothing is sent: 503, key freed.
-        try {
-          await deps.replicated();
-        } catch (err) {
-          log.warn('write refused: its claim is not on the Redis replicas', { op: context.op });
-          await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]).catch(() => undefined);
-          throw err;
-        }
+        log.warn('write refused: its claim is not on the Redis replicas', { op: context.op });
+        await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]).catch(() => undefined);
+        throw unreplicated;
       }
       let written: Written;
       try {
