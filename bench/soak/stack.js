@@ -159,12 +159,11 @@ function replicaSlot(index, runDir, envOf) {
   return slot;
 }
 
-/** Forwards a request to the first live replica that takes it; 502 when none does (the sender tries again). */
-function forwardTo(slots, req, body, res) {
-  const live = slots.filter((s) => s.up);
+/** Forwards a request to the first of `order` that takes it; 502 when none does (the sender tries again). */
+function forwardTo(order, req, body, res) {
   const tryAt = (i) => {
-    if (i >= live.length) { res.writeHead(502).end(); return; }
-    const up = http.request({ host: HOST, port: live[i].port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+    if (i >= order.length) { res.writeHead(502).end(); return; }
+    const up = http.request({ host: HOST, port: order[i].port, method: req.method, path: req.url, headers: req.headers }, (r) => {
       res.writeHead(r.statusCode, r.headers);
       r.pipe(res);
     });
