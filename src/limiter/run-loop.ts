@@ -141,6 +141,31 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     void p.finally(() => running.delete(p));
   }
 
+  // After a call that went well, one reconcile at a time per process: answers arriving while one runs leave only
+  // the newest rate-limit info, reconciled next. The gateway's newest count holds any excess the older ones
+  // showed (or it has left the window and no longer matters), so nothing is under-counted; under load a sale no
+  // longer pays a Redis command of its own for it (bench/trace-sale.js).
+  let newest: RateLimitInfo | undefined;
+  let reconciling = false;
+  function reconcileSoon(info: RateLimitInfo | undefined): void {
+    if (!info) return;
+    newest = info;
+    if (reconciling) return;
+    reconciling = true;
+    background((async () => {
+      try {
+        let next: RateLimitInfo | undefined = newest;
+        while (next !== undefined) {
+          newest = undefined;
+          await reconcile(next);
+          next = newest as RateLimitInfo | undefined;
+        }
+      } finally {
+        reconciling = false;
+      }
+    })());
+  }
+
   const deadlineOf = (cls: CallClass, started: number, runOpts: RunOptions) =>
     started + (runOpts.maxWaitMs ?? maxWaitOf(classes, cls));
 
@@ -198,8 +223,8 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
           const result = await call();
           // Not awaited (issue 15): the caller's next Redis write (the idempotency completion) goes out in the
           // same tick and ioredis pipelines both, so a sale pays no extra round trip for it. reconcile() logs
-          // its own failures; close() waits for the ones still running.
-          background(reconcile(result.rateLimit));
+          // its own failures; close() waits for the ones still running. Coalesced (reconcileSoon).
+          reconcileSoon(result.rateLimit);
           return result;
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;

@@ -93,7 +93,7 @@ if op == 'reserve' then
     redis.call('HSET', meta, 'block', s(block))
   end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
-  for _, k in ipairs({dayKey, dayReadKey, dayBackgroundKey}) do redis.call('ZREMRANGEBYSCORE', k, '-inf', s(now - daySpan)) end
+  redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
   -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read, background.
   -- `reserved` is the class's own (slots it must leave to the classes above). First-come within a class and
   -- behind the classes above it; background queues behind everything (lastAny). A class may take the slots
@@ -113,6 +113,9 @@ if op == 'reserve' then
   end
   local hold = false
   if dayOwn[cls] then
+    -- Only the paced class's own day entries are counted here (the rest read them with a lower bound, 'usage'):
+    -- a sale does not trim sets it never reads.
+    redis.call('ZREMRANGEBYSCORE', dayOwn[cls], '-inf', s(now - daySpan))
     local from
     from, hold = paced(dayOwn[cls], perDay, share, daySpan)
     start = math.max(start, from)

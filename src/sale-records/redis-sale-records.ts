@@ -61,7 +61,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   // names the batch, not its sales (gateway-facts.md, Webhooks), and this settles them with no gateway read.
   const batchKey = (batch: string) => `{${options.keyPrefix}:batch:${encodeURIComponent(batch)}}`;
   const indexBatch = (saleKey: string, batch: string | undefined) =>
-    batch ? call('batch', () => redis.multi().sadd(batchKey(batch), saleKey).pexpire(batchKey(batch), BATCH_INDEX_TTL_MS).exec()) : undefined;
+    batch ? call('batch', () => redis.tgSaleIndexBatch(batchKey(batch), saleKey, BATCH_INDEX_TTL_MS)) : undefined;
   const report = async (changes: Parameters<RecordChangeSink>[0]) => {
     if (changes.length > 0) await options.onChange?.(changes);
   };

@@ -14,6 +14,7 @@ export interface SaleRecordCommands {
   tgSaleRefresh(key: string, version: string, refunded: string, voided: string, settled: string, ...external: string[]): Promise<unknown>;
   /** `args`: the kind, then its values (lua/hear.lua). */
   tgSaleHear(key: string, ...args: string[]): Promise<unknown>;
+  tgSaleIndexBatch(batch: string, saleKey: string, ttlMs: number): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
@@ -27,6 +28,7 @@ const SCRIPTS = [
   lua('tgSaleObserve', 'observe.lua', 1),
   lua('tgSaleRefresh', 'refresh.lua', 1),
   lua('tgSaleHear', 'hear.lua', 1),
+  lua('tgSaleIndexBatch', 'index-batch.lua', 1),
 ];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {

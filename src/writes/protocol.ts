@@ -162,9 +162,10 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]).catch(() => undefined);
         throw unreplicated;
       }
+      const reference = writeReference(scope, key);
       let written: Written;
       try {
-        written = await run({ invoice, resumed: begun.resumed, reference: writeReference(scope, key) });
+        written = await run({ invoice, resumed: begun.resumed, reference });
       } catch (err) {
         const sent = sentness(err);
         const reason = codeOf(unwrapNotSent(err));
@@ -184,7 +185,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       count(context.op, resultOf(response.status));
       // The write's payment events, from its operation and answer: every write emits, and the reconciler's
       // resolution of an unknown one emits the same (src/events/write-events.ts).
-      const events = deps.events ? eventsOfWrite({ context, response, reference: writeReference(scope, key) }, written.events) : [];
+      const events = deps.events ? eventsOfWrite({ context, response, reference }, written.events) : [];
       /** What storing the answer means for the reconciler's due entry. */
       const settled = async (result: CompleteResult): Promise<void> => {
         if (begun.resumed) return;

@@ -62,4 +62,18 @@ describe('the budget reconciliation after an answer', () => {
     await closing;
     expect(reconciled).toEqual([[7, 70]]);
   });
+
+  it('when answers arrive while a reconciliation runs, then only the newest is reconciled after it (one Redis command, not one per sale)', async () => {
+    const { loop, reconciled, release } = setup();
+    const withUse = (minuteUsed: number) => async () => ({ ...answer, rateLimit: { ...answer.rateLimit, minuteUsed, dayUsed: 60 + minuteUsed } });
+    await loop.run('sale', withUse(1));
+    // The first reconciliation is running (not released); three more answers come meanwhile.
+    for (const used of [2, 3, 4]) await loop.run('sale', withUse(used));
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reconciled).toEqual([[1, 61], [4, 64]]);
+    await loop.close();
+  });
 });
