@@ -6,6 +6,10 @@
  *   - accepted: `GET /v1/payment-config` with one valid token on every request, as a client sends its token
  *     (remembered after its first verification): the least work a valid token can cause (answered from
  *     memory), so the strictest comparison there is;
+ *   - accepted_new_token: `GET /v1/payment-config` with a new valid token on every request (its own `jti`):
+ *     what accepting a token costs when it is not remembered, i.e. the same work a refusal does (the header and
+ *     claims decoded and checked, the signature computed) plus jsonwebtoken's verify. The judged comparison: a
+ *     flood of distinct tokens is compared with acceptance of distinct tokens;
  *   - accepted_page_read: `GET /v1/customers/{c}/payment_methods` with that token, the read a frontend makes on
  *     every page;
  *   - refused, on that page route: bad_signature (the valid token's header and claims under a random
@@ -14,8 +18,9 @@
  * Tokens are made before each run. Kinds alternate within each round in a rotating order, so a shared box's
  * drift hits them alike. The figure is the service process's CPU per request (schedstat, all threads): per
  * round, each refused kind over each accepted one; median of rounds and its 95 % CI (sign test, 6+ rounds).
- * `refused_over_accepted_cpu` is the dearest refused kind over the accepted payment config,
- * `refused_over_page_read_cpu` the same over the page read.
+ * `refused_over_new_token_cpu` is the dearest refused kind over the accepted new token (the judged figure),
+ * `refused_over_accepted_cpu` the same over the remembered token's payment config (the least any request
+ * costs: a map lookup instead of a check), `refused_over_page_read_cpu` over the page read.
  *
  *   node bench/auth.js [rounds=24] [requests per kind and round=1000] [rate/s=1000]   (`npm run build` first)
  * (autocannon ends a run on its 1 s tick, so a run shorter than a second costs a second anyway.)
@@ -33,7 +38,7 @@ const { ROOT, onCpuMs, installCleanup, stopAll } = require('./lib/procs');
 const { makeCredentials, mintJwt, startRedis, startSandboxProcess, startTokengate } = require('./lib/services');
 const { medianCi, percentile, round } = require('./lib/stats');
 
-const ACCEPTED = ['accepted', 'accepted_page_read'];
+const ACCEPTED = ['accepted', 'accepted_new_token', 'accepted_page_read'];
 const REFUSED = ['bad_signature', 'expired', 'garbage'];
 
 /**
@@ -61,6 +66,10 @@ function kindsOf(creds, base, customer) {
   const read = `${base}/v1/customers/${customer}/payment_methods`;
   return {
     accepted: { url: `${base}/v1/payment-config`, make: () => accepted },
+    accepted_new_token: {
+      url: `${base}/v1/payment-config`,
+      make: () => jwt.sign({ ...claims, jti: `bench-new-${(seq++).toString(36)}` }, key, { algorithm: 'HS256', issuer: creds.issuer, audience: creds.audience, expiresIn: 600 }),
+    },
     accepted_page_read: { url: read, make: () => accepted },
     bad_signature: { url: read, make: () => `${unsigned}.${random(32)}` },
     expired: {
@@ -117,24 +126,27 @@ async function runAuth(ctx, options = {}) {
     }));
     const dearest = (byKind) => REFUSED.reduce((a, b) => (byKind[b].median > byKind[a].median ? b : a));
     const overAccepted = against('accepted');
+    const overNewToken = against('accepted_new_token');
     const overRead = against('accepted_page_read');
     const out = {
-      routes: { accepted: 'GET /v1/payment-config', accepted_page_read: 'GET /v1/customers/{custkey}/payment_methods', refused: 'GET /v1/customers/{custkey}/payment_methods' },
+      routes: { accepted: 'GET /v1/payment-config', accepted_new_token: 'GET /v1/payment-config', accepted_page_read: 'GET /v1/customers/{custkey}/payment_methods', refused: 'GET /v1/customers/{custkey}/payment_methods' },
       rounds,
       requests_per_kind_and_round: perRound,
       rate_per_s: rate,
       connections: 16,
       cpu_ms_per_request: cpu,
       latency_ms: Object.fromEntries(all.map((k) => [k, { p50: med(per[k].map((x) => x.p50_ms)), p99: med(per[k].map((x) => x.p99_ms)) }])),
+      refused_over_new_token_cpu: overNewToken[dearest(overNewToken)].median,
+      refused_over_new_token_cpu_ci95: overNewToken[dearest(overNewToken)].ci95,
       refused_over_accepted_cpu: overAccepted[dearest(overAccepted)].median,
       refused_over_accepted_cpu_ci95: overAccepted[dearest(overAccepted)].ci95,
       refused_over_page_read_cpu: overRead[dearest(overRead)].median,
       refused_over_page_read_cpu_ci95: overRead[dearest(overRead)].ci95,
-      dearest_refusal: { over_accepted: dearest(overAccepted), over_page_read: dearest(overRead) },
-      by_kind: { over_accepted: overAccepted, over_page_read: overRead },
+      dearest_refusal: { over_new_token: dearest(overNewToken), over_accepted: dearest(overAccepted), over_page_read: dearest(overRead) },
+      by_kind: { over_new_token: overNewToken, over_accepted: overAccepted, over_page_read: overRead },
       counting: 'service process CPU (schedstat, all threads) over each measured run / requests answered; per round, refused kind / accepted kind; median of rounds; 95 % CI of the median by the sign test',
     };
-    log(`auth: CPU per request ${all.map((k) => `${k} ${cpu[k]} ms`).join(', ')}; dearest refusal ${out.refused_over_accepted_cpu}x the accepted payment config, ${out.refused_over_page_read_cpu}x the page read`);
+    log(`auth: CPU per request ${all.map((k) => `${k} ${cpu[k]} ms`).join(', ')}; dearest refusal ${out.refused_over_new_token_cpu}x an accepted new token, ${out.refused_over_accepted_cpu}x the remembered token's payment config, ${out.refused_over_page_read_cpu}x the page read`);
     return out;
   } finally {
     await tg.proc.stop();

@@ -173,7 +173,7 @@ async function main() {
   fs.writeFileSync(path.join(dir, 'chart.svg'), renderChart(result));
   fs.writeFileSync(path.join(dir, 'summary.md'), renderSummary(result));
   log(`wrote bench/results/latest.json, summary.md, chart.svg in ${durations.total_s} s`);
-  log(`ratio ${overhead.ratio}; tokengate 429s ${budget.tokengate.upstream_429}, peak ${budget.tokengate.peak_in_window}/${budget.tokengate.limit}, utilisation ${budget.tokengate.utilisation}; cache upstream calls ${cache.upstream_calls}; refused token ${auth.refused_over_accepted_cpu}x an accepted one's CPU`);
+  log(`ratio ${overhead.ratio}; tokengate 429s ${budget.tokengate.upstream_429}, peak ${budget.tokengate.peak_in_window}/${budget.tokengate.limit}, utilisation ${budget.tokengate.utilisation}; cache upstream calls ${cache.upstream_calls}; refused token ${auth.refused_over_new_token_cpu}x an accepted new token's CPU (${auth.refused_over_accepted_cpu}x a remembered one's)`);
 }
 
 main().then(
