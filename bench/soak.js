@@ -8,7 +8,8 @@
  *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out bench/results] [--faults off]
  *
  * `--faults off` runs the load alone (a memory baseline). SOAK_NODE_OPTIONS is passed to the replicas as
- * NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of a running replica).
+ * NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of a running replica);
+ * SOAK_REPLICA_<n>_ENV (space-separated NAME=value) adds settings to replica n alone (e.g. MALLOC_ARENA_MAX=2).
  *
  * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg`; exits 1 when a
  * target fails. Needs `npm run build` first (the npm script does it) and `redis-server` on PATH.
@@ -115,7 +116,10 @@ async function main() {
 
   const redis = await startRedisTopology(runDir, opts.mode);
   const receiver = await startEventReceiver(creds.eventsSecret);
-  const slots = [0, 1, 2].map((i) => replicaSlot(i, runDir, () => envOf()));
+  // SOAK_REPLICA_3_ENV='MALLOC_ARENA_MAX=2' (space-separated NAME=value) adds settings to one replica: an A/B of
+  // a setting inside one run, the other replicas its baseline.
+  const extraEnvOf = (i) => Object.fromEntries((process.env[`SOAK_REPLICA_${i + 1}_ENV`] ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const slots = [0, 1, 2].map((i) => replicaSlot(i, runDir, () => ({ ...envOf(), ...extraEnvOf(i) })));
   const ingress = await startIngress(slots);
   const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
   const envOf = () => ({
@@ -283,7 +287,9 @@ async function main() {
   const passed = targets.every((t) => t.pass) && errors.filter((e) => !e.startsWith('visit')).length === 0;
 
   const result = {
-    mode: opts.mode, faults_on: opts.faults, build: build(), started_at: new Date(startedAt).toISOString(), duration_s: durationS, scale: opts.scale,
+    mode: opts.mode, faults_on: opts.faults, build: build(),
+    replica_settings: Object.fromEntries([0, 1, 2].map((i) => [`replica-${i + 1}`, extraEnvOf(i)]).filter(([, e]) => Object.keys(e).length > 0)),
+    started_at: new Date(startedAt).toISOString(), duration_s: durationS, scale: opts.scale,
     budget: { per_minute: perMinute, per_day: perDay },
     sales_attempted: salesAttempted, sales_succeeded: salesSucceeded,
     double_charges: ledger.doubleCharges, beyond_bounds: ledger.beyondBounds, replay_mismatches: replayMismatches,
@@ -322,8 +328,11 @@ async function main() {
   return passed;
 }
 
-main().then((ok) => process.exit(ok ? 0 : 1), async (err) => {
-  console.error(err);
-  await stopAll();
-  process.exit(2);
-});
+// Run, not required: a require() (a syntax check, a test) must not start three replicas and a soak.
+if (require.main === module) {
+  main().then((ok) => process.exit(ok ? 0 : 1), async (err) => {
+    console.error(err);
+    await stopAll();
+    process.exit(2);
+  });
+}
