@@ -72,6 +72,32 @@ describe('REDIS_WRITE_REPLICAS: a write waits for a replica to hold its claim', 
     expect(charges(`ok${run}`)).toHaveLength(1);
   });
 
+  it('when no replica can hold writes, then a burst of sales is refused at once and reads beside it still answer', async () => {
+    const first = (await (await sell(`read-${run}`, `rd${run}`)).json()) as { key: string };
+    const { master, replicas: [replica] } = sentinel;
+    await redisCli(replica!.port, 'REPLICAOF', 'NO', 'ONE');
+    try {
+      // WAIT holds the connection it is sent on for its whole timeout (1 s here): were each of these sales to
+      // send one, they would queue one behind the other, and every read of this replica behind them all.
+      const started = Date.now();
+      const burst = Array.from({ length: 6 }, (_, i) => sell(`burst-${i}-${run}`, `b${i}${run}`));
+      await sleep(100);
+      const read = await fetch(`${bff.url}/v1/sales/${first.key}`, { headers: { authorization: `Bearer ${bearer}` } });
+      const readMs = Date.now() - started;
+      const answers = await Promise.all(burst);
+      const burstMs = Date.now() - started;
+      expect(read.status).toBe(200);
+      expect(answers.map((a) => a.status)).toEqual(Array(6).fill(503));
+      for (let i = 0; i < 6; i++) expect(charges(`b${i}${run}`)).toHaveLength(0);
+      // One WAIT's timeout (1 s), not six of them; and the read not behind them (limits with room for a busy box).
+      expect(readMs).toBeLessThan(1_800);
+      expect(burstMs).toBeLessThan(2_500);
+    } finally {
+      await redisCli(replica!.port, 'REPLICAOF', master.host, String(master.port));
+    }
+    await replicaAcknowledges(master.port);
+  });
+
   it('when no replica can hold the claim, then nothing is sent (503) and the same key later charges once', async () => {
     const { master, replicas: [replica] } = sentinel;
     // The replica leaves: the master has nobody to acknowledge its writes.
