@@ -466,7 +466,9 @@ describe('/demo in development (npm start)', () => {
     it('when the default card is removed, then another card is marked the default, alone', async () => {
       await page.getByRole('button', { name: 'Remove Visa ending 2223 · expires 12/30' }).click();
       await page.locator('#cards li', { hasText: 'Visa ending 2223 · expires 12/30' }).getByRole('button', { name: 'Yes, remove' }).click();
-      expect(await expectAnswer(/^Removed /)).toBe('Removed Visa ending 2223');
+      // The line still says the last test's "Removed Visa ending 2222" until this answer comes: wait for this one
+      // (a removal of the wrong card would time out here, and fail the row checks below).
+      expect(await expectAnswer(/^Removed Visa ending 2223$/)).toBe('Removed Visa ending 2223');
       expect(await page.locator('#cards li', { hasText: 'Visa ending 2223' }).count()).toBe(0);
       expect(await defaultRow().count()).toBe(1);
       const marked = await defaultRow().locator('input').getAttribute('value');
