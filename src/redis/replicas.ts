@@ -43,7 +43,12 @@ export function replicatedWrites(redis: RedisClient | undefined, replicas: numbe
   const acknowledged = (): Promise<number> => {
     if (!inFlight) {
       // guarded: a Redis that is away fails at once like any store call, not after WAIT's own timeout.
-      inFlight = guarded('replication', timeoutMs + 1000, () => single.wait(replicas, timeoutMs)).then(Number).finally(() => {
+      inFlight = guarded('replication', timeoutMs + 1000, () => single.wait(replicas, timeoutMs)).then((reply) => {
+        const acked = Number(reply);
+        // Short: from now on no WAIT is sent (the writes waiting for the next one included) until INFO says so.
+        if (acked < replicas) shortState ??= { askedAt: Date.now() };
+        return acked;
+      }).finally(() => {
         inFlight = undefined;
       });
       return inFlight;
@@ -67,9 +72,6 @@ export function replicatedWrites(redis: RedisClient | undefined, replicas: numbe
       if (shortState === state) shortState = undefined;
     }
     const acked = await acknowledged();
-    if (acked < replicas) {
-      shortState ??= { askedAt: Date.now() };
-      throw short(`${acked} of ${replicas} Redis replicas held the write within ${timeoutMs} ms`);
-    }
+    if (acked < replicas) throw short(`${acked} of ${replicas} Redis replicas held the write within ${timeoutMs} ms`);
   };
 }
