@@ -3,7 +3,8 @@
  * One cached-token sale, every Redis command it sends printed in order (MONITOR): client commands and, indented,
  * the commands its Lua scripts run. For finding what a change adds to the sale path.
  *
- *   node bench/trace-sale.js [sales=1]
+ *   node bench/trace-sale.js [sales=1]          (`npm run build` first)
+ *   TRACE_ROOT=<checkout> node bench/trace-sale.js   another build's sale (e.g. a worktree of an older commit, built)
  */
 const { installCleanup, stopAll } = require('./lib/procs');
 const { makeCredentials, startRedis, startSandboxProcess, startTokengate, mintJwt } = require('./lib/services');
