@@ -199,7 +199,7 @@ function header(result, faults) {
   const r = result ?? {};
   const verdict = r.passed === undefined ? '' : r.passed ? 'PASSED' : 'FAILED';
   return [
-    text(16, 26, `Soak: ${fmtDuration(r.duration_s)} with faults (${r.mode ?? '?'})`, { size: 15, weight: 'bold' }),
+    text(16, 26, `Soak: ${title(r)}`, { size: 15, weight: 'bold' }),
     verdict ? text(W - 16, 26, verdict, { size: 15, weight: 'bold', anchor: 'end', fill: r.passed ? C.ok : C.over }) : '',
     text(16, 44, [...setup(r, true), ...outcome(r, faults)].join(' · '), { size: 12, fill: C.muted }),
   ];
@@ -317,13 +317,20 @@ function statusOrder(a, b) {
   return Number.isFinite(na) ? -1 : Number.isFinite(nb) ? 1 : a.localeCompare(b);
 }
 
+/** "30 min with faults (aof)", or "75 min without faults (aof)" for a `--faults off` run (faults_on false). */
+function title(r) {
+  return `${fmtDuration(r.duration_s)} ${r.faults_on === false ? 'without' : 'with'} faults (${r.mode ?? '?'})`;
+}
+
 function renderMarkdown(result, timeline) {
   const r = result ?? {};
   const faults = faultsOf(r, timeline);
   const targets = r.targets?.length ? r.targets : derivedTargets(r);
   const failed = targets.filter((t) => t.pass === false).map((t) => t.name);
   const verdict = r.passed === undefined ? 'verdict unknown' : r.passed ? '**passed**' : `**FAILED**${failed.length ? ` on ${failed.join(', ')}` : ''}`;
-  const out = [`# Soak: ${fmtDuration(r.duration_s)} with faults (${r.mode ?? '?'})`, ''];
+  const out = [`# Soak: ${title(r)}`, ''];
+  const settings = Object.entries(r.replica_settings ?? {}).map(([name, env]) => `${name} with ${Object.entries(env).map(([k, v]) => `\`${k}=${v}\``).join(' ')}`);
+  if (settings.length > 0) out.push(`Replica settings beside the image's: ${settings.join('; ')} (the others are its baseline).`, '');
   const said = setup(r, false, (s) => `\`${s}\``).join(', ');
   out.push(`${said ? `${said[0].toUpperCase()}${said.slice(1)}: ` : ''}${verdict} (${outcome(r, faults).join(', ')}).`, '');
   out.push(...table(['target', 'value', 'bound', 'pass', 'how judged'],

@@ -100,6 +100,8 @@ async function pool(items, width, fn) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
+  // The commit the replicas run (read now: a commit made during a long run must not be named as its build).
+  const builtFrom = build();
   installCleanup();
   const run = Math.random().toString(36).slice(2, 8).replace(/[0-9]/g, 'q');
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokengate-soak-'));
@@ -287,7 +289,7 @@ async function main() {
   const passed = targets.every((t) => t.pass) && errors.filter((e) => !e.startsWith('visit')).length === 0;
 
   const result = {
-    mode: opts.mode, faults_on: opts.faults, build: build(),
+    mode: opts.mode, faults_on: opts.faults, build: builtFrom,
     replica_settings: Object.fromEntries([0, 1, 2].map((i) => [`replica-${i + 1}`, extraEnvOf(i)]).filter(([, e]) => Object.keys(e).length > 0)),
     started_at: new Date(startedAt).toISOString(), duration_s: durationS, scale: opts.scale,
     budget: { per_minute: perMinute, per_day: perDay },
