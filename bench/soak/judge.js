@@ -176,7 +176,7 @@ function slopePerHour(points) {
  * a garbage collection leaves: a sawtooth's peaks say when the collector ran, not what is kept), then a
  * least-squares slope; the longest such series of the slot decides, if it spans `minSpanS`.
  */
-function rssGrowth(series, minSpanS, windowS = 120) {
+function memoryGrowth(series, minSpanS, windowS = 120) {
   const out = {};
   const spans = {};
   for (const [slot, processes] of Object.entries(series)) {
@@ -202,4 +202,4 @@ function rssGrowth(series, minSpanS, windowS = 120) {
   return { growth: out, spans };
 }
 
-module.exports = { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, rssGrowth, slopePerHour };
+module.exports = { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };

@@ -12,7 +12,7 @@ const judge = require('../../bench/soak/judge') as {
     keys: Map<string, KeyRecord>; invoicePrefix: string; removed: { pmkey: string; at: number }[];
   }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; removedCharged: number };
   cardPattern(numbers: string[]): RegExp;
-  rssGrowth(series: Record<string, [number, number][][]>, minSpanS: number): { growth: Record<string, number | null> };
+  memoryGrowth(series: Record<string, [number, number][][]>, minSpanS: number): { growth: Record<string, number | null> };
 };
 
 const entry = (over: Partial<Entry>): Entry => ({ key: 'k1', kind: 'sale', result_code: 'A', invoice: 'abc1', authorized: '10.00', captured: '10.00', refunded: '0.00', adjusted: '0.00', ...over });
@@ -67,7 +67,7 @@ describe('the soak judge', () => {
 
   it('measures memory growth per hour after warm-up, and none for a process too short-lived to judge', () => {
     const growing = Array.from({ length: 60 }, (_, i) => [i * 30, 100 + i * 0.5] as [number, number]);
-    const { growth } = judge.rssGrowth({ 'replica-1': [growing], 'replica-2': [growing.slice(0, 5)] }, 600);
+    const { growth } = judge.memoryGrowth({ 'replica-1': [growing], 'replica-2': [growing.slice(0, 5)] }, 600);
     expect(growth['replica-1']).toBeCloseTo(60, 0);
     expect(growth['replica-2']).toBeNull();
   });
