@@ -147,6 +147,11 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   // longer pays a Redis command of its own for it (bench/trace-sale.js).
   let newest: RateLimitInfo | undefined;
   let reconciling = false;
+  const takeNewest = (): RateLimitInfo | undefined => {
+    const info = newest;
+    newest = undefined;
+    return info;
+  };
   function reconcileSoon(info: RateLimitInfo | undefined): void {
     if (!info) return;
     newest = info;
@@ -154,12 +159,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
     reconciling = true;
     background((async () => {
       try {
-        let next: RateLimitInfo | undefined = newest;
-        while (next !== undefined) {
-          newest = undefined;
-          await reconcile(next);
-          next = newest as RateLimitInfo | undefined;
-        }
+        for (let next = takeNewest(); next; next = takeNewest()) await reconcile(next);
       } finally {
         reconciling = false;
       }
