@@ -9,6 +9,7 @@ import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
 import type { FoundSale, SaleLookup } from './sale-lookup';
 import { fieldsOfDetail } from './sale-view';
+import { writeTag } from '../writes/reference';
 
 /**
  * Why a follow-up was refused before anything was sent (decided from the sale's record). `busy`: another
@@ -193,7 +194,15 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
       // tokengate's own Idempotency-Key already keeps one refund from reaching the gateway twice.
       const whole = r.whole;
       const amount = fromCents(r.amountCents);
-      const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
+      // Tagged (custom_fields, src/writes/reference.ts) where the reference documents it, so the reconciler knows
+      // this refund's own transaction in the batch lists if its answer is lost (issue 42). A whole refund of a sale
+      // known settled is a plain `refund` (a credit, tagged); otherwise creditvoid, which the reference gives no
+      // custom fields: unsettled it voids (the look-up shows it), settled meanwhile its credit goes untagged.
+      const tag = writeTag(reservation);
+      const settled = whole && (await records.view(saleKey).catch(() => undefined))?.settled === true;
+      const request: RefundRequest = !whole
+        ? { trankey: saleKey, command: 'refund:adjust', amount, ignore_duplicate: true, custom_fields: tag }
+        : settled ? { trankey: saleKey, command: 'refund', amount, ignore_duplicate: true, custom_fields: tag } : { trankey: saleKey, command: 'creditvoid', amount, ignore_duplicate: true };
       let tx: Transaction;
       try {
         tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
