@@ -3,7 +3,7 @@ import type { GatewayResult } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { SaleRecords } from '../sale-records';
-import { statusOf } from '../sales/sale-view';
+import { capturedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/reference';
 import type { AnswerOf } from './find';
 import { creditOf } from './find-refund';
@@ -64,7 +64,11 @@ export function createHandSettler(deps: HandSettlerDeps): HandSettler {
     const sale = await read(() => deps.gateway.getTransaction(saleKey));
     let refund: { key: string; refnum: string; method: 'refund' | 'void' };
     if (decision.transaction === saleKey) {
-      refund = { key: saleKey, refnum: sale.refnum, method: statusOf(sale) === 'voided' ? 'void' : 'refund' };
+      // The sale itself shows the refund only when voided, or when refund:adjust lowered its capture by as much.
+      const known = await records.get(saleKey);
+      const voided = statusOf(sale) === 'voided';
+      if (!voided && (known === undefined || known.capturedCents - capturedCents(sale) < mine.cents)) throw new HandSettleError('transaction_mismatch', 'The sale shows no refund of this amount: name the refund\'s own transaction.');
+      refund = { key: saleKey, refnum: sale.refnum, method: voided ? 'void' : 'refund' };
     } else {
       const credit = creditOf(await read(() => deps.gateway.getTransaction(decision.transaction as string)));
       if (!credit || credit.cents !== mine.cents) throw new HandSettleError('transaction_mismatch', 'That transaction is not a refund of this amount.');
