@@ -69,7 +69,8 @@ export class NotYetError extends Error {}
  *   capture, void, refund  on the original (`GET /transactions/{key}`), against what the sale's record knew:
  *     capture  the authorization is captured now;
  *     void     the sale is voided now;
- *     refund   the gateway shows more money returned than the record had confirmed, by at least this refund.
+ *     refund   its tagged credit in the batch lists, or the sale's look-up (voided, capture lowered) needing it;
+ *              absent only when nothing documented could be it (refund-decision.ts, find-refund.ts, issue 42).
  * Found or proven absent, the sale's record is settled too (the refund or capture reservation applied or
  * released), so money bounds stay exact. Gateway reads take a read slot only when one is free at once
  * (maxWaitMs 0: never a slot kept for sales, never a wait in front of a checkout).
