@@ -16,7 +16,9 @@ import { createdMs, type Read } from './find-sale';
  *   - an untagged credit of its amount (a whole refund's creditvoid, a console refund, or a gateway that dropped
  *     the custom field): nothing either way. The refund stays unknown; an operator decides.
  * The batch lists are read whole (their order is not documented), current batch first, then closed batches
- * newest first back to the first one opened before the horizon. Reads go through `read` (spare budget only).
+ * newest first back to the sale's own batch (a credit needs the sale settled, so it is in a later batch) or the
+ * first one opened before the horizon. An unsettled sale has no credits: the caller does not scan. Reads go
+ * through `read` (spare budget only).
  */
 export interface Credit {
   key: string;
@@ -41,7 +43,11 @@ export function creditOf(tx: TransactionDetail): Credit | undefined {
   return { key: tx.key, refnum: tx.refnum, cents: toCents(tx.amount), ...(tag ? { tag } : {}), voided: tx.trantype_code === 'Z' || tx.status_code === 'V' };
 }
 
-export function createCreditScan(deps: CreditScanDeps): (sinceMs: number) => Promise<Credit[]> {
+/**
+ * `sinceMs`: the time horizon (the batches' `opened` has no zone: the caller takes a margin); `saleBatch`: the
+ * settled sale's batch (its look-up's `batch.key`): the scan stops there, whichever comes first.
+ */
+export function createCreditScan(deps: CreditScanDeps): (sinceMs: number, saleBatch?: string) => Promise<Credit[]> {
   const { gateway, read } = deps;
   const limit = deps.pageSize ?? 100;
 
@@ -58,13 +64,15 @@ export function createCreditScan(deps: CreditScanDeps): (sinceMs: number) => Pro
     }
   }
 
-  return async (sinceMs) => {
+  return async (sinceMs, saleBatch) => {
     const credits: Credit[] = [];
     await whole((offset) => read(() => gateway.listBatchTransactions('current', { limit, offset })), credits);
     for (let offset = 0; ; ) {
       const batches = await read(() => gateway.listBatches({ limit, offset }));
       for (const batch of batches.data) {
         if (batch.status === 'open') continue; // the current batch, read above
+        // The sale's own batch closed before any credit of it could be made: it and older ones hold none.
+        if (batch.key === saleBatch) return credits;
         await whole((o) => read(() => gateway.listBatchTransactions(batch.key, { limit, offset: o })), credits);
         // This batch was open before the horizon: it held whatever was made then; older ones closed before.
         if (!(createdMs(batch.opened) >= sinceMs)) return credits;

@@ -160,10 +160,11 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     const mine = reservations.find((r) => r.id === id);
     const others = reservations.filter((r) => r.id !== id && r.op === 'refund' && r.unknown);
     // A refund's own transaction is found in the batch lists (find-refund.ts), back to before any of the sale's
-    // unknown refunds began; a voided sale was never settled, so it has no credits.
+    // unknown refunds began. A credit needs the sale settled (settling never reverses): an unsettled or voided
+    // sale at this look has none, and a settled one's are in batches after its own.
     const refunding = op === 'refund' && known !== undefined && mine !== undefined;
     const sinceMs = Math.min(record.startedMs, ...others.map((r) => r.unknownSinceMs ?? record.startedMs)) - deps.lookbackMarginMs;
-    const credits = refunding && statusOf(tx) !== 'voided' ? await creditsSince(sinceMs) : [];
+    const credits = refunding && statusOf(tx) === 'settled' ? await creditsSince(sinceMs, tx.batch?.key) : [];
     const adjusts = refunding ? await settledAdjustCents(saleKey) : 0;
     // Read again after the gateway: a write that began meanwhile may be in the gateway's answer and not yet in
     // the record (a refund made, not yet credited to its key). Anything moved: look again on a later pass.
