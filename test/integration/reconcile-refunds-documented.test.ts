@@ -92,6 +92,19 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     expect((await h.call('GET', `/v1/sales/${saleKey}`)).body.amount_refunded).toBe('10.00');
   });
 
+  test('when all of a settled sale was refunded and its answer lost, then the retry replays that refund (tagged, though the view did not know the sale settled)', async () => {
+    const saleKey = await h.sale(true);
+    const key = `doc-lost-all-${h.run}`;
+    h.ctx.bff.sandbox.faults.next({ kind: '5xx', match: 'refund', when: 'after', status: 502 });
+    expect((await h.call('POST', `/v1/sales/${saleKey}/refunds`, key)).status).toBe(502);
+    const unknownAt = Date.now();
+    await new Promise((r) => setTimeout(r, Math.max(0, unknownAt + DEADLINE_MS + 200 - Date.now())));
+    const retry = await h.call('POST', `/v1/sales/${saleKey}/refunds`, key);
+    expect([retry.status, retry.headers.get('tokengate-reconciled'), retry.body.amount, retry.body.method]).toEqual([201, 'true', '40.00', 'refund']);
+    expect(h.refundsAtGateway(saleKey).map((o) => o.command)).toEqual(['refund']);
+    expect(retry.body.key).toBe(h.ctx.bff.sandbox.ledger.get(saleKey)?.refunds[0]?.key);
+  });
+
   test('when two refunds of one settled sale were both processed and their answers lost at once, then each key replays its own and the gateway holds exactly two', async () => {
     const saleKey = await h.sale(true);
     const keys = [`doc-two-a-${h.run}`, `doc-two-b-${h.run}`];
