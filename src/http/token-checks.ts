@@ -105,7 +105,9 @@ function audienceMatches(aud: unknown, audience: string): boolean {
 /** Whether `sub`, `scope` and `custkey` have their shapes; a reason when one is missing or wrong. */
 function callerRefusal(claims: Json): RefusalReason | undefined {
   const { sub, custkey } = claims;
-  if (typeof sub !== 'string' || sub.length === 0 || sub.length > 256) return 'bad_sub';
+  // No control characters: tokengate's own callers (the renewals, src/subscriptions) carry one, so no token's
+  // idempotency keys can meet theirs.
+  if (typeof sub !== 'string' || sub.length === 0 || sub.length > 256 || /[\u0000-\u001f\u007f]/.test(sub)) return 'bad_sub';
   if (typeof (claims.scope ?? '') !== 'string') return 'bad_scope';
   if (custkey !== undefined && (typeof custkey !== 'string' || !CUSTKEY.test(custkey))) return 'bad_custkey';
   return undefined;

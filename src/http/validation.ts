@@ -67,7 +67,7 @@ const defs = rewriteRefs(openapi.components.schemas) as Schema;
 const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true });
 addFormats(ajv);
 
-function compile(schema: unknown): ValidateFunction {
+export function compile(schema: unknown): ValidateFunction {
   return ajv.compile({ $defs: defs, ...(rewriteRefs(schema) as Schema) });
 }
 
@@ -194,7 +194,7 @@ export function parseAddPaymentMethod(body: unknown): AddPaymentMethodInput {
 }
 
 /** A body checked against one of openapi.json's request schemas, then read as `T` (the schema fixes its fields). */
-function parseBody<T>(body: unknown, validate: ValidateFunction): T {
+export function parseBody<T>(body: unknown, validate: ValidateFunction): T {
   if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
   if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
   if (!validate(body)) throw new InvalidRequest(toDetails('body', validate.errors));

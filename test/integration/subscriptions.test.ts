@@ -1,0 +1,223 @@
+import { startBff, token, type Bff } from '../support/bff';
+import { eventually } from '../support/wait';
+import { call, type Answer } from '../support/wallet';
+
+/**
+ * Subscriptions (issue 37) against real Redis and the sandbox, whose ledger judges what was charged. Time moves
+ * with the admin port's test clock; renewals are waited for (eventually), never raced.
+ */
+const DAY = 86_400_000;
+let bff: Bff;
+let seq = 0;
+
+beforeAll(async () => {
+  bff = await startBff({ env: { SUBSCRIPTION_POLL_MS: '25' } });
+});
+afterAll(async () => {
+  await bff.stop();
+});
+
+const key = (name: string) => `${name}-${Date.now()}-${(seq += 1)}`;
+const shopper = (custkey: string) => token({ sub: `shopper-${custkey}`, custkey, scope: 'subscriptions:read subscriptions:write' }, { expiresIn: 600 });
+const backOffice = () => token({ sub: 'billing-service', scope: 'customers:any subscriptions:read subscriptions:write' }, { expiresIn: 600 });
+
+async function clockNow(): Promise<number> {
+  const res = await fetch(`${bff.adminUrl}/test/clock`);
+  return Date.parse(((await res.json()) as { now: string }).now);
+}
+async function advance(ms: number): Promise<number> {
+  const res = await fetch(`${bff.adminUrl}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }) });
+  expect(res.status).toBe(200);
+  return Date.parse(((await res.json()) as { now: string }).now);
+}
+
+function card(number: string): { custkey: string; pmkey: string } {
+  const found = bff.sandbox.fixtures.findByNumber(number);
+  if (!found) throw new Error(`fixture card ${number} is missing`);
+  return { custkey: found.customer.key, pmkey: found.method.key };
+}
+
+/** Charges the sandbox processed on this card (its ledger is the judge). */
+const charges = (pmkey: string, result: 'A' | 'D' = 'A') => bff.sandbox.transactions().filter((t) => t.pmkey === pmkey && t.result_code === result);
+/** Charges the sandbox processed under one subscription's invoices (`<invoice_prefix>-<period>`). */
+const chargesOf = (prefix: string, result: 'A' | 'D' = 'A') => bff.sandbox.transactions().filter((t) => t.invoice.startsWith(`${prefix}-`) && t.result_code === result);
+const prefix = () => `p${Date.now().toString(36)}${(seq += 1)}`;
+
+function create(custkey: string, body: Record<string, unknown>, idem = key('create'), bearer = shopper(custkey)): Promise<Answer> {
+  return call(bff.url, 'POST', `/v1/customers/${custkey}/subscriptions`, bearer, { interval: 'month', consent: { text: 'monthly plan v3' }, ...body }, { 'Idempotency-Key': idem });
+}
+const read = (k: string, bearer = backOffice()) => call(bff.url, 'GET', `/v1/subscriptions/${k}`, bearer);
+const tomorrow = async () => new Date((await clockNow()) + DAY).toISOString().slice(0, 10);
+
+describe('creating a subscription', () => {
+  test('when a bound shopper creates one, then the first period is charged now and the consent is recorded', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const before = charges(pmkey).length;
+    const res = await create(custkey, { amount: '9.99', payment_method: pmkey });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ type: 'subscription', customer: custkey, payment_method: pmkey, amount: '9.99', status: 'active', periods_charged: 1 });
+    expect(res.body.consent).toMatchObject({ text: 'monthly plan v3', by: `shopper-${custkey}` });
+    expect((res.body.latest_sale as { status: string }).status).toBe('pending_settlement');
+    expect(charges(pmkey).length).toBe(before + 1);
+    // The first charge is the shopper's own (present): no recurring indicator.
+    const anchor = Date.parse(res.body.anchor as string);
+    const next = new Date(anchor);
+    next.setUTCMonth(next.getUTCMonth() + 1);
+    if (next.getUTCDate() !== new Date(anchor).getUTCDate()) next.setUTCDate(0); // clamped to the month's end
+    expect(Date.parse(res.body.next_charge_at as string)).toBe(next.getTime());
+  });
+
+  test('when the same Idempotency-Key comes again, then the same subscription answers and nothing more is charged', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const idem = key('again');
+    const first = await create(custkey, { amount: '4.00', payment_method: pmkey }, idem);
+    const count = charges(pmkey).length;
+    const again = await create(custkey, { amount: '4.00', payment_method: pmkey }, idem);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.key).toBe(first.body.key);
+    expect(charges(pmkey).length).toBe(count);
+    const other = await create(custkey, { amount: '5.00', payment_method: pmkey }, idem);
+    expect(other.status).toBe(422);
+    expect(other.body.error?.code).toBe('idempotency_key_reused');
+  });
+
+  test('when the first charge is declined, then 402 carries the sale and no subscription exists', async () => {
+    const { custkey, pmkey } = card('4000300011112220');
+    const bearer = shopper(custkey);
+    const listed = (await call(bff.url, 'GET', `/v1/customers/${custkey}/subscriptions`, bearer)).body.data as unknown[];
+    const res = await create(custkey, { amount: '3.00', payment_method: pmkey });
+    expect(res.status).toBe(402);
+    expect(res.body.error?.code).toBe('card_declined');
+    const after = (await call(bff.url, 'GET', `/v1/customers/${custkey}/subscriptions`, bearer)).body.data as unknown[];
+    expect(after.length).toBe(listed.length);
+  });
+
+  test('when a token bound to another customer asks, then every route answers 404 with no hint', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const made = await create(custkey, { amount: '2.00', payment_method: pmkey });
+    const stranger = token({ sub: 'stranger', custkey: 'someoneelse00001', scope: 'subscriptions:read subscriptions:write' });
+    const k = made.body.key as string;
+    expect((await read(k, stranger)).status).toBe(404);
+    expect((await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, stranger, { description: 'x' })).status).toBe(404);
+    expect((await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, stranger, {})).status).toBe(404);
+    expect((await call(bff.url, 'GET', `/v1/customers/${custkey}/subscriptions`, stranger)).status).toBe(404);
+    expect((await create(custkey, { amount: '2.00', payment_method: pmkey }, key('x'), stranger)).status).toBe(404);
+    expect((await read('sub_doesnotexist00000')).status).toBe(404);
+    const readOnly = token({ sub: 'ro', custkey, scope: 'subscriptions:read' });
+    expect((await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, readOnly, {})).status).toBe(403);
+  });
+});
+
+describe('renewals', () => {
+  test('when a period falls due on tokengate\'s clock, then it is charged once, with the recurring indicator, even with two replicas', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const replica = await bff.replica();
+    try {
+      const invoices = prefix();
+      const made = await create(custkey, { amount: '7.00', payment_method: pmkey, interval: 'day', invoice_prefix: invoices });
+      const k = made.body.key as string;
+      await advance(DAY + 1000);
+      await eventually(async () => (await read(k)).body.periods_charged === 2, 10_000);
+      // A further look by both replicas over the same due time charges nothing more.
+      await advance(1000);
+      await new Promise((r) => setTimeout(r, 300));
+      const renewed = chargesOf(invoices).filter((t) => t.invoice === `${invoices}-2`);
+      expect(renewed.length).toBe(1);
+      expect(renewed[0]?.amount).toBe('7.00');
+      const sub = (await read(k)).body;
+      expect(sub.status).toBe('active');
+      expect((sub.history as Array<{ result: string }>).map((h) => h.result)).toEqual(['approved', 'approved']);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  test('when a subscription is canceled, then nothing is charged after the cancel answered', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const invoices = prefix();
+    const made = await create(custkey, { amount: '6.00', payment_method: pmkey, interval: 'day', invoice_prefix: invoices });
+    const k = made.body.key as string;
+    const canceled = await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, shopper(custkey));
+    expect(canceled.status).toBe(200);
+    expect(canceled.body.status).toBe('canceled');
+    expect(chargesOf(invoices).length).toBe(1);
+    await advance(3 * DAY);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(chargesOf(invoices).length).toBe(1);
+    expect((await read(k)).body.periods_charged).toBe(1);
+    const again = await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, shopper(custkey), { description: 'x' });
+    expect(again.status).toBe(409);
+    expect(again.body.error?.code).toBe('subscription_not_active');
+  });
+
+  test('when a soft decline comes, then the subscription is past due with a retry planned, and a new card retries at once', async () => {
+    const declined = card('4000300011112220');
+    const approved = card('4000100011112224');
+    expect(declined.custkey).toBe(approved.custkey);
+    const made = await create(declined.custkey, { amount: '5.50', payment_method: declined.pmkey, start: await tomorrow(), interval: 'week' });
+    expect(made.status).toBe(201);
+    expect(made.body.periods_charged).toBe(0);
+    const k = made.body.key as string;
+    await advance(DAY + 1000);
+    await eventually(async () => (await read(k)).body.status === 'past_due', 10_000);
+    const sub = (await read(k)).body;
+    const attempt = (sub.history as Array<Record<string, unknown>>)[0];
+    expect(attempt).toMatchObject({ period: 0, result: 'declined', decline_class: 'soft', decline_code: '10127' });
+    expect(Date.parse(attempt?.next_retry_at as string) - Date.parse(sub.anchor as string)).toBe(DAY);
+    const before = charges(approved.pmkey).length;
+    const patched = await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, backOffice(), { payment_method: approved.pmkey });
+    expect(patched.status).toBe(200);
+    await eventually(async () => (await read(k)).body.status === 'active', 10_000);
+    expect(charges(approved.pmkey).length).toBe(before + 1);
+    expect((await read(k)).body.periods_charged).toBe(1);
+  });
+
+  test('when a hard decline comes, then that card is never charged again for the subscription', async () => {
+    const hard = card('4000300811112222');
+    const made = await create(hard.custkey, { amount: '8.00', payment_method: hard.pmkey, start: await tomorrow(), interval: 'day' }, key('hard'), backOffice());
+    expect(made.status).toBe(201);
+    const k = made.body.key as string;
+    await advance(DAY + 1000);
+    await eventually(async () => (await read(k)).body.status === 'past_due', 10_000);
+    const sub = (await read(k)).body;
+    expect((sub.history as Array<Record<string, unknown>>)[0]).toMatchObject({ decline_class: 'hard', decline_code: '10257', next_retry_at: null });
+    expect(sub.next_charge_at).toBeNull();
+    const declines = charges(hard.pmkey, 'D').length;
+    await advance(30 * DAY);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(charges(hard.pmkey, 'D').length).toBe(declines);
+  });
+
+  test('when the card is removed, then the renewal sends nothing and the subscription waits for a new card', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const made = await create(custkey, { amount: '1.25', payment_method: pmkey, start: await tomorrow(), interval: 'day' }, key('rm'), backOffice());
+    const k = made.body.key as string;
+    const wallet = token({ sub: 'wallet-admin', custkey, scope: 'payment_methods:write payment_methods:read' });
+    // Another card of the customer, added and then removed, is what the subscription charges.
+    const extra = bff.sandbox.fixtures.paymentMethods(custkey).find((m) => m.key !== pmkey);
+    expect(extra).toBeDefined();
+    const onExtra = await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, backOffice(), { payment_method: extra?.key });
+    expect(onExtra.status).toBe(200);
+    const removed = await call(bff.url, 'DELETE', `/v1/customers/${custkey}/payment_methods/${extra?.key}`, wallet);
+    expect(removed.status).toBe(204);
+    const before = bff.sandbox.transactions().filter((t) => t.pmkey === extra?.key).length;
+    await advance(DAY + 1000);
+    await eventually(async () => (await read(k)).body.status === 'past_due', 10_000);
+    expect((await read(k)).body.history).toEqual([expect.objectContaining({ result: 'not_sent', decline_class: 'hard', decline_code: 'removed' })]);
+    expect(bff.sandbox.transactions().filter((t) => t.pmkey === extra?.key).length).toBe(before);
+  });
+});
+
+describe('the test clock', () => {
+  test('when advanced, then every replica reads the same time', async () => {
+    const replica = await bff.replica();
+    try {
+      const now = await advance(60_000);
+      const res = await fetch(`${bff.adminUrl}/test/clock`);
+      expect(Math.abs(Date.parse(((await res.json()) as { now: string }).now) - now)).toBeLessThan(5_000);
+    } finally {
+      await replica.stop();
+    }
+  });
+});
