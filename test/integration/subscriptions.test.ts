@@ -52,14 +52,13 @@ const tomorrow = async () => new Date((await clockNow()) + DAY).toISOString().sl
 describe('creating a subscription', () => {
   test('when a bound shopper creates one, then the first period is charged now and the consent is recorded', async () => {
     const { custkey, pmkey } = card('4000100011112224');
-    const before = charges(pmkey).length;
-    const res = await create(custkey, { amount: '9.99', payment_method: pmkey });
+    const invoices = prefix();
+    const res = await create(custkey, { amount: '9.99', payment_method: pmkey, invoice_prefix: invoices });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ type: 'subscription', customer: custkey, payment_method: pmkey, amount: '9.99', status: 'active', periods_charged: 1 });
     expect(res.body.consent).toMatchObject({ text: 'monthly plan v3', by: `shopper-${custkey}` });
     expect((res.body.latest_sale as { status: string }).status).toBe('pending_settlement');
-    expect(charges(pmkey).length).toBe(before + 1);
-    // The first charge is the shopper's own (present): no recurring indicator.
+    expect(chargesOf(invoices).map((t) => t.invoice)).toEqual([`${invoices}-1`]);
     const anchor = Date.parse(res.body.anchor as string);
     const next = new Date(anchor);
     next.setUTCMonth(next.getUTCMonth() + 1);
@@ -70,14 +69,14 @@ describe('creating a subscription', () => {
   test('when the same Idempotency-Key comes again, then the same subscription answers and nothing more is charged', async () => {
     const { custkey, pmkey } = card('4000100011112224');
     const idem = key('again');
-    const first = await create(custkey, { amount: '4.00', payment_method: pmkey }, idem);
-    const count = charges(pmkey).length;
-    const again = await create(custkey, { amount: '4.00', payment_method: pmkey }, idem);
+    const invoices = prefix();
+    const first = await create(custkey, { amount: '4.00', payment_method: pmkey, invoice_prefix: invoices }, idem);
+    const again = await create(custkey, { amount: '4.00', payment_method: pmkey, invoice_prefix: invoices }, idem);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.key).toBe(first.body.key);
-    expect(charges(pmkey).length).toBe(count);
-    const other = await create(custkey, { amount: '5.00', payment_method: pmkey }, idem);
+    expect(chargesOf(invoices).length).toBe(1);
+    const other = await create(custkey, { amount: '5.00', payment_method: pmkey, invoice_prefix: invoices }, idem);
     expect(other.status).toBe(422);
     expect(other.body.error?.code).toBe('idempotency_key_reused');
   });
@@ -155,7 +154,8 @@ describe('renewals', () => {
     const declined = card('4000300011112220');
     const approved = card('4000100011112224');
     expect(declined.custkey).toBe(approved.custkey);
-    const made = await create(declined.custkey, { amount: '5.50', payment_method: declined.pmkey, start: await tomorrow(), interval: 'week' });
+    const invoices = prefix();
+    const made = await create(declined.custkey, { amount: '5.50', payment_method: declined.pmkey, start: await tomorrow(), interval: 'week', invoice_prefix: invoices });
     expect(made.status).toBe(201);
     expect(made.body.periods_charged).toBe(0);
     const k = made.body.key as string;
@@ -165,11 +165,11 @@ describe('renewals', () => {
     const attempt = (sub.history as Array<Record<string, unknown>>)[0];
     expect(attempt).toMatchObject({ period: 0, result: 'declined', decline_class: 'soft', decline_code: '10127' });
     expect(Date.parse(attempt?.next_retry_at as string) - Date.parse(sub.anchor as string)).toBe(DAY);
-    const before = charges(approved.pmkey).length;
+    expect(chargesOf(invoices).length).toBe(0);
     const patched = await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, backOffice(), { payment_method: approved.pmkey });
     expect(patched.status).toBe(200);
     await eventually(async () => (await read(k)).body.status === 'active', 10_000);
-    expect(charges(approved.pmkey).length).toBe(before + 1);
+    expect(chargesOf(invoices).map((t) => t.pmkey)).toEqual([approved.pmkey]);
     expect((await read(k)).body.periods_charged).toBe(1);
   });
 
