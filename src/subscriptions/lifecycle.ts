@@ -51,6 +51,14 @@ export interface Transition {
  */
 export function applyOutcome(r: SubscriptionRecord, period: number, attempt: number, outcome: Outcome, nowMs: number, policy: RetryPolicy, pm: string): Transition | undefined {
   if (r.next_period !== period || r.attempts !== attempt) return undefined;
+  const t = transition(r, period, attempt, outcome, nowMs, policy, pm);
+  // Canceled or paused while the attempt was out (a cancel that waited out its lease): the attempt is recorded,
+  // the status stays, and nothing more is planned.
+  if (r.status === 'canceled' || r.status === 'paused') return { next: { ...t.next, status: r.status, due_ms: null }, events: t.events.filter((e) => e === 'subscription.renewed' || e === 'subscription.payment_failed') };
+  return t;
+}
+
+function transition(r: SubscriptionRecord, period: number, attempt: number, outcome: Outcome, nowMs: number, policy: RetryPolicy, pm: string): Transition {
   const sale = outcome.kind === 'removed' ? null : outcome.transaction.key || null;
   if (outcome.kind === 'approved') {
     const plan = planNext(r, period + 1);

@@ -221,3 +221,27 @@ describe('the test clock', () => {
     }
   });
 });
+
+describe('a cancel during a renewal', () => {
+  test('when a renewal is on its way to the gateway, then the cancel answers after it, so no charge follows the answer', async () => {
+    // The slow test card answers after a delay (slowCardScale): the renewal is sent and not yet answered.
+    const slow = card('4000000011112226');
+    const invoices = prefix();
+    const made = await create(slow.custkey, { amount: '2.50', payment_method: slow.pmkey, interval: 'day', invoice_prefix: invoices }, key('slow'), backOffice());
+    expect(made.status).toBe(201);
+    const k = made.body.key as string;
+    bff.sandbox.update({ slowCardScale: 0.2 }); // 1 s, within GATEWAY_TIMEOUT_MS
+    try {
+      await advance(DAY + 1000);
+      await eventually(() => chargesOf(invoices).length === 2, 10_000); // received by the gateway, answer pending
+      const canceled = await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, backOffice());
+      const answeredAt = Date.now();
+      expect(canceled.status).toBe(200);
+      // The renewal's answer was in the subscription before the cancel's.
+      expect(canceled.body).toMatchObject({ status: 'canceled', periods_charged: 2 });
+      expect(chargesOf(invoices).every((t) => t.time <= answeredAt)).toBe(true);
+    } finally {
+      bff.sandbox.update({ slowCardScale: 0.05 });
+    }
+  });
+});
