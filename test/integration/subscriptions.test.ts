@@ -124,6 +124,9 @@ describe('renewals', () => {
       const renewed = chargesOf(invoices).filter((t) => t.invoice === `${invoices}-2`);
       expect(renewed.length).toBe(1);
       expect(renewed[0]?.amount).toBe('7.00');
+      // The renewal carries the gateway's recurring indicator; the first charge (the shopper present) does not.
+      expect(renewed[0]?.recurring).toBe(true);
+      expect(chargesOf(invoices).find((t) => t.invoice === `${invoices}-1`)?.recurring).toBeUndefined();
       const sub = (await read(k)).body;
       expect(sub.status).toBe('active');
       expect((sub.history as Array<{ result: string }>).map((h) => h.result)).toEqual(['approved', 'approved']);
@@ -206,6 +209,31 @@ describe('renewals', () => {
     await eventually(async () => (await read(k)).body.status === 'past_due', 10_000);
     expect((await read(k)).body.history).toEqual([expect.objectContaining({ result: 'not_sent', decline_class: 'hard', decline_code: 'removed' })]);
     expect(bff.sandbox.transactions().filter((t) => t.pmkey === extra?.key).length).toBe(before);
+  });
+});
+
+describe('dunning', () => {
+  test('when a card declines softly twice and then approves, then the period is retried on the schedule and paid once', async () => {
+    const { custkey, pmkey } = card('5555444433332226');
+    const invoices = prefix();
+    const made = await create(custkey, { amount: '12.00', payment_method: pmkey, start: await tomorrow(), interval: 'month', invoice_prefix: invoices }, key('dun'), backOffice());
+    const k = made.body.key as string;
+    bff.sandbox.declineNext(pmkey, 2, '10251');
+    const history = async () => (await read(k)).body.history as Array<Record<string, unknown>>;
+    await advance(DAY + 1000); // the due date: declined, retry planned 1 day after it
+    await eventually(async () => (await history()).length === 1, 10_000);
+    expect((await read(k)).body.status).toBe('past_due');
+    await advance(DAY); // the first retry (1 day after the due date): declined again, the next 3 days after it
+    await eventually(async () => (await history()).length === 2, 10_000);
+    expect(chargesOf(invoices, 'A').length).toBe(0);
+    await advance(2 * DAY); // the second retry: approved
+    await eventually(async () => (await read(k)).body.status === 'active', 10_000);
+    const attempts = await history();
+    expect(attempts.map((a) => [a.period, a.result, a.decline_class])).toEqual([[0, 'declined', 'soft'], [0, 'declined', 'soft'], [0, 'approved', null]]);
+    expect(Date.parse(attempts[1]?.next_retry_at as string) - Date.parse((await read(k)).body.anchor as string)).toBe(3 * DAY);
+    expect(chargesOf(invoices, 'A').length).toBe(1);
+    expect(chargesOf(invoices, 'D').length).toBe(2);
+    expect((await read(k)).body.periods_charged).toBe(1);
   });
 });
 
