@@ -36,6 +36,8 @@ export interface SaleInput {
   invoice?: string;
   /** false: authorize only (`authonly`). */
   capture: boolean;
+  /** An internal service's own billing (`customers:any` only): sent with the gateway's recurring indicator. */
+  recurring?: boolean;
 }
 
 /** The body of a capture or a refund: all (absent) or part of the sale. */
@@ -132,7 +134,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
   // Safe after validation: the schema fixes every field's type and forbids others.
   const raw = body as {
     customer: string; payment_method?: string; payment_key?: string; save_payment_method?: boolean; amount: string; amount_detail?: { tax?: string; tip?: string };
-    invoice?: string; capture?: boolean;
+    invoice?: string; capture?: boolean; recurring?: boolean;
   };
   const amountCents = toCents(raw.amount);
   const details: ErrorDetail[] = [];
@@ -150,6 +152,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
     if (detail.tip !== undefined) input.amountDetail.tip = canonicalAmount(detail.tip);
   }
   if (raw.invoice !== undefined) input.invoice = raw.invoice;
+  if (raw.recurring === true) input.recurring = true;
   return input;
 }
 

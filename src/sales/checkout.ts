@@ -45,6 +45,13 @@ export interface PayRequest {
   alsoRecord?: (outcome: SaleOutcome, facts: SaleFacts) => (() => Promise<unknown>) | undefined;
 }
 
+/**
+ * The budget class of charges the shopper does not start (renewals, `"recurring": true`) until the limiter has a
+ * renewal class of its own (issue 37, item 3): the capture class, which a checkout's sale never queues behind (a
+ * class waits behind its own and higher ones only) and which reads give way to.
+ */
+export const RECURRING_CLASS: CallClass = 'capture';
+
 /** The HTTP edge's rendering of a sale's outcome (201, 402, 502), stored for replays and sent. */
 export type RenderSale = (outcome: SaleOutcome, facts: SaleFacts) => StoredResponse;
 
@@ -79,6 +86,9 @@ export interface CheckoutDeps {
  * that makes the sale the customer's (and its view) rides with the idempotency completion, as does leaving the
  * guard.
  */
+/** A checkout's sale, or a charge the shopper does not start. */
+const classOf = (input: PayInput): CallClass => input.cls ?? (input.recurring ? RECURRING_CLASS : 'sale');
+
 export function createCheckout(deps: CheckoutDeps): Checkout {
   const { sales, records, writes, guard, newCards } = deps;
 
@@ -90,7 +100,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
     // Its token must be loaded first (a read, and its own wait): a removal need not wait for this attempt.
     if (!token) guarded.waiting();
     const sale = { ...asked, payment_method: input.paymentMethod, amount_detail: input.amountDetail, recurring: input.recurring };
-    return sales.charge(sale, { peeked: token, slot, beforeSend: guarded.beforeSend, cls: input.cls });
+    return sales.charge(sale, { peeked: token, slot, beforeSend: guarded.beforeSend, cls: classOf(input) });
   }
 
   /** A card just collected by Pay.js; kept on the customer, it is named now when a read slot is free at once. */
@@ -117,7 +127,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         leaseMs: deps.leaseMs,
         foldable: true,
       };
-      const slot = sales.reserveSlot(input.cls);
+      const slot = sales.reserveSlot(classOf(input));
       const guarded = guard.enter(input.customer, paymentMethod ?? '');
       let saved: { tx: SaleOutcome['transaction']; facts: SaleFacts } | undefined;
       try {

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/types';
 import type { EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
-import type { Checkout, RenderSale } from '../sales/checkout';
+import { RECURRING_CLASS, type Checkout, type RenderSale } from '../sales/checkout';
 import type { WalletView } from '../wallet/wallet-view';
 import { createTestClock, createWallClock, type Clock } from './clock';
 import { createMemorySubscriptionStore } from './memory-subscription-store';
@@ -55,9 +55,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
     settings: {
       pollMs: config.subscriptions.pollMs,
       batch: 50,
-      // Until the limiter has a renewal class of its own (issue 37, item 3): the capture class, which a checkout's
-      // sale never queues behind (a class waits behind its own and higher ones only) and reads give way to.
-      cls: 'capture',
+      cls: RECURRING_CLASS,
       leaseMs: deps.leaseMs,
       policy: { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction },
     },

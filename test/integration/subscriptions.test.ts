@@ -273,3 +273,19 @@ describe('a cancel during a renewal', () => {
     }
   });
 });
+
+describe('"recurring": true on POST /v1/sales', () => {
+  test('when an internal service sends it, then the sale carries the recurring indicator; a shopper\'s token gets 403 and nothing is sent', async () => {
+    const { custkey, pmkey } = card('4000100011112224');
+    const invoice = `rec-${prefix()}`;
+    const body = { customer: custkey, payment_method: pmkey, amount: '3.33', invoice, recurring: true };
+    const service = token({ sub: 'billing-engine', scope: 'customers:any sales:create' });
+    const ok = await call(bff.url, 'POST', '/v1/sales', service, body, { 'Idempotency-Key': key('rec') });
+    expect(ok.status).toBe(201);
+    expect(bff.sandbox.transactions().filter((t) => t.invoice === invoice).map((t) => t.recurring)).toEqual([true]);
+    const shopperToken = token({ sub: 'shopper-rec', custkey, scope: 'sales:create' });
+    const refused = await call(bff.url, 'POST', '/v1/sales', shopperToken, { ...body, invoice: `${invoice}-x` }, { 'Idempotency-Key': key('rec') });
+    expect(refused.status).toBe(403);
+    expect(bff.sandbox.transactions().filter((t) => t.invoice === `${invoice}-x`)).toEqual([]);
+  });
+});
