@@ -289,3 +289,11 @@ describe('"recurring": true on POST /v1/sales', () => {
     expect(bff.sandbox.transactions().filter((t) => t.invoice === `${invoice}-x`)).toEqual([]);
   });
 });
+
+describe('the renewals\' own caller', () => {
+  test('when a token claims a sub with a control character (as the renewals\' own does), then it is refused', async () => {
+    const { custkey } = card('4000100011112224');
+    const forged = token({ sub: 'tokengate\u0000renewals', scope: 'customers:any sales:create subscriptions:read' });
+    expect((await call(bff.url, 'GET', `/v1/customers/${custkey}/subscriptions`, forged)).status).toBe(401);
+  });
+});
