@@ -222,7 +222,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
-    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs,
+    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   subscriptions.renewals.start();

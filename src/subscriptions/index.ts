@@ -1,4 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { createRenewalMetrics } from './metrics';
 import type { Config } from '../config/types';
 import type { EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
@@ -38,6 +40,7 @@ export interface SubscriptionsDeps {
   logger: Logger;
   /** A renewal attempt's write lease (the checkout's). */
   leaseMs: number;
+  registry?: Registry;
 }
 
 export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
@@ -52,6 +55,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const renewals = createRenewals({
     ...common,
     render: deps.render,
+    metrics: deps.registry ? createRenewalMetrics(deps.registry, { store, clock }) : undefined,
     settings: {
       pollMs: config.subscriptions.pollMs,
       batch: 50,

@@ -8,6 +8,7 @@ import { sentness, unwrapNotSent } from '../writes';
 import type { Clock } from './clock';
 import { createCommit } from './commit';
 import { applyOutcome, endAtPeriodEnd, type Outcome, type RetryPolicy } from './lifecycle';
+import type { RenewalMetrics, RenewalResult } from './metrics';
 import type { PaymentMethods } from './payment-methods';
 import type { StoredResponse } from '../idempotency';
 import type { ResultCode, Transaction } from '../gateway/types';
@@ -51,6 +52,7 @@ export interface RenewalDeps {
   appended?: () => void;
   logger: Logger;
   settings: RenewalSettings;
+  metrics?: RenewalMetrics;
 }
 
 /**
@@ -116,12 +118,16 @@ export function createRenewals(deps: RenewalDeps): Renewals {
       // Not sent (no budget, Redis away) or of unknown outcome (the reconciler settles it; the same key answers
       // 409 until then): the mark goes, the period stays due, and the next pass asks again under the same key.
       logger.info('renewal not settled now; the next pass asks again', { sent: sentness(err), reason: (e as { code?: string } | null)?.code });
+      count('deferred');
       await commit(key, (cur) => (cur.sending ? { next: { ...cur, sending: null, version: cur.version + 1 }, events: [] } : undefined));
     }
   }
 
+  const count = (result: RenewalResult) => deps.metrics?.attempts.inc({ result });
+
   async function settle(key: string, period: number, attempt: number, outcome: Outcome, pm: string): Promise<void> {
     const now = await clock.now();
+    count(outcome.kind);
     await commit(key, (cur) => applyOutcome(cur, period, attempt, outcome, now, settings.policy, pm));
   }
 

@@ -127,6 +127,9 @@ describe('renewals', () => {
       // The renewal carries the gateway's recurring indicator; the first charge (the shopper present) does not.
       expect(renewed[0]?.recurring).toBe(true);
       expect(chargesOf(invoices).find((t) => t.invoice === `${invoices}-1`)?.recurring).toBeUndefined();
+      // Counted by the replica that ran it (one of the two), for the operator (TokengateRenewalsLate's runbook).
+      const metrics = await Promise.all([bff.adminUrl].map(async (u) => (await fetch(`${u}/metrics`)).text()));
+      expect(metrics.join('\n')).toMatch(/tokengate_subscription_renewals_late \d+/);
       const sub = (await read(k)).body;
       expect(sub.status).toBe('active');
       expect((sub.history as Array<{ result: string }>).map((h) => h.result)).toEqual(['approved', 'approved']);
