@@ -46,11 +46,10 @@ export interface PayRequest {
 }
 
 /**
- * The budget class of charges the shopper does not start (renewals, `"recurring": true`) until the limiter has a
- * renewal class of its own (issue 37, item 3): the capture class, which a checkout's sale never queues behind (a
- * class waits behind its own and higher ones only) and which reads give way to.
+ * The budget class of charges the shopper does not start (renewals, `"recurring": true`): behind sales, captures
+ * and refunds, ahead of reads (src/limiter/types.ts). A checkout never queues behind it.
  */
-export const RECURRING_CLASS: CallClass = 'capture';
+export const RECURRING_CLASS: CallClass = 'renewal';
 
 /** The HTTP edge's rendering of a sale's outcome (201, 402, 502), stored for replays and sent. */
 export type RenderSale = (outcome: SaleOutcome, facts: SaleFacts) => StoredResponse;
