@@ -100,8 +100,9 @@ export function createRenewals(deps: RenewalDeps): Renewals {
       const result = await checkout.pay({
         caller: RENEWALS_CALLER,
         idempotencyKey: `renewal:${key}:${period}:${attempt}`,
-        // Fixed per attempt: the same attempt asked again is the same request.
-        fingerprint: `renewal:${key}:${period}:${attempt}:${pm}`,
+        // Fixed per attempt, whatever card it goes to: a card changed while the attempt's outcome is unknown must
+        // meet that outcome (409 until reconciled, then its replay), never a refusal that would leave it due.
+        fingerprint: `renewal:${key}:${period}:${attempt}`,
         input: { customer: r.customer, paymentMethod: pm, amount: r.amount, amountDetail: r.amount_detail ?? undefined, capture: true, recurring: true, cls: settings.cls, ...(invoice ? { invoice } : {}) },
         alsoRecord: (outcome) => () => settle(key, period, attempt, outcome, pm),
       }, deps.render);

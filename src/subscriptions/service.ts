@@ -111,8 +111,14 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         if (isNew) await appendEvents(deps, { next: stored, events: ['subscription.created'] });
       };
       if (!chargeNow) {
-        await created(base)();
-        return { record: (await store.get(key)) ?? base, replayed: false };
+        const stored = await store.create(base);
+        // Two creates racing under one key: the loser answers as a replay would (or key reused for another body).
+        if (!stored.created) {
+          if (stored.record.fingerprint !== fingerprint) throw new WriteKeyReusedError();
+          return { record: stored.record, replayed: true };
+        }
+        await appendEvents(deps, { next: stored.record, events: ['subscription.created'] });
+        return { record: stored.record, replayed: false };
       }
       // The first period, with the shopper present: a checkout sale through the one write protocol, under a key of
       // its own derived from the create's, so a retried create replays it; the subscription is created with its
