@@ -215,6 +215,52 @@ describe('renewals', () => {
   });
 });
 
+describe('pause, resume, the period\'s end, the count', () => {
+  const approved = () => card('4000100211112222');
+
+  test('when paused, then nothing is charged; when resumed, then the next period ahead of the clock is charged, not those missed', async () => {
+    const { custkey, pmkey } = approved();
+    const invoices = prefix();
+    const made = await create(custkey, { amount: '2.00', payment_method: pmkey, interval: 'day', invoice_prefix: invoices }, key('pause'), backOffice());
+    const k = made.body.key as string;
+    expect((await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, backOffice(), { status: 'paused' })).body).toMatchObject({ status: 'paused', next_charge_at: null });
+    await advance(3 * DAY + 1000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(chargesOf(invoices).length).toBe(1);
+    const resumed = await call(bff.url, 'PATCH', `/v1/subscriptions/${k}`, backOffice(), { status: 'active' });
+    expect(resumed.body.status).toBe('active');
+    expect(Date.parse(resumed.body.next_charge_at as string)).toBe(Date.parse(made.body.anchor as string) + 4 * DAY);
+    await advance(DAY);
+    await eventually(async () => (await read(k)).body.periods_charged === 2, 10_000);
+    expect(chargesOf(invoices).map((t) => t.invoice)).toEqual([`${invoices}-1`, `${invoices}-5`]);
+  });
+
+  test('when canceled at the period\'s end, then the next due date cancels it without a charge', async () => {
+    const { custkey, pmkey } = approved();
+    const invoices = prefix();
+    const made = await create(custkey, { amount: '2.00', payment_method: pmkey, interval: 'day', invoice_prefix: invoices }, key('end'), backOffice());
+    const k = made.body.key as string;
+    const answer = await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, backOffice(), { at_period_end: true });
+    expect(answer.body).toMatchObject({ status: 'active', cancel_at_period_end: true });
+    await advance(DAY + 1000);
+    await eventually(async () => (await read(k)).body.status === 'canceled', 10_000);
+    expect(chargesOf(invoices).length).toBe(1);
+  });
+
+  test('when the count is reached, then the subscription is completed and charges no more', async () => {
+    const { custkey, pmkey } = approved();
+    const invoices = prefix();
+    const made = await create(custkey, { amount: '2.00', payment_method: pmkey, interval: 'day', count: 2, invoice_prefix: invoices }, key('count'), backOffice());
+    const k = made.body.key as string;
+    await advance(DAY + 1000);
+    await eventually(async () => (await read(k)).body.status === 'completed', 10_000);
+    await advance(2 * DAY);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(chargesOf(invoices).length).toBe(2);
+    expect((await read(k)).body).toMatchObject({ periods_charged: 2, next_charge_at: null });
+  });
+});
+
 describe('dunning', () => {
   test('when a card declines softly twice and then approves, then the period is retried on the schedule and paid once', async () => {
     const { custkey, pmkey } = card('5555444433332226');
