@@ -559,6 +559,11 @@ export interface components {
             created?: string;
             /** @description Listed refunds only, once tokengate has read the gateway's record of the sale: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
+            /**
+             * @description `voided` once the gateway voided the refund (its `transaction.refund.voided`): listed still, no longer counted in `amount_refunded`
+             * @enum {string}
+             */
+            status?: "voided";
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */
         AddPaymentMethodRequest: {
@@ -603,17 +608,17 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
         };
-        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. */
+        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. `refund.voided`: a refund voided at the gateway before its batch closed (its amount is no longer refunded; `status` `voided`). */
         RefundEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "refund.succeeded";
+            type: "refund.succeeded" | "refund.voided";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Refund"];

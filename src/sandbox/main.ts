@@ -27,6 +27,8 @@ async function main(): Promise<void> {
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
+      merchantKey: s.merchantKey,
+      refundWithoutAmount: s.refundWithoutAmount,
       ...webhookSettingsFromConfig(s),
     },
   });

@@ -48,6 +48,14 @@ export interface SandboxSettings extends WebhookSettings {
   /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
   paymentKeyTtlMs: number;
   deletedCardref: SandboxDeletedCardref;
+  /** The `merch_key` its webhooks carry (README.md, Webhooks). */
+  merchantKey: string;
+  /**
+   * A `refund` without `amount` after an earlier partial refund (undocumented: the reference says only "a full
+   * refund on the transaction"): `left` refunds what is left; `original` asks for the original amount, refused
+   * as exceeding it once anything was refunded.
+   */
+  refundWithoutAmount: 'left' | 'original';
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -68,6 +76,9 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   batchCloseIntervalMs: 0,
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
+  // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
+  merchantKey: '5qwnn5b51gnkd1b',
+  refundWithoutAmount: 'left',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -153,6 +164,12 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'deletedCardref') {
       if (value !== 'refused' && value !== 'honoured') throw new SettingsError('deletedCardref must be refused or honoured');
       out.deletedCardref = value;
+    } else if (name === 'merchantKey') {
+      if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{4,64}$/.test(value)) throw new SettingsError('merchantKey must be 4-64 of [A-Za-z0-9_-]');
+      out.merchantKey = value;
+    } else if (name === 'refundWithoutAmount') {
+      if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
+      out.refundWithoutAmount = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {
