@@ -83,3 +83,31 @@ describe('gateway reads a merchant\'s day costs, with and without webhooks', () 
     expect(withHooks.refundSeen).toBe(without.refundSeen);
   }, 60_000);
 });
+
+describe('a stale view whose refresh failed', () => {
+  it('when the refresh\'s gateway read fails, then its claim is released and the next stale read refreshes at once (not after the claim\'s 30 s)', async () => {
+    const bff = await startBff({ env: { REDIS_KEY_PREFIX: uniquePrefix('refresh-claim').replace(/[^A-Za-z0-9:_-]/g, '_'), VIEW_SALE_FRESH_MS: '1' } });
+    try {
+      const customer = bff.sandbox.fixtures.firstCustomer().key;
+      const pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
+      const bearer = token({ sub: 'refresh-claim', scope: 'customers:any sales:create sales:read' });
+      const made = await request(bff.url).post('/v1/sales').set('Authorization', `Bearer ${bearer}`).set('Idempotency-Key', 'claim-1').set('Content-Type', 'application/json')
+        .send(JSON.stringify({ customer, payment_method: pm, amount: '5.00' }));
+      const key = made.body.key as string;
+      const lookups = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0), 0);
+      const view = () => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${bearer}`);
+      // Two: a read is re-sent once after a 5xx, so both tries fail.
+      bff.sandbox.faults.next({ kind: '5xx', match: 'lookup', count: 2 });
+      await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body: { command: 'void', trankey: key } });
+      const before = lookups();
+      expect((await view()).headers['cache-status']).toMatch(/ttl=-/); // stale: answered, refreshed behind
+      // The event this needs: the refresh's read reached the sandbox and failed (the fault is spent).
+      await eventually(() => bff.sandbox.faults.pending().length === 0);
+      // Each stale read starts a refresh; with the claim released, one of them reads the gateway now.
+      await eventually(async () => (await view()).body.status === 'voided', 5000, 50);
+      expect(lookups()).toBeGreaterThan(before);
+    } finally {
+      await bff.stop();
+    }
+  }, 30_000);
+});
