@@ -138,7 +138,27 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
         throw err;
       }
       await fold(saleKey, view, detail);
+      await checkRefunds(saleKey, view, detail, REFRESH_CLASS, caller.sub);
     });
+  }
+
+  /**
+   * A settled sale's refunds are transactions of their own, and its look-up may not list them (gateway-facts.md,
+   * Looking transactions up): each refund the view lists as standing is looked up by its own key (one read each,
+   * in the same class as the sale's), and one the gateway shows voided is given back (`refund.voided`). With the
+   * list, nothing more is read: its statuses came with the sale.
+   */
+  async function checkRefunds(saleKey: string, view: SaleView, detail: TransactionDetail, cls: 'read' | typeof REFRESH_CLASS, sub: string): Promise<void> {
+    if (detail.refundsListed || statusOf(detail) !== 'settled') return;
+    const standing = view.refunds.filter((r) => !r.voided && r.method === 'refund' && r.key !== saleKey);
+    for (const refund of standing) {
+      try {
+        const there = (await budget.run(cls, () => gateway.getTransaction(refund.key), { caller: sub, ...(cls === REFRESH_CLASS ? { maxWaitMs: 0 } : {}) })).value;
+        if (there.status_code === 'V') await records.hear(saleKey, { kind: 'refund_voided', refundKey: refund.key });
+      } catch (err) {
+        logger.debug('a refund of a sale was not checked now', { err });
+      }
+    }
   }
 
   return {
@@ -201,6 +221,7 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
         // The gateway's word, asked for (or a record kept before its fields were): one read in the caller's share.
         const detail = await askGateway(caller, saleKey, false);
         await fold(saleKey, view, detail);
+        await checkRefunds(saleKey, view, detail, 'read', caller.sub);
         view = (await records.view(saleKey)) ?? view;
         freshness = { kind: options.fresh ? 'forced' : 'miss' };
       }

