@@ -70,6 +70,15 @@ const FAULTS = {
   async redis_restart({ redis }) {
     return redis.mode === 'sentinel' ? `failover: ${await redis.failover()}` : `restart: ${await redis.restart()}`;
   },
+  async refund_voided({ sandbox }) {
+    // The merchant voids a refund in the console before its batch closes (issue 36): the money is no longer
+    // refunded, and the gateway's transaction.refund.voided names no sale, only the refund.
+    const entries = await sandbox.admin('GET', 'ledger');
+    const refund = entries.find((e) => e.kind === 'refund' && e.state === 'unsettled' && !e.voided);
+    if (!refund) return 'no unsettled refund to void yet';
+    const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: refund.key });
+    return `refund ${refund.key} of ${refund.amount} (sale ${refund.original}) voided at the gateway: ${res?.result_code ?? 'no answer'}`;
+  },
   async webhook_twice_late({ sandbox, windowMs }) {
     await sandbox.admin('POST', 'webhooks/hold');
     await sleep(windowMs);
@@ -82,7 +91,7 @@ const FAULTS = {
   },
 };
 
-const ORDER = ['gateway_slow', 'replica_sigkill', 'gateway_stall', 'webhook_twice_late', 'gateway_reset_after', 'redis_restart', 'gateway_5xx',
+const ORDER = ['gateway_slow', 'replica_sigkill', 'gateway_stall', 'webhook_twice_late', 'gateway_reset_after', 'refund_voided', 'redis_restart', 'gateway_5xx',
   'gateway_reset_before', 'rolling_deploy', 'gateway_5xx_after', 'gateway_429'];
 
 const RESTARTS_REPLICAS = new Set(['replica_sigkill', 'rolling_deploy']);
