@@ -194,7 +194,7 @@ async function main() {
   const loadStopsAt = startedAt + opts.durationMs;
   const visitsPerSecond = Math.max(0.5, 0.4 * opts.scale);
   const rounds = opts.faults ? Math.max(1, Math.round(opts.durationMs / 600_000)) : 0;
-  const ctx = { sandbox, slots, redis, client };
+  const ctx = { sandbox, slots, redis, client, load };
   const faults = playFaults(ctx, {
     startedAt, durationMs: opts.durationMs, loadStopsAt, rounds,
     onFault: (f) => { timeline.faults.push(f); log(`fault ${f.kind}: ${f.detail}`); },

@@ -70,14 +70,20 @@ const FAULTS = {
   async redis_restart({ redis }) {
     return redis.mode === 'sentinel' ? `failover: ${await redis.failover()}` : `restart: ${await redis.restart()}`;
   },
-  async refund_voided({ sandbox }) {
+  async refund_voided({ sandbox, client, load }) {
     // The merchant voids a refund in the console before its batch closes (issue 36): the money is no longer
-    // refunded, and the gateway's transaction.refund.voided names no sale, only the refund.
-    const entries = await sandbox.admin('GET', 'ledger');
-    const refund = entries.find((e) => e.kind === 'refund' && e.state === 'unsettled' && !e.voided);
-    if (!refund) return 'no unsettled refund to void yet';
-    const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: refund.key });
-    return `refund ${refund.key} of ${refund.amount} (sale ${refund.original}) voided at the gateway: ${res?.result_code ?? 'no answer'}`;
+    // refunded, and the gateway's transaction.refund.voided names no sale, only the refund. The soak's own refunds
+    // are of unsettled sales (no refund transaction of their own), so the fault makes one: it closes the batch,
+    // refunds 1.00 of a settled sale through tokengate (as the merchant's service does), then voids that refund
+    // at the gateway.
+    await sandbox.api('POST', 'batches/current/close');
+    const entries = new Map((await sandbox.admin('GET', 'ledger')).map((e) => [e.key, e]));
+    const sale = [...load.saleKeys.keys()].find((k) => { const e = entries.get(k); return e?.state === 'settled' && Number(e.captured) - Number(e.refunded) >= 1; });
+    if (!sale) return 'no settled sale to refund yet';
+    const made = await client.write('refund', 'POST', `/v1/sales/${sale}/refunds`, { token: load.internal, body: { amount: '1.00' }, key: load.key('fault-refund') });
+    if (made.status !== 201 || !made.body?.key || made.body.key === sale) return `refund of ${sale} answered ${made.status}: nothing to void`;
+    const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: made.body.key });
+    return `refund ${made.body.key} of 1.00 (sale ${sale}), made through tokengate, voided at the gateway: ${res?.result_code ?? 'no answer'}`;
   },
   async webhook_twice_late({ sandbox, windowMs }) {
     await sandbox.admin('POST', 'webhooks/hold');
