@@ -134,10 +134,13 @@ describe('gateway webhooks in', () => {
     const key = await sale('7.00');
     await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
     await eventually(async () => (await typesOf(key)).includes('sale.settled'));
+    const before = reads();
     const refund = await post(`/v1/sales/${key}/refunds`, { amount: '2.00' });
     expect(refund.status).toBe(201);
     const [refunded] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'transaction.refund.success' && JSON.stringify(e.payload).includes(refund.body.key));
     await delivered([refunded?.event_id as string]);
+    // A webhook about tokengate's own write confirms what its record holds: no gateway read.
+    expect(reads()).toBe(before);
     expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled', 'refund.succeeded']);
     expect((await eventsOf(key))[2]?.data).toEqual(refund.body);
     expect((await view(key)).body).toMatchObject({ status: 'settled', amount_refunded: '2.00' });
