@@ -147,7 +147,10 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
     case 'void':
     case 'cc:void:release': {
       if (!tx) return { refusal: E.voidNotFound };
-      return voidIt(life, tx, ctx.now);
+      const voided = voidIt(life, tx, ctx.now);
+      // Funds released: an unvoid can no longer restore it (gateway-facts.md, Money webhooks in detail).
+      if (input.command === 'cc:void:release' && 'response' in voided) delete tx.voidedAuthCents;
+      return voided;
     }
     case 'refund': {
       if (!tx) return { refusal: E.refundNotFound };

@@ -165,6 +165,17 @@ describe('sandbox webhooks: every change of the lifecycle is an event', () => {
     expect(containsPan(JSON.stringify(emitted))).toBe(false);
   });
 
+  it('when an unvoid follows a void that released the funds, or names a settled sale, then it is refused and emits nothing', async () => {
+    const released = await charge('cc:sale');
+    await follow('cc:void:release', released);
+    expect(await follow('unvoid', released)).toMatchObject({ result_code: 'E', error_code: '10125' });
+    const settled = await charge('cc:sale');
+    await close();
+    expect(await follow('cc:adjust', settled, { amount: '5.00' })).toMatchObject({ result_code: 'E', error_code: '10126' });
+    expect(types().filter((t) => t === 'transaction.sale.unvoided' || t === 'transaction.sale.adjusted')).toEqual([]);
+    expect(sb.webhooks.events().filter((e) => e.event_type === 'transaction.sale.unvoided' || e.event_type === 'transaction.sale.adjusted')).toEqual([]);
+  });
+
   it('when a batch closes, then settlement.batch.success names the batch with its counts, not its sales', async () => {
     const kept = await charge('cc:sale');
     const voided = await charge('cc:sale');
