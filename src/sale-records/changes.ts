@@ -31,6 +31,9 @@ export function changesOfHeard(saleKey: string, heard: Heard, result: string, st
       return result === 'applied' ? [{ saleKey, kind: 'adjusted', change: adjustChange(saleKey, heard.leftCents) }] : [];
     case 'refund_voided':
       return result === 'applied' || result === 'listed' ? [{ saleKey, kind: 'refund_voided', refund: { key: heard.refundKey, cents } }] : [];
+    case 'refund_restored':
+      // What really happened: the refund stands; the money left is what it was before the webhook.
+      return result === 'applied' ? [{ saleKey, kind: 'adjusted', change: `refund-restore:${heard.refundKey}` }] : [];
     case 'unvoided':
       return result === 'changed' ? [{ saleKey, kind: 'unvoided' }] : [];
   }

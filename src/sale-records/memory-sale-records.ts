@@ -1,4 +1,5 @@
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
+import { adjusted, refundMoved } from './memory-money';
 import { markVoided, mergeRefunds } from './refunds';
 import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
 import type { Heard, ListedSaleRefund, RecordChange, RecordChangeSink, ReserveResult, ReservedOp, SaleFields, SaleRecord, SaleRecords, SaleState } from './types';
@@ -13,7 +14,7 @@ interface Reservation {
 }
 
 /** What the memory store keeps beside a record (the Redis hash's other fields). */
-interface Kept extends SaleRecord {
+export interface Kept extends SaleRecord {
   reservations: Map<string, Reservation>;
   creditedRefunds: Set<string>;
   version: number;
@@ -85,26 +86,11 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
         Object.assign(r, { refundedCents: Math.min(r.capturedCents, r.refundedCents + cents), version: r.version + 1 });
         return ['applied', r.state, cents];
       }
-      case 'adjusted': {
-        const there = heard.leftCents;
-        if (r.state === 'authorized') return r.authorizedCents === there ? ['listed', r.state, 0] : (Object.assign(r, { authorizedCents: there, version: r.version + 1 }), ['applied', r.state, 0]);
-        if (r.state !== 'captured') return ['unchanged', r.state, 0];
-        if (r.pendingRefundCents !== 0) return ['busy', r.state, 0];
-        const left = r.capturedCents - r.refundedCents;
-        if (there === left) return ['listed', r.state, 0];
-        const captured = Math.max(r.capturedCents, there);
-        Object.assign(r, { capturedCents: captured, refundedCents: captured - there, version: r.version + 1 });
-        return ['applied', r.state, left - there];
-      }
-      case 'refund_voided': {
-        const was = r.voidedRefunds?.get(heard.refundKey);
-        if (was !== undefined) return ['listed', r.state, was];
-        const cents = [...r.external, ...r.own.values()].find((x) => x.key === heard.refundKey)?.cents;
-        if (cents === undefined) return ['unknown_refund', r.state, 0];
-        (r.voidedRefunds ??= new Map()).set(heard.refundKey, cents);
-        Object.assign(r, { refundedCents: Math.max(0, r.refundedCents - cents), version: r.version + 1 });
-        return ['applied', r.state, cents];
-      }
+      case 'adjusted':
+        return adjusted(r, heard.leftCents);
+      case 'refund_voided':
+      case 'refund_restored':
+        return refundMoved(r, heard.kind, heard.refundKey);
       case 'unvoided':
         if (r.state === 'voiding') return ['busy', r.state, 0];
         if (r.state !== 'voided') return ['unchanged', r.state, 0];

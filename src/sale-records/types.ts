@@ -190,6 +190,8 @@ export type Heard =
   | { kind: 'adjusted'; leftCents: number }
   /** A refund the record lists was voided at the gateway: its amount is no longer refunded. */
   | { kind: 'refund_voided'; refundKey: string }
+  /** A refund marked voided that the gateway shows standing (the webhook that said so was contradicted). */
+  | { kind: 'refund_restored'; refundKey: string }
   /** A voided sale was restored at the gateway. */
   | { kind: 'unvoided' };
 

@@ -11,9 +11,9 @@ import { REFRESH_CLASS } from '../views/freshness';
  * A money webhook about a change tokengate did not make is applied at once (src/webhooks/intake.ts) and then
  * confirmed against the gateway in spare budget (guarantee 12): one read in the `background` class, waiting for a
  * slot at most `deadlineMs` (RECONCILE_DEADLINE_MS).
- *   - a refund's event: a look-up of the refund's own key. The gateway never made it, or it is not a credit, or
- *     it stands where the event said voided: contradicted, and undone (the refund given back is voided again,
- *     with its `refund.voided` event; a voided one put back is left to the sale's read below);
+ *   - a refund's event: a look-up of the refund's own key. Made, but the gateway never made it (or it is not a
+ *     credit, or it is voided): undone, with its `refund.voided` event; voided, but the gateway shows it
+ *     standing: counted as refunded again, with a `sale.adjusted` event (the money left as it really is);
  *   - a sale's event (void, unvoid, adjustment): a look-up of the sale folded into its record, which sets the
  *     amounts and state the gateway confirms, in both directions (src/sales/sale-lookup.ts, gatewayState).
  * Webhooks about tokengate's own writes never come here (they confirm what the record holds: no read).
@@ -51,11 +51,12 @@ export function createWebhookConfirmation(deps: ConfirmDeps): Confirm & { idle()
     }
   };
 
-  async function confirmRefund(saleKey: string, refundKey: string): Promise<boolean> {
+  /** `voided`: the event said the refund was voided; else that it was made. True when the gateway agrees. */
+  async function confirmRefund(saleKey: string, refundKey: string, voided: boolean): Promise<boolean> {
     const refund = await read(refundKey);
     const stands = refund !== undefined && refund.trantype_code === 'C' && refund.status_code !== 'V' && refund.status_code !== 'E';
-    if (stands) return true;
-    await records.hear(saleKey, { kind: 'refund_voided', refundKey });
+    if (stands !== voided) return true;
+    await records.hear(saleKey, voided ? { kind: 'refund_restored', refundKey } : { kind: 'refund_voided', refundKey });
     return false;
   }
 
@@ -72,7 +73,7 @@ export function createWebhookConfirmation(deps: ConfirmDeps): Confirm & { idle()
 
   const confirm: Confirm = ({ saleKey, refundKey, type }) => {
     const run = (async () => {
-      const held = refundKey && type === 'transaction.refund.success' ? await confirmRefund(saleKey, refundKey) : await confirmSale(saleKey);
+      const held = refundKey ? await confirmRefund(saleKey, refundKey, type === 'transaction.refund.voided') : await confirmSale(saleKey);
       outcomes.inc({ result: held ? 'confirmed' : 'contradicted' });
       if (!held) logger.warn('gateway webhook contradicted by the gateway\'s record: undone', { event_type: type, sale: saleKey, ...(refundKey ? { refund: refundKey } : {}) });
     })()

@@ -158,4 +158,19 @@ describe('the reference\'s webhook examples, signed, against tokengate', () => {
     expect((await post(`/v1/sales/${key}/refunds`, { amount: '40.00' })).status).toBe(201);
     expect((await typesOf(key)).filter((t) => t !== 'sale.settled')).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided', 'refund.succeeded']);
   });
+
+  it('when a signed transaction.refund.voided names a refund of tokengate\'s that the gateway still holds, then it is applied, contradicted by the refund\'s look-up and counted again, so no second refund can exceed the sale', async () => {
+    const key = await sale('40.00');
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    const refund = await post(`/v1/sales/${key}/refunds`, { amount: '30.00' });
+    expect(refund.status).toBe(201);
+    const contradicted = await confirmations('contradicted');
+    expect((await deliver('transaction.refund.voided', refund.body.key)).status).toBe(204);
+    await eventually(async () => (await confirmations('contradicted')) === contradicted + 1);
+    expect(await view(key)).toMatchObject({ amount_refunded: '30.00' });
+    const again = await post(`/v1/sales/${key}/refunds`, { amount: '30.00' });
+    expect(again.status).toBe(422);
+    expect(bff.sandbox.ledger.get(key)).toMatchObject({ refunded: '30.00' });
+    expect((await typesOf(key)).filter((t) => t !== 'sale.settled')).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided', 'sale.adjusted']);
+  });
 });

@@ -20,6 +20,9 @@
 --   refund_voided key             a refund the record lists (tokengate's own 'rf:', or seen 'rx:') voided at the
 --                                 gateway: its cents no longer refunded, marked 'rv:<key>' → 'applied' and the
 --                                 cents; voided already → 'listed'; not listed → 'unknown_refund'
+--   refund_restored key           a refund marked voided that the gateway shows standing (a webhook it
+--                                 contradicts): counted as refunded again (never past what was captured) →
+--                                 'applied' and the cents; not marked → 'unchanged'
 --   unvoided                      a voided sale restored: captured (or authorized when nothing was captured) →
 --                                 'changed'; a void of tokengate's in flight → 'busy'
 -- Returns {result, state, extra}: result 'absent' | 'unchanged' | 'changed' | 'listed' | 'busy' | 'applied'.
@@ -107,6 +110,14 @@ if kind == 'refund_voided' then
   redis.call('HSET', KEYS[1], 'rv:' .. key, cents, 'refunded', math.max(0, tonumber(f[3]) - cents))
   bump()
   return {'applied', state, cents}
+end
+if kind == 'refund_restored' then
+  local was = redis.call('HGET', KEYS[1], 'rv:' .. ARGV[2])
+  if not was then return {'unchanged', state, 0} end
+  redis.call('HDEL', KEYS[1], 'rv:' .. ARGV[2])
+  redis.call('HSET', KEYS[1], 'refunded', math.min(tonumber(f[2]), tonumber(f[3]) + tonumber(was)))
+  bump()
+  return {'applied', state, tonumber(was)}
 end
 if kind == 'unvoided' then
   if state == 'voiding' then return {'busy', state, 0} end
