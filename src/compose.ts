@@ -209,10 +209,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
   });
   // A change tokengate did not make is confirmed against the gateway in spare budget (guarantee 12).
-  const confirm = createWebhookConfirmation({ gateway, budget, records, fold: lookup.fold, logger, registry: metrics.registry, deadlineMs: config.reconcile.deadlineMs });
+  const confirmations = createWebhookConfirmation({ gateway, budget, records, fold: lookup.fold, logger, registry: metrics.registry, deadlineMs: config.reconcile.deadlineMs, store: webhookStore,
+    // The reconciler's cadence: a confirmation left over is another look at the gateway in spare budget.
+    retryMs: config.reconcile.retryMs, pollMs: config.reconcile.intervalMs,
+  });
+  if (config.gateway.webhookSecret) confirmations.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm,
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
     : undefined;
@@ -258,7 +262,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

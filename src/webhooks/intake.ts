@@ -48,8 +48,8 @@ export interface IntakeDeps {
   store: WebhookStore;
   /** GATEWAY_MERCHANT_KEY: events for any other merchant change nothing. Unset: every signed event applies. */
   merchantKey?: string;
-  /** A change tokengate did not make, to be confirmed against the gateway in spare budget (never awaited). */
-  confirm?: (about: { saleKey: string; refundKey?: string; type: string }) => void;
+  /** A change tokengate did not make, to be confirmed against the gateway in spare budget (resolves once queued). */
+  confirm?: (about: { saleKey: string; refundKey?: string; type: string }) => Promise<void>;
   logger: Logger;
   registry: Registry;
 }
@@ -124,7 +124,7 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
     if (result === 'unknown_refund') return 'unlinked';
     // Applied over what the record held: a change made outside tokengate, so the gateway is asked (spare budget).
     if (result === 'applied' && meant.heard.kind !== 'sale' && meant.heard.kind !== 'captured') {
-      deps.confirm?.({ saleKey: meant.saleKey, type: event.type, ...(meant.refundKey ? { refundKey: meant.refundKey } : {}) });
+      await deps.confirm?.({ saleKey: meant.saleKey, type: event.type, ...(meant.refundKey ? { refundKey: meant.refundKey } : {}) });
     }
     return 'applied';
   }

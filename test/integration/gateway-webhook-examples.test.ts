@@ -173,4 +173,19 @@ describe('the reference\'s webhook examples, signed, against tokengate', () => {
     expect(bff.sandbox.ledger.get(key)).toMatchObject({ refunded: '30.00' });
     expect((await typesOf(key)).filter((t) => t !== 'sale.settled')).toEqual(['sale.succeeded', 'refund.succeeded', 'refund.voided', 'sale.adjusted']);
   });
+
+  it('when a confirmation\'s gateway read fails, then it stays queued in Redis and a later poll confirms it', async () => {
+    const key = await sale('11.00');
+    await atSandbox({ command: 'void', trankey: key });
+    const [confirmed, failedBefore] = [await confirmations('confirmed'), bff.sandbox.faults.pending().length];
+    expect(failedBefore).toBe(0);
+    // Both tries of the first look-up fail (a read is re-sent once after a 5xx).
+    bff.sandbox.faults.next({ kind: '5xx', match: 'lookup', count: 2 });
+    expect((await deliver('transaction.sale.voided', key)).status).toBe(204);
+    await eventually(() => bff.sandbox.faults.pending().length === 0);
+    expect(await confirmations('confirmed')).toBe(confirmed);
+    // RECONCILE_RETRY_MS (5 s here) later, a replica's poll takes it from the queue.
+    await eventually(async () => (await confirmations('confirmed')) === confirmed + 1, 20_000, 200);
+    expect(await view(key)).toMatchObject({ status: 'voided' });
+  }, 30_000);
 });
