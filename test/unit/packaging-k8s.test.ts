@@ -66,6 +66,12 @@ describe('k8s overlays', () => {
     expect(productionProblems(objectsOf('overlays/production'))).toEqual([]);
   });
 
+  it('when the production overlay is rendered, then its ConfigMap carries GATEWAY_MERCHANT_KEY for the operator to fill (empty: unset)', () => {
+    const cm = configMaps(objectsOf('overlays/production')).find((c) => c.metadata?.name?.startsWith('tokengate-config'));
+    expect(cm?.data).toHaveProperty('GATEWAY_MERCHANT_KEY');
+    expect(cm?.data?.GATEWAY_MERCHANT_KEY).toMatch(/^$|^[A-Za-z0-9_-]{4,64}$/);
+  });
+
   it('when the sandbox overlay is rendered, then it runs the emulator from the same image and a hardened Redis', () => {
     expect(sandboxProblems(objectsOf('overlays/sandbox'))).toEqual([]);
   });

@@ -16,6 +16,9 @@ const GATEWAY_TIMEOUT_SEC_DEFAULT = 45;
 
 /** Env names that hold credentials: they may only come from a Secret (secretKeyRef) or a *_FILE mount. */
 const SECRET_ENV = /(^|_)(PIN|KEY|SECRET|PASSWORD|TOKEN)$|^REDIS_URL$/;
+/** Settings named like credentials that are not: the merchant's `merch_key` is in every webhook the gateway sends. */
+const NOT_CREDENTIALS = new Set(['GATEWAY_MERCHANT_KEY']);
+const isCredential = (name: string): boolean => SECRET_ENV.test(name) && !NOT_CREDENTIALS.has(name);
 
 function containersOf(spec: IPodSpec): { c: IContainer; init: boolean }[] {
   return [...(spec.initContainers ?? []).map((c) => ({ c, init: true })), ...spec.containers.map((c) => ({ c, init: false }))];
@@ -77,14 +80,14 @@ export function secretProblems(spec: IPodSpec, configMaps: IConfigMap[], owner: 
       const where = `${owner}/${c.name} env ${e.name}`;
       if (e.name.endsWith('_FILE') && SECRET_ENV.test(e.name.slice(0, -5))) {
         if (!e.value || !secretDirs.some((dir) => e.value?.startsWith(dir))) out.push(`${where}: not a path inside a mounted Secret`);
-      } else if (SECRET_ENV.test(e.name) && !e.valueFrom?.secretKeyRef) {
+      } else if (isCredential(e.name) && !e.valueFrom?.secretKeyRef) {
         out.push(`${where}: a credential not taken from a Secret (secretKeyRef)`);
       }
     }
   }
   for (const cm of configMaps) {
     for (const key of Object.keys(cm.data ?? {})) {
-      if (SECRET_ENV.test(key)) out.push(`ConfigMap/${cm.metadata?.name}: holds the credential ${key}`);
+      if (isCredential(key)) out.push(`ConfigMap/${cm.metadata?.name}: holds the credential ${key}`);
     }
   }
   return out;
