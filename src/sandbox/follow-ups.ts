@@ -223,7 +223,7 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
       tx.authCents = tx.voidedAuthCents;
       delete tx.voidedAuthCents;
       delete tx.voidedAt;
-      return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
+      return { response: minimal(tx) }; // the reference's unvoid example: minimal, no auth_amount
     }
     default:
       throw new Error(`not a follow-up: ${input.command}`);
@@ -276,11 +276,11 @@ function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined,
   tx.refunds.push(refund.key);
   tx.refundedCents += cents;
   const batch = life.joinBatch(refund, ctx.now);
+  // The reference's refund and creditvoid examples: minimal, `creditcard`, `batch`, `trantype` (no `invoice`, no
+  // `auth_amount`: the amount refunded is the one asked, or the refund's look-up's `amount`). README, Sources.
   const response: TransactionResponse = {
     ...minimal(refund),
     ...(refund.creditcard ? { creditcard: refund.creditcard } : {}),
-    invoice: refund.invoice,
-    auth_amount: formatCents(cents),
     batch,
     trantype: 'Credit Card Refund (Credit)',
   };

@@ -123,7 +123,7 @@ export function batchView(life: Lifecycle, b: BatchRecord, status?: 'closing'): 
     voids_amount: formatCents(va),
     refunds_count: rc,
     refunds_amount: formatCents(ra),
-    total_count: sc + rc,
+    total_count: sc + vc + rc, // the reference: "includes sales, voids, and refunds" (its example: 7 + 1 + 1 = 9)
     total_amount: formatCents(sa - ra),
   };
 }

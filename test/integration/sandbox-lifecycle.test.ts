@@ -114,6 +114,18 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     expect(sb.ledger.get(key)).toMatchObject({ state: 'authorized', captured: '0.00' });
   });
 
+  it('when a refund, a creditvoid that refunds or an unvoid is answered, then it carries exactly the fields of the reference\'s example of that command', async () => {
+    const minimal = ['authcode', 'is_duplicate', 'key', 'refnum', 'result', 'result_code', 'type'];
+    const sale = await charge('cc:sale');
+    await close();
+    const refund = (await follow('refund', sale, { amount: '4.00' })).tx;
+    const credit = (await follow('creditvoid', sale, { amount: '1.00' })).tx;
+    for (const answer of [refund, credit]) expect(Object.keys(answer).sort()).toEqual([...minimal, 'batch', 'creditcard', 'trantype'].sort());
+    const voided = await charge('cc:sale');
+    await follow('void', voided);
+    expect(Object.keys((await follow('unvoid', voided)).tx).sort()).toEqual(minimal);
+  });
+
   it('when partial refunds add up to the captured amount, then one cent more is refused with 114 (creditvoid: 10133)', async () => {
     const key = await charge('cc:sale');
     await close();
@@ -121,7 +133,8 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     const second = (await follow('refund', key, { amount: '6.00' })).tx;
     expect(first.key).not.toBe(key);
     expect(second.key).not.toBe(first.key);
-    expect(first).toMatchObject({ result_code: 'A', auth_amount: '4.00', trantype: 'Credit Card Refund (Credit)' });
+    expect(first).toMatchObject({ result_code: 'A', trantype: 'Credit Card Refund (Credit)' });
+    expect((await get(`transactions/${first.key as string}`)).body).toMatchObject({ trantype_code: 'C', amount: '4.00' });
     expect((await follow('refund', key, { amount: '0.01' })).tx).toMatchObject({ result_code: 'E', error_code: '114' });
     expect((await follow('refund', key)).tx).toMatchObject({ result_code: 'E', error_code: '114' });
     expect((await follow('creditvoid', key, { amount: '0.01' })).tx).toMatchObject({ result_code: 'E', error_code: '10133' });
@@ -133,7 +146,8 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     await close();
     await follow('refund', key, { amount: '2.50' });
     const { tx } = await follow('refund', key);
-    expect(tx).toMatchObject({ result_code: 'A', auth_amount: '7.50' });
+    expect(tx).toMatchObject({ result_code: 'A' });
+    expect((await get(`transactions/${tx.key as string}`)).body).toMatchObject({ amount: '7.50' });
     expect(sb.ledger.get(key)).toMatchObject({ refunded: '10.00' });
   });
 
@@ -263,6 +277,8 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     await follow('void', voided);
     const current = (await get('batches/current')).body;
     expect(current).toMatchObject({ type: 'batch', status: 'open', sales_count: 1, sales_amount: '10.00', voids_count: 1, voids_amount: '10.00', refunds_count: 0 });
+    // The reference: total_count "includes sales, voids, and refunds"; total_amount is sales less refunds (its example).
+    expect(current).toMatchObject({ total_count: 2, total_amount: '10.00' });
     const closed = await close();
     expect(closed.status).toBe(200);
     expect(closed.json).toMatchObject({ type: 'batch', key: current.key, status: 'closing' });
