@@ -174,11 +174,19 @@ export function parseTransactionDetail(body: unknown): TransactionDetail {
 
 const BATCH_STATUSES: readonly string[] = ['open', 'closing', 'closed'];
 
+/**
+ * A batch as the reference shows it: one batch (`GET batches/{key}`) carries `status` and a count and amount pair
+ * per kind "only … when batch contains this transaction type" (absent: none of it); a list's items carry only
+ * `type, key, batchrefnum, sequence, opened` and `closed` once closed, so their status is read from `closed`.
+ */
 export function parseBatch(body: unknown): Batch {
   const o = obj(body, 'batch');
   if (o.type !== 'batch') throw new ShapeError('type is not batch');
-  const status = str(o, 'status') as string;
+  const closed = str(o, 'closed', false);
+  const status = str(o, 'status', false) ?? (closed ? 'closed' : 'open');
   if (!BATCH_STATUSES.includes(status)) throw new ShapeError('batch status is unknown');
+  const count = (field: string): number => (o[field] === undefined || o[field] === null ? 0 : int(o, field));
+  const amount = (field: string): string => money(o, field, false) ?? '0.00';
   const batch: Batch = {
     type: 'batch',
     key: str(o, 'key') as string,
@@ -186,14 +194,13 @@ export function parseBatch(body: unknown): Batch {
     sequence: str(o, 'sequence', false) ?? '',
     status: status as BatchStatus,
     opened: str(o, 'opened', false) ?? '',
-    sales_count: int(o, 'sales_count'),
-    sales_amount: money(o, 'sales_amount') as string,
-    voids_count: int(o, 'voids_count'),
-    voids_amount: money(o, 'voids_amount') as string,
-    refunds_count: int(o, 'refunds_count'),
-    refunds_amount: money(o, 'refunds_amount') as string,
+    sales_count: count('sales_count'),
+    sales_amount: amount('sales_amount'),
+    voids_count: count('voids_count'),
+    voids_amount: amount('voids_amount'),
+    refunds_count: count('refunds_count'),
+    refunds_amount: amount('refunds_amount'),
   };
-  const closed = str(o, 'closed', false);
   if (closed) batch.closed = closed;
   return batch;
 }

@@ -97,6 +97,11 @@ export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, c
   return list(txs, query, (t) => transactionView(life, t, options), format);
 }
 
+/**
+ * One batch, as the reference's "Retrieve Specific Batch": `status`, `opened`, `closed` once closed, and a count
+ * and amount pair per kind "only … when batch contains this transaction type", amounts as JSON numbers (its
+ * "double"). `sequence` is the list items' (the reference's single batch shows none; tokengate keeps it).
+ */
 export function batchView(life: Lifecycle, b: BatchRecord, status?: 'closing'): Record<string, unknown> {
   const sum = { sales: [0, 0], voids: [0, 0], refunds: [0, 0] };
   for (const key of b.members) {
@@ -109,27 +114,33 @@ export function batchView(life: Lifecycle, b: BatchRecord, status?: 'closing'): 
   const [sc, sa] = sum.sales as [number, number];
   const [vc, va] = sum.voids as [number, number];
   const [rc, ra] = sum.refunds as [number, number];
+  const pair = (kind: string, count: number, cents: number) => (count > 0 ? { [`${kind}_amount`]: cents / 100, [`${kind}_count`]: count } : {});
+  return {
+    ...batchListItem(b),
+    status: status ?? (b.closed === undefined ? 'open' : 'closed'),
+    // The reference: total_count "includes sales, voids, and refunds"; total_amount is sales less refunds (its example).
+    total_amount: (sa - ra) / 100,
+    total_count: sc + vc + rc,
+    ...pair('sales', sc, sa),
+    ...pair('voids', vc, va),
+    ...pair('refunds', rc, ra),
+  };
+}
+
+/** A batch in `GET batches`, exactly the reference's list items: no status, no counts. */
+function batchListItem(b: BatchRecord): Record<string, unknown> {
   return {
     type: 'batch',
     key: b.key,
     batchrefnum: String(b.batchrefnum),
     sequence: String(b.sequence),
-    status: status ?? (b.closed === undefined ? 'open' : 'closed'),
     opened: gatewayTime(b.opened),
     ...(b.closed !== undefined ? { closed: gatewayTime(b.closed) } : {}),
-    sales_count: sc,
-    sales_amount: formatCents(sa),
-    voids_count: vc,
-    voids_amount: formatCents(va),
-    refunds_count: rc,
-    refunds_amount: formatCents(ra),
-    total_count: sc + vc + rc, // the reference: "includes sales, voids, and refunds" (its example: 7 + 1 + 1 = 9)
-    total_amount: formatCents(sa - ra),
   };
 }
 
 export function listBatches(life: Lifecycle, query: Query, format: SandboxWireFormat): Answer {
-  return list(life.batches.list(), query, (b) => batchView(life, b), format);
+  return list(life.batches.list(), query, batchListItem, format);
 }
 
 export function getBatch(life: Lifecycle, key: string, now: number): Answer {

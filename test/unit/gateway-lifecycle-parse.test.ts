@@ -48,6 +48,17 @@ describe('lifecycle answers parsing', () => {
     expect(parseBatch(b)).toMatchObject({ batchrefnum: '400123', status: 'closed', sales_count: 3, refunds_count: 1, closed: '2026-11-22 23:00:00' });
     expect(() => parseBatch({ ...b, status: 'gone' })).toThrow(ShapeError);
   });
+
+  it('when a batch comes as the reference shows it (list items with no status or counts; a pair left out when none of its kind; amounts as numbers), then it is read', () => {
+    // docs/api-rest.md (UsaEPay.NET), Retrieve Batches and Current Batch, verbatim.
+    expect(parseBatch({ type: 'batch', key: 'et1m9h57b44h16g', batchrefnum: '408318', sequence: '1519', opened: '2019-02-15 12:32:21' }))
+      .toMatchObject({ status: 'open', sales_count: 0, voids_count: 0, refunds_count: 0, refunds_amount: '0.00' });
+    expect(parseBatch({ type: 'batch', key: 'dt18n0g3b4q4sm8', batchrefnum: '408317', sequence: '1518', opened: '2019-02-15 09:56:35', closed: '2019-02-15 10:00:23' }))
+      .toMatchObject({ status: 'closed', closed: '2019-02-15 10:00:23' });
+    const current = { type: 'batch', key: 'bt1vswm59pb2488', batchrefnum: '403685', opened: '2018-10-15 05:04:37', status: 'open', scheduled: '2018-10-16 17:04:37', total_amount: 131, total_count: 8, sales_amount: 131, sales_count: 8 };
+    expect(parseBatch(current)).toMatchObject({ status: 'open', sales_count: 8, sales_amount: '131.00', voids_count: 0, voids_amount: '0.00', refunds_count: 0 });
+    expect(() => parseBatch({ ...current, sales_count: 'many' })).toThrow(ShapeError);
+  });
 });
 
 describe('refusal reasons', () => {

@@ -134,9 +134,9 @@ export function batchObject(life: Lifecycle, b: BatchRecord): Fields {
     batchnum: v.sequence,
     batchrefnum: v.batchrefnum,
     response: 'A',
-    totalsales: cents(v.sales_amount),
-    numsales: v.sales_count,
-    totalcredits: cents(v.refunds_amount),
+    totalsales: cents(v.sales_amount ?? 0), // a pair is absent when the batch has none of its kind
+    numsales: v.sales_count ?? 0,
+    totalcredits: cents(v.refunds_amount ?? 0),
     uri: `batches/${String(v.key)}`,
   };
 }
