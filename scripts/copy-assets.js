@@ -18,3 +18,5 @@ function walk(dir) {
   }
 }
 walk(path.join(root, 'src'));
+// The build's time, for scripts/build-if-stale.js (npm run token skips the build when nothing changed since).
+fs.writeFileSync(path.join(root, 'dist', '.build-stamp'), `${new Date().toISOString()}\n`);
