@@ -83,6 +83,7 @@ describe('the README\'s five-step tour against npm start', () => {
       mkdirSync(path.join(dir, 'dist'));
       writeFileSync(path.join(dir, 'src', 'a.ts'), '');
       writeFileSync(path.join(dir, 'dist', '.build-stamp'), '');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
       const { isStale } = require(path.join(ROOT, 'scripts', 'build-if-stale.js')) as { isStale(dir: string): boolean };
       utimesSync(path.join(dir, 'src', 'a.ts'), new Date(2000), new Date(2000));
       expect(isStale(dir)).toBe(false);
