@@ -3,6 +3,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV, TEST_JWT_SECRET, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { eventually } from '../support/wait';
 
 /**
  * The shutdown sequence of issue 5 item 3 on the real artefact: `node dist/main.js` in production mode, SIGTERM
@@ -102,9 +103,9 @@ describe('graceful shutdown of node dist/main.js', () => {
     proc.child.kill('SIGTERM');
     const signalledAt = Date.now();
 
-    // Readiness flips at once; liveness keeps answering while the sale drains.
-    await sleep(50);
-    expect(await statusOf(`${adminUrl}/readyz`)).toBe(503);
+    // Readiness flips at once (waited for, not slept on: a busy box delivers the signal late); liveness keeps
+    // answering while the sale drains.
+    await eventually(async () => (await statusOf(`${adminUrl}/readyz`)) === 503, 10_000, 10);
     expect(await statusOf(`${adminUrl}/healthz`)).toBe(200);
     expect(await tryConnect(url)).toBe('ECONNREFUSED');
 
