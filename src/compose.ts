@@ -36,6 +36,8 @@ import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
+import { createSubscriptions, type Subscriptions } from './subscriptions';
+import { renderSale } from './http/routes/sales';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
 /**
@@ -59,6 +61,8 @@ export interface Service {
   /** The payment event log (Redis Streams, or memory in development) and its delivery to EVENTS_WEBHOOK_URLS. */
   events: EventLog;
   delivery: EventDelivery;
+  /** Subscriptions: the use cases, the renewals (started with the service, stopped by close()) and the clock. */
+  subscriptions: Subscriptions;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   /**
@@ -217,6 +221,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
+  const subscriptions = createSubscriptions({
+    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
+  });
+  subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
     cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
@@ -224,12 +233,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
+    subscriptions: subscriptions.service,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });
   const admin = createAdminApp({
     metrics,
     logger,
+    clock: subscriptions.clock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
@@ -240,7 +251,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
 
   let queueStopped = false;
   return {
-    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery,
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery, subscriptions,
     listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
@@ -253,7 +264,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), subscriptions.renewals.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

@@ -60,6 +60,9 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'events.webhookSecret', env: 'EVENTS_WEBHOOK_SECRET', parse: webhookSecrets, file: true, doc: 'Signs every delivery (Standard Webhooks); several, separated by spaces, each sign, so a secret rotates without a gap.' },
   { path: 'events.retryScheduleMs', env: 'EVENTS_RETRY_SCHEDULE_MS', parse: intList(1, 7 * 86_400_000), doc: 'The delays between delivery attempts of one event, each counted from the failed attempt\'s end; after the last, the event is counted undelivered (alert `TokengateEventsUndelivered`).' },
   { path: 'events.timeoutMs', env: 'EVENTS_TIMEOUT_MS', parse: int(100, 120_000), doc: 'An attempt unanswered by then failed (the contract\'s 15 s; tests shrink it).' },
+  { path: 'subscriptions.retryScheduleMs', env: 'SUBSCRIPTION_RETRY_SCHEDULE_MS', parse: intList(1, 366 * 86_400_000), doc: 'A soft decline\'s retries of a subscription\'s period, each counted from the period\'s due date (the contract\'s 1, 3, 7 and 14 days: Stripe\'s and Recurly\'s schedules stay within Visa\'s 15 attempts in 30 days); after the last the subscription is `unpaid` (or canceled: `SUBSCRIPTION_EXHAUSTED_ACTION`). A hard decline is never retried on the same card.' },
+  { path: 'subscriptions.exhaustedAction', env: 'SUBSCRIPTION_EXHAUSTED_ACTION', parse: oneOf('unpaid', 'cancel'), doc: 'What a subscription whose retries are exhausted becomes: `unpaid` (no charge until its card changes) or `cancel`.' },
+  { path: 'subscriptions.pollMs', env: 'SUBSCRIPTION_POLL_MS', parse: int(10, 600_000), doc: 'How often each replica looks for renewals due (by tokengate\'s clock, which `POST /test/clock` moves outside production).' },
   { path: 'events.pollMs', env: 'EVENTS_POLL_MS', parse: int(10, 60_000), doc: 'How often each replica looks for events to deliver.' },
 
   { path: 'jwt.issuer', env: 'JWT_ISSUER', parse: str(), doc: 'The `iss` every token must carry.' },

@@ -25,6 +25,16 @@ export interface GatewayConfig {
   webhookSecret: Secret | undefined;
 }
 
+/** Subscriptions (contract, "Subscriptions"; issue 37). */
+export interface SubscriptionsConfig {
+  /** SUBSCRIPTION_RETRY_SCHEDULE_MS: a soft decline's retries, each counted from the period's due date. */
+  retryScheduleMs: readonly number[];
+  /** SUBSCRIPTION_EXHAUSTED_ACTION: `unpaid` (no charge until the card changes) or `cancel`. */
+  exhaustedAction: 'unpaid' | 'cancel';
+  /** SUBSCRIPTION_POLL_MS (beyond the contract): how often each replica looks for renewals due. */
+  pollMs: number;
+}
+
 /** Payment events out (contract, "Payment events (out)"). */
 export interface EventsConfig {
   /** EVENTS_WEBHOOK_URLS: the internal services that receive every event. */
@@ -189,6 +199,7 @@ export interface Config {
   redis: RedisConfig;
   gateway: GatewayConfig;
   events: EventsConfig;
+  subscriptions: SubscriptionsConfig;
   jwt: JwtConfig;
   limiter: LimiterConfig;
   cache: CacheConfig;

@@ -227,6 +227,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       for (const [k, v] of Object.entries({ cardholder, method_name, avs_street, avs_postalcode })) if (v !== undefined) body[k] = v;
       return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
     }
+    if (request.recurring) body.traits = { is_recurring: true };
     // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
     if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
     else body.creditcard = { number: request.cardref, expiration: '0000' };

@@ -133,6 +133,11 @@ export interface SaleRequest {
   invoice?: string;
   /** Attaches the transaction to this gateway customer (listed by `GET /customers/{custkey}/transactions`). */
   custkey?: string;
+  /**
+   * A charge the shopper does not start (a renewal): sent as `traits.is_recurring` (gateway-facts.md, "Recurring
+   * and other charges the shopper does not start"), the card networks' stored-credential indicator.
+   */
+  recurring?: boolean;
 }
 
 /**

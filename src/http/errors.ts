@@ -34,6 +34,7 @@ export type ApiErrorCode =
   | 'sale_not_voidable'
   | 'refund_exceeds_sale'
   | 'customer_exists'
+  | 'subscription_not_active'
   | 'internal_error';
 
 /**
@@ -200,6 +201,13 @@ export class CustomerExists extends ApiError {
     const body = super.toBody(requestId);
     body.error.custkey = this.custkey;
     return body;
+  }
+}
+
+/** A change to a canceled or completed subscription (contract, "Errors"). */
+export class SubscriptionNotActive extends ApiError {
+  constructor() {
+    super(409, 'subscription_not_active', 'The subscription is canceled or completed.');
   }
 }
 

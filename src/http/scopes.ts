@@ -3,7 +3,7 @@
  * the routes' requireScope takes its names from (a name not here does not compile), and the one the OpenAPI
  * description's `bearerAuth` scheme lists (scripts/openapi-scopes.js writes it, `npm run lint` checks it), so
  * the /docs Authorize dialog cannot drift from the code (issue 41: it listed 9 of 12). Only scopes a route of
- * this code checks are here: the contract's subscriptions and settlements scopes join with their routes.
+ * this code checks are here: the contract's settlements:read joins with its routes.
  */
 export const SCOPES = {
   'sales:create': 'charge a card: `POST /v1/sales`',
@@ -17,6 +17,8 @@ export const SCOPES = {
   'customers:read': 'read the bound customer: `GET /v1/customers/{custkey}`; list customers with `customers:any`',
   'customers:write': 'update the bound customer; create and delete customers with `customers:any`',
   'events:read': 'read the payment event log: `GET /v1/events` (internal services, with `customers:any`)',
+  'subscriptions:read': 'read the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
+  'subscriptions:write': 'create, change, pause, resume and cancel the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
   'customers:any': 'act for any customer (a token without `custkey`: internal services)',
 } as const;
 

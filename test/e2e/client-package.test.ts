@@ -46,6 +46,8 @@ describe('the typed client as an installable package', () => {
   afterAll(async () => {
     await service?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    // The build is the package's, not the repository's: in-repo code imports the sources.
+    rmSync(path.join(PKG, 'dist'), { recursive: true, force: true });
   });
 
   it('when the package is packed, installed from its tarball into an empty project and used there, then it declares its dependencies, type-checks and runs a sale', async () => {

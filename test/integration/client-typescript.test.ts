@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTokengateClient, type PaymentEvent } from '../../clients/typescript';
+import { createTokengateClient, type PaymentEvent } from '../../clients/typescript/index';
 import { startBff, token, type Bff } from '../support/bff';
 
 /**
@@ -54,6 +54,22 @@ describe('the typed TypeScript client', () => {
     expect(data).toMatchObject({ type: 'token', custkey: customer, pmkey: approved });
     expect(data?.cardref).toMatch(/^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/);
     expect(['hit', 'miss']).toContain(response.headers.get('cache-status'));
+  });
+
+  it('when an account page creates, reads and cancels a subscription, then each answer is the typed subscription', async () => {
+    const account = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts-account', custkey: customer, scope: 'subscriptions:read subscriptions:write' }) });
+    const created = await account.POST('/v1/customers/{custkey}/subscriptions', {
+      params: { path: { custkey: customer }, header: { 'Idempotency-Key': randomUUID() } },
+      body: { amount: '5.00', interval: 'month', payment_method: approved, consent: { text: 'terms v1' } },
+    });
+    expect(created.response.status).toBe(201);
+    const sub = created.data as NonNullable<typeof created.data>;
+    expect(sub).toMatchObject({ type: 'subscription', status: 'active', periods_charged: 1 });
+    expect(sub.latest_sale?.result_code).toBe('A');
+    const listed = await account.GET('/v1/customers/{custkey}/subscriptions', { params: { path: { custkey: customer } } });
+    expect(listed.data?.data.map((s) => s.key)).toContain(sub.key);
+    const canceled = await account.POST('/v1/subscriptions/{key}/cancel', { params: { path: { key: sub.key } }, body: { at_period_end: true } });
+    expect(canceled.data).toMatchObject({ key: sub.key, cancel_at_period_end: true });
   });
 
   it('when a scope is missing, then error carries the contract code forbidden', async () => {

@@ -3,6 +3,8 @@ import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import { errorHandler, notFoundHandler } from '../error-handler';
 import { requestId } from '../request-id';
+import type { Clock } from '../../subscriptions';
+import { InvalidRequest } from '../errors';
 
 /**
  * Readiness says whether THIS replica can serve: it booted (the admin port listens only after the service is
@@ -18,7 +20,7 @@ export interface Readiness {
 }
 
 /** The admin port: liveness, readiness and Prometheus metrics; never exposed through the Ingress. */
-export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; logger: Logger }): Express {
+export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; logger: Logger; clock?: Clock }): Express {
   const app = express();
   app.disable('x-powered-by');
   // Like the public port (contract: every response carries X-Request-Id; errors share one envelope).
@@ -34,6 +36,21 @@ export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; l
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
+  // tokengate's clock (contract, "Subscriptions"): moved forward for every replica sharing the Redis, outside
+  // production only (there the clock cannot move and these routes do not exist: 404).
+  const clock = deps.clock;
+  if (clock?.movable) {
+    app.get('/test/clock', async (_req, res) => {
+      res.json({ now: new Date(await clock.now()).toISOString() });
+    });
+    app.post('/test/clock', express.json({ limit: '1kb' }), async (req, res) => {
+      const advance = (req.body as { advance_ms?: unknown } | undefined)?.advance_ms;
+      if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 0 || advance > 10 * 366 * 86_400_000) {
+        throw new InvalidRequest([{ path: 'body.advance_ms', rule: 'integer_0_to_10_years' }]);
+      }
+      res.json({ now: new Date(await clock.advance(advance)).toISOString() });
+    });
+  }
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;
