@@ -32,6 +32,7 @@ import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
+import { createHandSettler } from './reconcile/settle-by-hand';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -193,6 +194,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
+  const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
     store: idempotency,
@@ -202,7 +204,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     }),
     settings: config.reconcile,
     logger,
-    metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+    metrics: reconcileMetrics,
     events,
     appended,
   });
@@ -240,6 +242,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const admin = createAdminApp({
     metrics,
     logger,
+    outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
     clock: subscriptions.clock,
     readiness: {
       draining: () => draining,

@@ -149,6 +149,10 @@ export interface SandboxConfig {
   batchCloseIntervalMs: number;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
+  /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */
+  lookupRefunds: 'none' | 'listed';
+  /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
+  customFields: 'echoed' | 'dropped';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

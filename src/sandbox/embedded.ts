@@ -34,6 +34,8 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       jitterMs: s.jitterMs,
       duplicateFolding: s.duplicateFolding,
       deletedCardref: s.deletedCardref,
+      lookupRefunds: s.lookupRefunds,
+      customFields: s.customFields,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

@@ -38,6 +38,8 @@ export interface FollowUpInput {
   refnum?: string;
   amountCents?: number;
   ignoreDuplicate: boolean;
+  /** `custom_fields` ("1".."20" → text), kept on a refund's own transaction (README, Payment lifecycle). */
+  customFields?: Record<string, string>;
 }
 
 export type FollowUpParse = { ok: true; input: FollowUpInput } | { ok: false; reject: ErrorSpec; detail?: string };
@@ -57,6 +59,11 @@ export function parseFollowUp(body: Record<string, unknown>, command: string): F
   } else if (command === 'refund:adjust') {
     return { ok: false, reject: ERRORS.missingAmount };
   }
+  let customFields: Record<string, string> | undefined;
+  if (has(body.custom_fields)) {
+    customFields = parseCustomFields(body.custom_fields);
+    if (!customFields) return { ok: false, reject: ERRORS.invalidField, detail: 'custom_fields' };
+  }
   return {
     ok: true,
     input: {
@@ -64,8 +71,20 @@ export function parseFollowUp(body: Record<string, unknown>, command: string): F
       ...(has(body.trankey) ? { trankey: body.trankey as string } : { refnum: refnum as string }),
       ...(cents !== undefined ? { amountCents: cents } : {}),
       ignoreDuplicate: isTruthyFlag(body.ignore_duplicate),
+      ...(customFields ? { customFields } : {}),
     },
   };
+}
+
+/** The reference's custom fields: an object of up to 20, keyed "1".."20", each text (≤ 255 here, our bound). */
+function parseCustomFields(raw: unknown): Record<string, string> | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (!/^(?:[1-9]|1\d|20)$/.test(k) || typeof v !== 'string' || v.length > 255) return undefined;
+    out[k] = v;
+  }
+  return out;
 }
 
 export interface FollowUpOutcome {
@@ -152,7 +171,7 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
       if (tx.state !== 'settled') return { refusal: E.refundNotSettled };
-      return credit(life, tx, input.amountCents, E.refundExceeds, ctx);
+      return credit(life, tx, input.amountCents, E.refundExceeds, ctx, input.customFields);
     }
     case 'creditvoid': {
       if (!tx) return { refusal: E.originalNotFound };
@@ -164,7 +183,7 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
       if (!tx) return { refusal: E.originalNotFound };
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
-      if (tx.state === 'settled') return credit(life, tx, input.amountCents, E.creditExceeds, ctx);
+      if (tx.state === 'settled') return credit(life, tx, input.amountCents, E.creditExceeds, ctx, input.customFields);
       // Unsettled: lower what is held; lowering it to nothing is a void, not an adjustment.
       const cents = input.amountCents as number;
       if (cents >= tx.authCents) return { refusal: E.creditExceeds };
@@ -197,7 +216,7 @@ function voidIt(life: Lifecycle, tx: LifecycleTx, now: number): Applied {
 }
 
 /** A refund of a settled transaction: a new transaction in the open batch, never more than captured minus refunded. */
-function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined, exceeds: Refusal, ctx: FollowUpContext): Applied {
+function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined, exceeds: Refusal, ctx: FollowUpContext, customFields?: Record<string, string>): Applied {
   const left = tx.capturedCents - tx.refundedCents;
   const cents = requested ?? left;
   if (cents <= 0 || cents > left) return { refusal: exceeds };
@@ -219,6 +238,7 @@ function credit(life: Lifecycle, tx: LifecycleTx, requested: number | undefined,
     authcode: String(100000 + Math.floor(Math.random() * 900000)),
     ...(tx.custkey ? { custkey: tx.custkey } : {}),
     ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
+    ...(customFields ? { customFields } : {}),
   };
   life.add(refund);
   tx.refunds.push(refund.key);

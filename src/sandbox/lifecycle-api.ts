@@ -116,17 +116,18 @@ export function handleLifecycleRoute(core: SandboxCore, req: Request, route: Lif
   life.tick(now, core.settings.batchCloseIntervalMs);
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;
+  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields };
   switch (route.kind) {
     case 'transaction':
-      return getTransaction(life, route.key);
+      return getTransaction(life, route.key, view);
     case 'customer_transactions':
-      return listCustomerTransactions(life, core.fixtures, route.customer, query, format);
+      return listCustomerTransactions(life, core.fixtures, route.customer, query, format, view);
     case 'batches':
       return listBatches(life, query, format);
     case 'batch':
       return getBatch(life, route.batch, now);
     case 'batch_transactions':
-      return listBatchTransactions(life, route.batch, query, format, now);
+      return listBatchTransactions(life, route.batch, query, format, now, view);
     case 'batch_close':
       return closeCurrentBatch(life, now);
     default:

@@ -35,6 +35,8 @@ export interface LifecycleTx {
   refunds: string[];
   /** On a refund: the transaction it returns money for. */
   original?: string;
+  /** On a refund: the `custom_fields` its request sent (answered per the customFields setting). */
+  customFields?: Record<string, string>;
   batchKey?: string;
   custkey?: string;
   invoice: string;

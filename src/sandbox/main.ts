@@ -27,6 +27,8 @@ async function main(): Promise<void> {
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
+      lookupRefunds: s.lookupRefunds,
+      customFields: s.customFields,
       ...webhookSettingsFromConfig(s),
     },
   });

@@ -5,12 +5,12 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 interface Entry { key: string; kind: string; state?: string; result_code: string; invoice: string; authorized: string; captured: string; refunded: string; adjusted: string }
-interface KeyRecord { key: string; op: string; body: Record<string, unknown>; final?: { status: number; body?: Record<string, unknown> } }
+interface KeyRecord { key: string; op: string; path?: string; body?: Record<string, unknown>; final?: { status: number; body?: Record<string, unknown> } }
 const judge = require('../../bench/soak/judge') as {
   judgeLedger(input: {
     entries: Entry[]; transactions: { pmkey?: string; time: number; result_code: string }[]; operations: { command: string; trankey: string; result_code: string; folded?: boolean }[];
     keys: Map<string, KeyRecord>; invoicePrefix: string; removed: { pmkey: string; at: number }[];
-  }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; removedCharged: number };
+  }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; refundsTwice: number; removedCharged: number };
   cardPattern(numbers: string[]): RegExp;
   memoryGrowth(series: Record<string, [number, number][][]>, minSpanS: number): { growth: Record<string, number | null> };
 };
@@ -25,7 +25,7 @@ function judged(over: Partial<Parameters<typeof judge.judgeLedger>[0]>) {
 describe('the soak judge', () => {
   it('when a clean ledger matches every answer, then every count is zero', () => {
     const r = judged({ entries: [entry({}), entry({ key: 'k2', invoice: 'abc2', result_code: 'D', captured: '0.00' })], keys: new Map([saleKey('i1', 'abc1', { status: 201, body: { key: 'k1' } }), saleKey('i2', 'abc2', { status: 402 })]) });
-    expect(r).toMatchObject({ doubleCharges: 0, beyondBounds: 0, disagreements: 0, followupsTwice: 0, removedCharged: 0 });
+    expect(r).toMatchObject({ doubleCharges: 0, beyondBounds: 0, disagreements: 0, followupsTwice: 0, refundsTwice: 0, removedCharged: 0 });
   });
 
   it('when one invoice was charged twice, then it is a double charge, and other merchants\' invoices are not counted', () => {
@@ -51,6 +51,17 @@ describe('the soak judge', () => {
   it('when one transaction was voided twice at the gateway, then a follow-up was sent twice', () => {
     const op = { command: 'cc:void:release', trankey: 'k1', result_code: 'A' };
     expect(judged({ operations: [op, op, { ...op, trankey: 'k2' }] }).followupsTwice).toBe(1);
+  });
+
+  it('when a sale was refunded at the gateway more times than refund keys were sent for it, then a refund was sent twice (issue 42)', () => {
+    const refundKey = (key: string, sale: string): [string, KeyRecord] => [key, { key, op: 'refund', path: `/v1/sales/${sale}/refunds` }];
+    const keys = new Map([refundKey('r1', 'k1'), refundKey('r2', 'k1'), refundKey('r3', 'k2')]);
+    const op = (command: string, trankey: string, over = {}) => ({ command, trankey, result_code: 'A', ...over });
+    // k1: a part (refund:adjust) and the rest (creditvoid) under two keys; k2: its one key's refund, a folded
+    // duplicate and a refused one (neither moves money), then the same key's refund made again.
+    const clean = [op('refund:adjust', 'k1'), op('creditvoid', 'k1'), op('refund', 'k2'), op('refund', 'k2', { folded: true }), op('refund', 'k2', { result_code: 'E' })];
+    expect(judged({ keys, operations: clean }).refundsTwice).toBe(0);
+    expect(judged({ keys, operations: [...clean, op('refund:adjust', 'k2')] }).refundsTwice).toBe(1);
   });
 
   it('when a removed card is charged after its removal answered, then it counts; a charge before it does not', () => {

@@ -20,7 +20,8 @@ const TRANSACTION_FIELDS = [
 const TRACKED = ['status_code', 'status', 'trantype_code', 'trantype', 'auth_amount', 'batch'] as const;
 
 export function transactionObject(life: Lifecycle, tx: LifecycleTx): Fields {
-  const view = transactionView(life, tx);
+  // As before issue 42 (the webhooks' fields are issue 36's): `original` stays; custom_fields are not in FIELDS.
+  const view = transactionView(life, tx, { lookupRefunds: 'listed', customFields: 'dropped' });
   const out: Fields = {};
   for (const f of TRANSACTION_FIELDS) if (view[f] !== undefined) out[f] = view[f];
   // The masked number and the brand letter only: an event carries no more of the card than that.
