@@ -20,6 +20,7 @@ export const SCOPES = {
   'subscriptions:read': 'read the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
   'subscriptions:write': 'create, change, pause, resume and cancel the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
   'customers:any': 'act for any customer (a token without `custkey`: internal services)',
+  'outcomes:settle': 'settle an unknown outcome by hand, on the admin port: `POST /unknown-outcomes/settle` (operators; a token without `custkey`)',
 } as const;
 
 export type Scope = keyof typeof SCOPES;
