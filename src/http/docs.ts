@@ -35,7 +35,8 @@ export function docsRouter(options: { tryIt: boolean; demo?: boolean } = { tryIt
   const dist = getAbsoluteFSPath();
   const html = readFileSync(path.join(OWN, 'index.html'), 'utf8').replace('__TRY_IT__', options.tryIt ? 'true' : 'false');
   const guard = cardGuard();
-  router.get('/', guard, asset('application/json', JSON.stringify(rootIndex(options.demo === true))));
+  // Exactly `/`: Express also routes `//` here, which is no page of ours (an unknown route answers 404).
+  router.get('/', (req, _res, next) => next(req.path === '/' && !req.originalUrl.startsWith('//') ? undefined : 'router'), guard, asset('application/json', JSON.stringify(rootIndex(options.demo === true))));
   router.get('/openapi.json', guard, asset('application/json', JSON.stringify(openapi)));
   router.get('/docs', guard, asset('html', html));
   router.get('/docs/init.js', guard, asset('application/javascript', readFileSync(path.join(OWN, 'init.js'))));
