@@ -1,6 +1,6 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
 --   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, seq,
---           promised:<class>)
+--           promised:<class>, probeWait, probe, probeUntil)
 --   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ),
 --   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
 --   caller's reads and background entries over the day span (per-caller share, issue 30; unused without one).
@@ -67,13 +67,14 @@ end
 
 if op == 'reserve' then
   -- ARGV: op, class, perWindow, perDay, reserved, spanMs, daySpanMs, maxWaitMs, knownEpoch, newEpoch,
-  --       dayShare, promise (1: a refusal is told to a caller), caller id ('' for none), callerCap, callerDayCap
+  --       dayShare, promise (1: a refusal is told to a caller), caller id ('' for none), callerCap, callerDayCap,
+  --       pollMs (how soon a caller asks again while a probe is out)
   local cls = ARGV[2]
   local perWindow, perDay, reserved = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
   local known = ARGV[9]
   local share, promise, caller = tonumber(ARGV[11]), ARGV[12] == '1', ARGV[13]
-  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead')
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead', 'probeWait', 'probe', 'probeUntil')
   local epoch, block = m[1], num(m[3], 0)
   local emptied = 0
   if not epoch then
@@ -91,6 +92,13 @@ if op == 'reserve' then
     emptied = 1
     block = math.max(block, num(m[2], now) + span)
     redis.call('HSET', meta, 'block', s(block))
+  end
+  -- Unsure (issue 40): a 429 we did not predict. One call at a time probes the gateway (the probe); while it is
+  -- out, everyone else is told to ask again soon, not refused: its answer decides whether the key is open.
+  local unsure = num(m[9], 0) > 0
+  if unsure and m[10] and num(m[11], 0) > now then
+    local poll = tonumber(ARGV[16]) * 1000
+    return {0, s(poll), epoch, emptied, s(now + poll), '', 'probing'}
   end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
   redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
@@ -154,6 +162,12 @@ if op == 'reserve' then
     local i = queue[cls][#queue[cls]]
     redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
   end
+  if unsure then
+    -- This call is the probe: the only one out until its answer settles it, or a span after its slot (its
+    -- replica died with it).
+    redis.call('HSET', meta, 'probe', member, 'probeUntil', s(r + span))
+    return {1, s(delay), epoch, emptied, s(r), member, '', 1}
+  end
   return {1, s(delay), epoch, emptied, s(r), member}
 
 elseif op == 'release' then
@@ -161,13 +175,16 @@ elseif op == 'release' then
   -- every log. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now" (no wait), so
   -- they never pass the time a later caller asks at, and order no one.
   for _, k in ipairs({minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey}) do redis.call('ZREM', k, ARGV[2]) end
+  -- A probe that never started: the next caller probes.
+  if redis.call('HGET', meta, 'probe') == ARGV[2] then redis.call('HDEL', meta, 'probe', 'probeUntil') end
   return 1
 
 elseif op == 'confirm' then
-  -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved? And Redis' now,
-  -- so the caller measures its lateness on the clock that placed the slot.
-  local block = num(redis.call('HGET', meta, 'block'), 0)
-  if block > now then return {1, s(now)} end
+  -- ARGV: op, member. After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved,
+  -- or is the key unsure and this slot not its probe? And Redis' now, so the caller measures its lateness on
+  -- the clock that placed the slot.
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  if num(c[1], 0) > now or (num(c[2], 0) > 0 and c[3] ~= ARGV[2]) then return {1, s(now)} end
   return {0, s(now)}
 
 elseif op == 'reconcile' then
@@ -205,9 +222,26 @@ elseif op == 'usage' then
   return {redis.call('ZCOUNT', dayKey, from, '+inf'), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
 
 elseif op == 'block' then
-  -- ARGV: op, spanMs. 429 with errorcode 155: no call may start before a full span has passed.
-  local block = math.max(num(redis.call('HGET', meta, 'block'), 0), now + tonumber(ARGV[2]) * 1000)
-  redis.call('HSET', meta, 'block', s(block))
+  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs. A 429 we did not predict: the key
+  -- is unsure (issue 40). The first probe goes after probeBase; each probe refused doubles the wait, up to
+  -- probeMax. A 429 of a call that started before the key was unsure (not the probe) moves nothing but the block.
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  local wait = num(c[2], 0)
+  if wait == 0 then
+    wait = tonumber(ARGV[3]) * 1000
+  elseif c[3] == ARGV[2] then
+    wait = math.min(wait * 2, tonumber(ARGV[4]) * 1000)
+    redis.call('HDEL', meta, 'probe', 'probeUntil')
+  end
+  local block = math.max(num(c[1], 0), now + wait)
+  redis.call('HSET', meta, 'block', s(block), 'probeWait', s(wait))
   return s(block - now)
+
+elseif op == 'settle' then
+  -- ARGV: op, member, answered (1: the gateway answered other than 429, so it takes calls again: full pace;
+  -- 0: no answer, which proves nothing: the next caller probes).
+  if redis.call('HGET', meta, 'probe') ~= ARGV[2] then return 0 end
+  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  return 1
 end
 return redis.error_reply('tokengate limiter: unknown op ' .. tostring(op))
