@@ -250,16 +250,18 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
             if (slot.probe) settle(slot, 'lost');
             throw err;
           }
-          await reconcile(err.rateLimit);
           if (err.status !== 429) {
+            await reconcile(err.rateLimit);
             // Any other answer below 500 says the gateway takes calls; a 5xx or no answer proves nothing.
             if (slot.probe) settle(slot, err.status !== undefined && err.status < 500 ? 'answered' : 'lost');
             throw err;
           }
-          // Any 429 means our count was short: the key is unsure until a probe gets an answer (issue 40).
+          // Any 429 means our count was short: the key is unsure until a probe gets an answer (issue 40). Its
+          // X-Rate-Limit is not reconciled: a full count there would add phantoms at "now" and close the whole
+          // window again, which the probe is there to avoid; the probe's own answer is reconciled instead.
           metrics.upstream429();
           logger.warn('gateway answered 429: one probe at a time until it takes calls again', { status: err.status, errorcode: err.errorcode, probe: slot.probe });
-          await slot.outcome('rate_limited');
+          await slot.outcome(err instanceof GatewayRateLimitedError ? 'not_processed' : 'rate_limited');
           // Only 429 with errorcode 155 proves the call was not processed: re-queue it once, within its deadline.
           if (!(err instanceof GatewayRateLimitedError) || requeued) throw err;
           requeued = true;
