@@ -44,7 +44,7 @@ export interface RedisBackend extends ReservationBackend {
  */
 export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string, string, string] {
   const tag = `{${keyPrefix}:${endpointKey}}:limiter`;
-  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`];
+  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day:counts`, `${tag}:day:read`, `${tag}:day:background`];
 }
 
 /** One caller's log (per-caller share), under the same tag; `callerId` is already a hash (callerId()). */
@@ -93,7 +93,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
         delayMs,
         probe: isProbe === 1,
         async outcome(o: CallOutcome) {
-          if (o === 'rate_limited' || o === 'not_processed') await execFor(key, ['block', member, probe.baseMs, probe.maxMs, o === 'not_processed' ? 1 : 0]);
+          if (o === 'rate_limited' || o === 'not_processed') await execFor(key, ['block', member, probe.baseMs, probe.maxMs, o === 'not_processed' ? 1 : 0, slotUs, daySpan]);
           else if (isProbe === 1) await exec('settle', member, o === 'answered' ? 1 : 0);
         },
         async confirm() {
@@ -102,7 +102,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
           return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
         },
         async release() {
-          await execFor(key, ['release', member]);
+          await execFor(key, ['release', member, slotUs, daySpan]);
         },
       };
     },
