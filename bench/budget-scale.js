@@ -32,8 +32,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function commandStats(client) {
   const info = await client.info('commandstats');
-  const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(info);
-  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+),usec=(\d+)/g)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { calls, usec };
 }
 
 /** The day log as the scheduler keeps it (scheduler.lua, "The day log"), `used` spread evenly over the last day. */
@@ -66,6 +71,50 @@ async function oldLogBytes(client, key, entries) {
   const bytes = Number(await client.memory('USAGE', key, 'SAMPLES', '0'));
   await client.del(key);
   return { bytes: Math.round((bytes * entries) / measured), measured_entries: measured };
+}
+
+/**
+ * Redis time per reservation, A/B in one run: this build's script against main's (a sorted-set entry per call,
+ * `git show main:src/limiter/scheduler.lua`), each on a day log seeded with the same calls in its own format
+ * (main's: at most 200,000 entries, the most this bench writes into a sorted set), 2,000 sequential sale
+ * reservations with the minute's window wide open, timed by INFO commandstats on the bench's own Redis.
+ */
+async function scriptAB(client, point) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { execFileSync } = require('node:child_process');
+  const ROOT = path.join(__dirname, '..');
+  const scripts = {
+    this: fs.readFileSync(path.join(ROOT, 'dist', 'limiter', 'scheduler.lua'), 'utf8'),
+    main: execFileSync('git', ['show', 'main:src/limiter/scheduler.lua'], { cwd: ROOT }).toString(),
+  };
+  const out = {};
+  for (const [name, lua] of Object.entries(scripts)) {
+    const sha = await client.script('LOAD', lua);
+    const tag = `{ab-${name}-${Date.now().toString(36)}}:limiter`;
+    const keys = [`${tag}:meta`, `${tag}:minute`, name === 'this' ? `${tag}:day:counts` : `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`, `${tag}:caller:`];
+    const used = Math.round(point.perDay * 0.9);
+    if (name === 'this') await seedDay(client, keys[2], used);
+    else await oldLogSeed(client, keys[2], Math.min(used, 200_000));
+    const args = (i) => ['reserve', 'sale', 1_000_000, point.perDay, 0, MINUTE + MARGIN, DAY + MARGIN, 30_000, '', `e${i}`, 1, 0, '', 1, 1, 20];
+    const before = await commandStats(client);
+    for (let i = 0; i < 2000; i++) await client.evalsha(sha, 6, ...keys, ...args(i).map(String));
+    const after = await commandStats(client);
+    out[`redis_us_per_reservation_${name}`] = Math.round(((after.usec - before.usec) / (after.calls - before.calls)) * 10) / 10;
+    await client.del(...keys);
+  }
+  return out;
+}
+
+async function oldLogSeed(client, key, entries) {
+  const [sec] = await client.time();
+  const base = Number(sec) * 1e6 - DAY * 1000 + 60e6;
+  const step = Math.floor((DAY * 1000 - 120e6) / entries);
+  for (let i = 0; i < entries; i += 10_000) {
+    const args = [];
+    for (let j = i; j < Math.min(entries, i + 10_000); j++) args.push(String(base + j * step), `r${j}`);
+    await client.zadd(key, ...args);
+  }
 }
 
 async function runPoint(ctx, point) {
@@ -123,6 +172,7 @@ async function runPoint(ctx, point) {
   for (let i = 0; i < 200; i++) await s0.run('sale', async () => ({ value: undefined, host: 'x', status: 200 }), { maxWaitMs: 0 }).catch(() => capRefused++);
   const capAfter = await commandStats(admin);
   const old = await oldLogBytes(admin, `${prefix}:old-day-log`, seeded + starts.length);
+  const ab = await scriptAB(admin, point);
   await Promise.all(replicas.map((r) => r.close()));
   const keys = await admin.keys(`{${prefix}:*`);
   if (keys.length) await admin.del(...keys);
@@ -149,8 +199,9 @@ async function runPoint(ctx, point) {
     day_log_bytes: dayBytes,
     old_day_log_bytes: old.bytes,
     old_day_log_measured_entries: old.measured_entries,
+    ...ab,
   };
-  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
+  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs main ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
   return result;
 }
 
