@@ -140,7 +140,6 @@ async function runPoint(ctx, point) {
   await sandbox.update({ rateMode: 'sliding', rateWindowMs: MINUTE, endpointKeys: [{ key: endpointKey, ratePerMinute: point.perMinute, ratePerDay: point.perDay }] });
   const baseUrl = `${sandbox.url}/api/${endpointKey}/`;
   const starts = [];
-  let answered = 0;
   let refused = 0;
   let failed = 0;
   const before = await commandStats(admin);
@@ -158,7 +157,6 @@ async function runPoint(ctx, point) {
       starts.push(performance.now());
       const r = await callSandbox(baseUrl, 'GET', 'customers', { apiKey: ctx.creds.apiKey, apiPin: ctx.creds.apiPin });
       if (r.status !== 200) throw Object.assign(new Error(`status ${r.status}`), { status: r.status });
-      answered++;
       return { value: undefined, rateLimit: undefined, host: 'sandbox', status: 200 };
     }).catch((e) => (e.name === 'RateLimitExceededError' ? refused++ : failed++)));
   }
