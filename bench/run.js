@@ -169,7 +169,7 @@ async function main() {
   };
   if (ONLY.size > 0) {
     // A partial run never overwrites the committed results.
-    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ journey, fairness, auth, cache, budget, correctness: correctness && '(see above)' }, null, 2)}`);
+    log(`BENCH_ONLY=${[...ONLY].join(',')}: ${JSON.stringify({ overhead, journey, fairness, auth, cache, budget, budget_scale: budgetScale, correctness: correctness && '(see above)' }, null, 2)}`);
     return;
   }
   const dir = path.join(ROOT, 'bench', 'results');
