@@ -133,8 +133,7 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
         probe: isProbe,
         confirm: async () => (blockedUntil > clock() || (probeWait > 0 && probe !== self) ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
         async outcome(o: CallOutcome) {
-          if (o === 'not_processed') for (const l of [minute, day, own, log]) if (l) removeSorted(l, slot);
-          if (o === 'rate_limited' || o === 'not_processed') return rateLimited(self);
+          if (o === 'rate_limited') return rateLimited(self);
           if (probe !== self) return;
           probe = undefined;
           if (o === 'answered') probeWait = 0;

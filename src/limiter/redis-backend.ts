@@ -93,7 +93,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
         delayMs,
         probe: isProbe === 1,
         async outcome(o: CallOutcome) {
-          if (o === 'rate_limited' || o === 'not_processed') await execFor(key, ['block', member, probe.baseMs, probe.maxMs, o === 'not_processed' ? 1 : 0, slotUs, daySpan]);
+          if (o === 'rate_limited') await exec('block', member, probe.baseMs, probe.maxMs);
           else if (isProbe === 1) await exec('settle', member, o === 'answered' ? 1 : 0);
         },
         async confirm() {

@@ -261,7 +261,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
           // window again, which the probe is there to avoid; the probe's own answer is reconciled instead.
           metrics.upstream429();
           logger.warn('gateway answered 429: one probe at a time until it takes calls again', { status: err.status, errorcode: err.errorcode, probe: slot.probe });
-          await slot.outcome(err instanceof GatewayRateLimitedError ? 'not_processed' : 'rate_limited');
+          await slot.outcome('rate_limited');
           // Only 429 with errorcode 155 proves the call was not processed: re-queue it once, within its deadline.
           if (!(err instanceof GatewayRateLimitedError) || requeued) throw err;
           requeued = true;

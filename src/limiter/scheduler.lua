@@ -316,14 +316,11 @@ elseif op == 'usage' then
   return {dayLive(daySpan, false), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
 
 elseif op == 'block' then
-  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs, unprocessed (1: errorcode 155),
-  --       slot (µs), daySpanMs.
+  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs.
   -- A 429 we did not predict: the key is unsure (issue 40). The first probe goes after probeBase; each probe
   -- refused doubles the wait, up to probeMax. A 429 of a call that started before the key was unsure (not the
-  -- probe) moves nothing but the block. A call refused with 155 was not processed (gateway-facts.md): its entry
-  -- leaves the logs, or ten refused probes would fill a window of ten on their own; were the gateway to count
-  -- refused calls after all, its X-Rate-Limit on the next answer adds them back as phantoms.
-  if ARGV[5] == '1' then forget(ARGV[2], tonumber(ARGV[6]), tonumber(ARGV[7]) * 1000) end
+  -- probe) moves nothing but the block. The refused call's entry stays: whether the gateway counts refused
+  -- calls is not documented (gateway-facts.md), and a 429 only ever corrects our count upward (contract).
   local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
   local wait = num(c[2], 0)
   if wait == 0 then

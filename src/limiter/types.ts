@@ -178,11 +178,10 @@ export type RefusalReason = 'max_wait' | 'caller_share';
 
 /**
  * What became of a call made on a slot: the gateway `answered` (anything but a 429: it takes calls), refused it
- * as over its limits (`rate_limited`: a 429 the budget did not predict; `not_processed`: with errorcode 155,
- * which proves the call was not processed, so its entry leaves the log), or no answer came (`lost`: a timeout,
- * a reset; proves nothing either way).
+ * as over its limits (`rate_limited`: a 429 the budget did not predict; its entry stays, as whether the gateway
+ * counts refused calls is not documented), or no answer came (`lost`: a timeout, a reset; proves nothing).
  */
-export type CallOutcome = 'answered' | 'rate_limited' | 'not_processed' | 'lost';
+export type CallOutcome = 'answered' | 'rate_limited' | 'lost';
 
 /**
  * After a 429 the budget did not predict, the key is unsure (issue 40): one call at a time probes it, first

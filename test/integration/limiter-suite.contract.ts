@@ -298,7 +298,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(1);
     });
 
-    it('when the probe is refused too, then the next waits twice as long, and the refused calls (155) leave the log', async () => {
+    it('when the probe is refused too, then the next waits twice as long, and the refused calls still count', async () => {
       s = await setup(backend, 2, { perWindow: 2 }, { saleReservedSlots: 0 });
       const rec = recorder();
       const { baseMs } = probeTimes(LIMITS);
@@ -321,9 +321,8 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const afterSecond = rec.starts().filter((t) => t > second).sort((x, y) => x - y);
       expect(afterSecond.length).toBeGreaterThanOrEqual(1);
       expect(afterSecond[0] as number).toBeGreaterThanOrEqual(second + 2 * baseMs - TOL);
-      // Calls refused with 155 were not processed and leave the log: the others hold the window's limit.
-      const taken = rec.starts().filter((t) => !twice.attempts.includes(t));
-      expect(maxInAnyWindow(taken, GUARANTEED)).toBeLessThanOrEqual(2);
+      // Refused calls stay in the log (whether the gateway counts them is not documented): all hold the limit.
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(2);
       expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(2);
     });
 
