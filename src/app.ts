@@ -11,6 +11,8 @@ import type { CardWrites } from './payment-methods/add-card-write';
 import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
 import { eventsRouter } from './http/routes/events';
+import { subscriptionsRouter } from './http/routes/subscriptions';
+import type { SubscriptionService } from './subscriptions';
 import type { EventLog } from './events';
 import { gatewayWebhooksRouter } from './http/routes/gateway-webhooks';
 import type { GatewayWebhookIntake } from './webhooks';
@@ -41,6 +43,8 @@ export interface AppDeps {
   gatewayWebhooks?: GatewayWebhookIntake;
   /** Customers, payment methods, their view and removals (issue 26). */
   wallet: Wallet;
+  /** Subscriptions (issue 37). */
+  subscriptions: SubscriptionService;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -86,6 +90,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(saleLifecycleRouter({ lookup: deps.lookup, actions: deps.actions, authenticate: deps.authenticate }));
   app.use(customersRouter({ gateway: deps.gateway, budget: deps.budget, wallet: deps.wallet, authenticate: deps.authenticate }));
   app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, tokens: deps.tokens, wallet: deps.wallet, authenticate: deps.authenticate }));
+  app.use(subscriptionsRouter({ subscriptions: deps.subscriptions, authenticate: deps.authenticate }));
   app.use(eventsRouter({ log: deps.events, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

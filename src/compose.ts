@@ -17,7 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
-import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
+import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
@@ -32,10 +32,13 @@ import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
+import { createHandSettler } from './reconcile/settle-by-hand';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
+import { createSubscriptions, type Subscriptions } from './subscriptions';
+import { renderSale } from './http/routes/sales';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
 /**
@@ -59,6 +62,8 @@ export interface Service {
   /** The payment event log (Redis Streams, or memory in development) and its delivery to EVENTS_WEBHOOK_URLS. */
   events: EventLog;
   delivery: EventDelivery;
+  /** Subscriptions: the use cases, the renewals (started with the service, stopped by close()) and the clock. */
+  subscriptions: Subscriptions;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   /**
@@ -174,9 +179,6 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   onChange = createSaleEvents({ records, events, appended });
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
-  const gatewayWebhooks = config.gateway.webhookSecret
-    ? createGatewayWebhookIntake({ secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry })
-    : undefined;
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
@@ -189,6 +191,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
+  const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
     store: idempotency,
@@ -198,7 +201,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     }),
     settings: config.reconcile,
     logger,
-    metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+    metrics: reconcileMetrics,
     events,
     appended,
   });
@@ -211,12 +214,29 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       unknownKeyTtlMs: config.view.unknownKeyTtlMs,
     },
   });
+  // A change tokengate did not make is confirmed against the gateway in spare budget (guarantee 12).
+  const confirmations = createWebhookConfirmation({ gateway, budget, records, fold: lookup.fold, logger, registry: metrics.registry, deadlineMs: config.reconcile.deadlineMs, store: webhookStore,
+    // The reconciler's cadence: a confirmation left over is another look at the gateway in spare budget.
+    retryMs: config.reconcile.retryMs, pollMs: config.reconcile.intervalMs,
+  });
+  if (config.gateway.webhookSecret) confirmations.start();
+  const gatewayWebhooks = config.gateway.webhookSecret
+    ? createGatewayWebhookIntake({
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm,
+      ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
+    })
+    : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
+  const subscriptions = createSubscriptions({
+    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
+  });
+  subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
     cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
@@ -224,12 +244,15 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
+    subscriptions: subscriptions.service,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });
   const admin = createAdminApp({
     metrics,
     logger,
+    outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
+    clock: subscriptions.clock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
@@ -240,7 +263,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
 
   let queueStopped = false;
   return {
-    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery,
+    app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery, subscriptions,
     listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
@@ -253,7 +276,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * The gateway's webhooks (called by the gateway, not by callers)
-         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows is acknowledged (204) and counted. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
+         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows, a refund it cannot tie to a sale it knows (a refund's event names none), and an event whose `merchant.merch_key` is not `GATEWAY_MERCHANT_KEY` are acknowledged (204), counted and change nothing. Of the event's object only `key` is required (the gateway's documented examples carry no `trantype_code` or `status_code`). A change tokengate did not make is confirmed against the gateway in spare budget afterwards, and undone if the gateway contradicts it. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
          */
         post: operations["receiveGatewayWebhook"];
         delete?: never;
@@ -318,6 +318,74 @@ export interface paths {
         patch: operations["updatePaymentMethod"];
         trace?: never;
     };
+    "/v1/customers/{custkey}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's subscriptions
+         * @description Needs scope `subscriptions:read` and access to `custkey` (any customer with `customers:any`); another customer answers 404.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Create a subscription (the first period charged now, or from `start`)
+         * @description Needs scope `subscriptions:write` and access to `custkey`. Records the shopper's consent. With no `start` (or today's), the first period is charged now through the same write protocol as `POST /v1/sales` (one `Idempotency-Key` never charges twice): approved, 201 the subscription with `latest_sale`; declined, 402 `card_declined` carrying the sale, and nothing is created. Later periods are charged by tokengate (`traits.is_recurring`), each at most once.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a subscription
+         * @description Needs scope `subscriptions:read`; a subscription of a customer the caller is not bound to answers 404 like an unknown key.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change, pause or resume a subscription
+         * @description Needs scope `subscriptions:write`. A new `payment_method` must be the customer's; a past-due or unpaid subscription is retried with it at once.
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{key}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription
+         * @description Needs scope `subscriptions:write`. Without `at_period_end`, no charge is sent after this answers (a renewal already on its way is answered first). With `at_period_end`, the period paid runs out and nothing more is charged.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -366,6 +434,8 @@ export interface components {
             payment_key?: string;
             /** @description With `payment_key`: also store the card on the customer (default false; needs scope `payment_methods:write`, else 403; the answer names the new `payment_method` when it is known by then) */
             save_payment_method?: boolean;
+            /** @description Internal services with their own billing (`customers:any` only, else 403): a charge the shopper does not start, on a stored `payment_method`. Sent with the gateway's recurring indicator (`traits.is_recurring`) and queued behind checkouts (the renewals' budget class). */
+            recurring?: boolean;
         } | {
             payment_method: components["schemas"]["Key"];
         } | {
@@ -517,7 +587,7 @@ export interface components {
         };
         ErrorObject: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active";
             /** @description Fixed text per code; never echoes input */
             message: string;
             request_id: string;
@@ -559,6 +629,11 @@ export interface components {
             created?: string;
             /** @description Listed refunds only, once tokengate has read the gateway's record of the sale: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
+            /**
+             * @description `voided` once the gateway voided the refund (its `transaction.refund.voided`): listed still, no longer counted in `amount_refunded`
+             * @enum {string}
+             */
+            status?: "voided";
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */
         AddPaymentMethodRequest: {
@@ -603,17 +678,17 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
         };
-        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. */
+        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. `refund.voided`: a refund voided at the gateway before its batch closed (its amount is no longer refunded; `status` `voided`). */
         RefundEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "refund.succeeded";
+            type: "refund.succeeded" | "refund.voided";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Refund"];
@@ -646,7 +721,7 @@ export interface components {
             };
         };
         /** @description One payment event, as `GET /v1/events` lists it and as each `EVENTS_WEBHOOK_URLS` receiver gets it (the POST body, with Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). Masked card numbers only, never card data. */
-        PaymentEvent: components["schemas"]["SaleEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["PaymentMethodEvent"] | components["schemas"]["CustomerEvent"];
+        PaymentEvent: components["schemas"]["SaleEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["PaymentMethodEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["SubscriptionEvent"];
         EventList: {
             /** @enum {string} */
             type: "list";
@@ -716,6 +791,119 @@ export interface components {
             expires?: string;
             avs_street?: string;
             avs_postalcode?: string;
+        };
+        /** @description A subscription: `amount` every `interval_count` `interval`s. `consent.text` is what the shopper agreed to (or its version), recorded with when and by which token (card networks require it for charges the shopper does not start). */
+        CreateSubscriptionRequest: {
+            amount: components["schemas"]["Amount"];
+            amount_detail?: components["schemas"]["AmountDetail"];
+            /** @enum {string} */
+            interval: "day" | "week" | "month" | "year";
+            /** @default 1 */
+            interval_count?: number;
+            /**
+             * Format: date
+             * @description `YYYY-MM-DD` (UTC). Absent or today: the first period is charged now, with the shopper present; later: the first charge falls on that day
+             */
+            start?: string;
+            /** @description Charges in all; absent: until canceled */
+            count?: number;
+            payment_method?: components["schemas"]["Key"];
+            description?: string;
+            /** @description Each charge's invoice is `<prefix>-<period number>` */
+            invoice_prefix?: string;
+            consent: {
+                text: string;
+            };
+        };
+        /** @description `payment_method` (a past-due or unpaid subscription is retried at once with it), `amount` and `amount_detail` (from the next charge), `description`, `status` `paused` or `active` (pause, resume: periods that fell due while paused are not charged). */
+        UpdateSubscriptionRequest: {
+            payment_method?: components["schemas"]["Key"];
+            amount?: components["schemas"]["Amount"];
+            amount_detail?: components["schemas"]["AmountDetail"];
+            description?: string;
+            /** @enum {string} */
+            status?: "paused" | "active";
+        };
+        CancelSubscriptionRequest: {
+            /**
+             * @description `true`: no charge after the current period; `false` (default): no charge after this answer
+             * @default false
+             */
+            at_period_end?: boolean;
+        };
+        Subscription: {
+            /** @enum {string} */
+            type: "subscription";
+            key: string;
+            customer: string;
+            /** @description null: the customer's default at each charge */
+            payment_method: string | null;
+            amount: string;
+            amount_detail?: Record<string, never> | null;
+            /** @enum {string} */
+            interval: "day" | "week" | "month" | "year";
+            interval_count: number;
+            /**
+             * Format: date-time
+             * @description Period n falls due at the anchor plus n intervals (a month anchored on the 31st: the last day of shorter months)
+             */
+            anchor: string;
+            count: number | null;
+            periods_charged: number;
+            /**
+             * Format: date-time
+             * @description The next attempt: the next period's date or a retry's
+             */
+            next_charge_at: string | null;
+            /** @enum {string} */
+            status: "active" | "past_due" | "unpaid" | "paused" | "canceled" | "completed";
+            cancel_at_period_end: boolean;
+            description?: string | null;
+            invoice_prefix?: string | null;
+            consent: {
+                text: string;
+                /** Format: date-time */
+                accepted_at: string;
+                by: string;
+            };
+            /** @description The latest charge attempts (at most 50), oldest first */
+            history: {
+                /** @description 0 is the first period */
+                period: number;
+                sale: string | null;
+                /** @enum {string} */
+                result: "approved" | "declined" | "error" | "not_sent";
+                /**
+                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card
+                 * @enum {string|null}
+                 */
+                decline_class: "soft" | "hard" | null;
+                /** @description The gateway's decline code, or `removed` (the card or the customer was removed) */
+                decline_code?: string | null;
+                /** Format: date-time */
+                at: string;
+                /** Format: date-time */
+                next_retry_at: string | null;
+            }[];
+            /** Format: date-time */
+            created: string;
+            /** @description The create's answer only, when the first period was charged now: its sale */
+            latest_sale?: components["schemas"]["Sale"];
+        };
+        SubscriptionList: {
+            /** @enum {string} */
+            type: "list";
+            data: components["schemas"]["Subscription"][];
+        };
+        /** @description A subscription's change; `data` is the subscription object. */
+        SubscriptionEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "subscription.created" | "subscription.renewed" | "subscription.payment_failed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "subscription.completed" | "subscription.updated";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: components["schemas"]["Subscription"];
         };
     };
     responses: {
@@ -858,6 +1046,8 @@ export interface components {
         XSignature: string;
         /** @description 1 to 255 printable ASCII characters. Optional: a removal is idempotent by its path (without one, the path is the key, per caller). */
         IdempotencyKeyOptional: string;
+        /** @description The subscription's key (`key` of the subscription object) */
+        SubscriptionKey: components["schemas"]["Key"];
     };
     requestBodies: never;
     headers: {
@@ -1907,6 +2097,250 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's subscriptions, oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1 to 255 printable ASCII characters; one key never charges twice. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description Customer key */
+                custkey: components["parameters"]["CustKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            /** @description The first charge was declined: nothing was created */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclinedError"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `idempotency_in_progress` or `outcome_unknown` (the first charge's; see Retry-After); `idempotency_key_reused` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The subscription's key (`key` of the subscription object) */
+                key: components["parameters"]["SubscriptionKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The subscription's key (`key` of the subscription object) */
+                key: components["parameters"]["SubscriptionKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `subscription_not_active`: the subscription is canceled or completed */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["CardDataForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The subscription's key (`key` of the subscription object) */
+                key: components["parameters"]["SubscriptionKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `subscription_not_active`: the subscription is canceled or completed */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["CardDataForbidden"];
             429: components["responses"]["RateLimited"];

@@ -16,10 +16,22 @@ export type PaymentEventType =
   | 'sale.voided'
   | 'sale.settled'
   | 'refund.succeeded'
+  | 'refund.voided'
+  | 'sale.unvoided'
+  | 'sale.adjusted'
   | 'payment_method.added'
   | 'payment_method.removed'
   | 'customer.created'
-  | 'customer.deleted';
+  | 'customer.deleted'
+  // Subscriptions (issue 37): each a change of the subscription object, which is the event's data.
+  | 'subscription.created'
+  | 'subscription.renewed'
+  | 'subscription.payment_failed'
+  | 'subscription.past_due'
+  | 'subscription.unpaid'
+  | 'subscription.canceled'
+  | 'subscription.completed'
+  | 'subscription.updated';
 
 export interface EventDraft {
   type: PaymentEventType;

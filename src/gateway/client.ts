@@ -227,6 +227,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       for (const [k, v] of Object.entries({ cardholder, method_name, avs_street, avs_postalcode })) if (v !== undefined) body[k] = v;
       return call({ op, method: 'POST', path: 'transactions', body }, parseTransaction, signal);
     }
+    if (request.recurring) body.traits = { is_recurring: true };
     // gateway-facts.md: the spec's UMCardRef, or the REST v2 form with the token as the number and expiration 0000.
     if (options.cardRefField === 'UMCardRef') body.UMCardRef = request.cardref;
     else body.creditcard = { number: request.cardref, expiration: '0000' };
@@ -262,6 +263,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     refund(request, callOptions) {
       const body = followUpBody(request.command ?? 'refund', request);
       if (request.amount !== undefined) body.amount = request.amount;
+      if ('custom_fields' in request && request.custom_fields) body.custom_fields = request.custom_fields;
       return followUp('refund', body, callOptions?.signal);
     },
     getTransaction(trankey, callOptions) {

@@ -33,6 +33,7 @@ export type ApiErrorCode =
   | 'sale_not_voidable'
   | 'refund_exceeds_sale'
   | 'customer_exists'
+  | 'subscription_not_active'
   | 'internal_error';
 
 /** One validation problem: where (`body.amount`, `query.limit`, `header.idempotency-key`) and which rule. */
@@ -183,6 +184,13 @@ export class CustomerExists extends ApiError {
     const body = super.toBody(requestId);
     body.error.custkey = this.custkey;
     return body;
+  }
+}
+
+/** A change to a canceled or completed subscription (contract, "Errors"). */
+export class SubscriptionNotActive extends ApiError {
+  constructor() {
+    super(409, 'subscription_not_active', 'The subscription is canceled or completed.');
   }
 }
 

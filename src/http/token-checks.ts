@@ -102,10 +102,21 @@ function audienceMatches(aud: unknown, audience: string): boolean {
   return aud === audience || (Array.isArray(aud) && aud.includes(audience));
 }
 
+/** Whether `s` holds a C0 control character or DEL. */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i += 1) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Whether `sub`, `scope` and `custkey` have their shapes; a reason when one is missing or wrong. */
 function callerRefusal(claims: Json): RefusalReason | undefined {
   const { sub, custkey } = claims;
-  if (typeof sub !== 'string' || sub.length === 0 || sub.length > 256) return 'bad_sub';
+  // No control characters: tokengate's own callers (the renewals, src/subscriptions) carry one, so no token's
+  // idempotency keys can meet theirs.
+  if (typeof sub !== 'string' || sub.length === 0 || sub.length > 256 || hasControl(sub)) return 'bad_sub';
   if (typeof (claims.scope ?? '') !== 'string') return 'bad_scope';
   if (custkey !== undefined && (typeof custkey !== 'string' || !CUSTKEY.test(custkey))) return 'bad_custkey';
   return undefined;

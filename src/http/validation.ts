@@ -36,6 +36,8 @@ export interface SaleInput {
   invoice?: string;
   /** false: authorize only (`authonly`). */
   capture: boolean;
+  /** An internal service's own billing (`customers:any` only): sent with the gateway's recurring indicator. */
+  recurring?: boolean;
 }
 
 /** The body of a capture or a refund: all (absent) or part of the sale. */
@@ -67,7 +69,7 @@ const defs = rewriteRefs(openapi.components.schemas) as Schema;
 const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true });
 addFormats(ajv);
 
-function compile(schema: unknown): ValidateFunction {
+export function compile(schema: unknown): ValidateFunction {
   return ajv.compile({ $defs: defs, ...(rewriteRefs(schema) as Schema) });
 }
 
@@ -132,7 +134,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
   // Safe after validation: the schema fixes every field's type and forbids others.
   const raw = body as {
     customer: string; payment_method?: string; payment_key?: string; save_payment_method?: boolean; amount: string; amount_detail?: { tax?: string; tip?: string };
-    invoice?: string; capture?: boolean;
+    invoice?: string; capture?: boolean; recurring?: boolean;
   };
   const amountCents = toCents(raw.amount);
   const details: ErrorDetail[] = [];
@@ -150,6 +152,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
     if (detail.tip !== undefined) input.amountDetail.tip = canonicalAmount(detail.tip);
   }
   if (raw.invoice !== undefined) input.invoice = raw.invoice;
+  if (raw.recurring === true) input.recurring = true;
   return input;
 }
 
@@ -194,7 +197,7 @@ export function parseAddPaymentMethod(body: unknown): AddPaymentMethodInput {
 }
 
 /** A body checked against one of openapi.json's request schemas, then read as `T` (the schema fixes its fields). */
-function parseBody<T>(body: unknown, validate: ValidateFunction): T {
+export function parseBody<T>(body: unknown, validate: ValidateFunction): T {
   if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
   if (hasForbiddenKey(body)) throw new InvalidRequest([{ path: 'body', rule: 'forbidden_key' }]);
   if (!validate(body)) throw new InvalidRequest(toDetails('body', validate.errors));

@@ -5,9 +5,10 @@ import { StoreUnavailableError } from '../idempotency';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError, unwrapNotSent } from '../writes';
 import { CustomerExistsError, RemovalPendingError, WalletWriteRefusedError } from '../wallet/errors';
+import { SubscriptionInputError, SubscriptionNotActiveError } from '../subscriptions/errors';
 import {
   ApiError, CustomerExists, InvalidRequest, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale,
-  SaleNotCapturable, SaleNotVoidable, Unavailable, fromGatewayError,
+  SaleNotCapturable, SaleNotVoidable, SubscriptionNotActive, Unavailable, fromGatewayError,
 } from './errors';
 
 /** A follow-up refused from tokengate's record (before sending) or by the gateway (result E), as the contract's codes. */
@@ -46,6 +47,8 @@ export function toApiError(err: unknown): ApiError {
   // The gateway's own text may echo what was sent: a fixed message instead (issue 26, decision 7).
   if (e instanceof WalletWriteRefusedError) return new InvalidRequest([{ path: 'body', rule: 'refused_by_gateway' }], 'The gateway refused these fields.');
   if (e instanceof NotFoundError) return new NotFound();
+  if (e instanceof SubscriptionNotActiveError) return new SubscriptionNotActive();
+  if (e instanceof SubscriptionInputError) return new InvalidRequest([{ path: e.path, rule: e.rule }]);
   if (e instanceof WriteInProgressError) return new IdempotencyInProgress(e.retryAfterSec);
   if (e instanceof WriteKeyReusedError) return new IdempotencyKeyReused();
   if (e instanceof WriteOutcomeUnknownError) return new OutcomeUnknown(e.retryAfterSec);

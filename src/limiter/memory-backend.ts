@@ -28,7 +28,7 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
   let reservations = 0;
   let lastAny = Number.NEGATIVE_INFINITY;
   /** The latest slot of each class but background (whose queue is behind everything: lastAny). */
-  const last: Record<Exclude<CallClass, 'background'>, number> = { sale: -Infinity, capture: -Infinity, refund: -Infinity, read: -Infinity };
+  const last: Record<Exclude<CallClass, 'background'>, number> = { sale: -Infinity, capture: -Infinity, refund: -Infinity, renewal: -Infinity, read: -Infinity };
   /** The latest start told to a refused caller, per class (its Retry-After). */
   const promised: Partial<Record<CallClass, number>> = {};
   /** A class queues behind its own and the higher classes' latest slots. */

@@ -1,5 +1,5 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
---   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, seq,
+--   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, lastRenewal, seq,
 --           promised:<class>, probeWait, probe, probeUntil)
 --   KEYS[2] zset of start times in the minute span, KEYS[3] the day span's counts per bucket (a hash, below),
 --   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
@@ -159,7 +159,7 @@ if op == 'reserve' then
   local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
   local known = ARGV[9]
   local share, promise, caller = tonumber(ARGV[11]), ARGV[12] == '1', ARGV[13]
-  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead', 'probeWait', 'probe', 'probeUntil')
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead', 'lastRenewal', 'probeWait', 'probe', 'probeUntil')
   local epoch, block = m[1], num(m[3], 0)
   local emptied = 0
   if not epoch then
@@ -180,8 +180,8 @@ if op == 'reserve' then
   end
   -- Unsure (issue 40): a 429 we did not predict. One call at a time probes the gateway (the probe); while it is
   -- out, everyone else is told to ask again soon, not refused: its answer decides whether the key is open.
-  local unsure = num(m[9], 0) > 0
-  if unsure and m[10] and num(m[11], 0) > now then
+  local unsure = num(m[10], 0) > 0
+  if unsure and m[11] and num(m[12], 0) > now then
     local poll = tonumber(ARGV[16]) * 1000
     return {0, s(poll), epoch, emptied, s(now + poll), '', 'probing'}
   end
@@ -191,8 +191,9 @@ if op == 'reserve' then
   -- `reserved` is the class's own (slots it must leave to the classes above). First-come within a class and
   -- behind the classes above it; background queues behind everything (lastAny). A class may take the slots
   -- lower classes must leave.
-  local queue = {sale = {5}, capture = {5, 6}, refund = {5, 6, 7}, read = {5, 6, 7, 8}, background = {4}}
-  local own = {sale = 'lastSale', capture = 'lastCapture', refund = 'lastRefund', read = 'lastRead'}
+  -- renewal (issue 37) sits between refund and read: behind the money classes, ahead of reads.
+  local queue = {sale = {5}, capture = {5, 6}, refund = {5, 6, 7}, renewal = {5, 6, 7, 9}, read = {5, 6, 7, 9, 8}, background = {4}}
+  local own = {sale = 'lastSale', capture = 'lastCapture', refund = 'lastRefund', renewal = 'lastRenewal', read = 'lastRead'}
   local dayOwn = {read = dayReadKey, background = dayBackgroundKey}
   if not queue[cls] then return redis.error_reply('tokengate limiter: unknown class ' .. tostring(cls)) end
   local start = math.max(now, block)

@@ -8,10 +8,15 @@ import type { Logger } from '../observability/logger';
  * fill-ins after webhooks: usually asked with no wait, a stale view is served meanwhile). A class queues behind
  * its own and the higher classes only, and may never take the last `reservedSlots(cls)` slots of a window.
  */
-export type CallClass = 'sale' | 'capture' | 'refund' | 'read' | 'background';
+export type CallClass = 'sale' | 'capture' | 'refund' | 'renewal' | 'read' | 'background';
 
-/** Priority rank: 0 is served first. */
-export const CLASS_RANK: Readonly<Record<CallClass, number>> = { sale: 0, capture: 1, refund: 2, read: 3, background: 4 };
+/**
+ * Priority rank: 0 is served first. `renewal` (issue 37: subscriptions' renewals, `"recurring": true` sales) sits
+ * between refunds and reads, a half step so the other classes' reserved slots (reservedSlots) stay as they were:
+ * sales never queue behind renewals, renewals leave round(5R/6) slots of a window to the classes above, and reads
+ * queue behind renewals.
+ */
+export const CLASS_RANK: Readonly<Record<CallClass, number>> = { sale: 0, capture: 1, refund: 2, renewal: 2.5, read: 3, background: 4 };
 
 /** The classes the day pacing and the per-caller share apply to (issues 25 and 30): they give way to money. */
 export type PacedClass = 'read' | 'background';
@@ -143,6 +148,9 @@ export function maxWaitOf(classes: LimiterClasses, cls: CallClass): number {
       return classes.captureMaxWaitMs ?? classes.saleMaxWaitMs;
     case 'refund':
       return classes.refundMaxWaitMs ?? classes.saleMaxWaitMs;
+    case 'renewal':
+      // A renewal has no caller waiting: it waits as long as a sale would, and one refused is tried on the next pass.
+      return classes.saleMaxWaitMs;
     case 'read':
       return classes.readMaxWaitMs;
     case 'background':

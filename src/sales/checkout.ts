@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { assertAccess, NotFoundError, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
 import type { CardRefToken, PaymentMethod } from '../gateway/types';
+import type { CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
@@ -22,6 +23,12 @@ export interface PayInput {
   amountDetail?: { tax?: string; tip?: string };
   invoice?: string;
   capture: boolean;
+  /**
+   * A charge the shopper does not start (a subscription's renewal, an internal service's own billing): sent with
+   * the gateway's recurring indicator, in the budget class `cls`.
+   */
+  recurring?: boolean;
+  cls?: CallClass;
 }
 
 export interface PayRequest {
@@ -30,7 +37,19 @@ export interface PayRequest {
   /** fingerprintRequest() of the HTTP request: the same key with another body is refused. */
   fingerprint: string;
   input: PayInput;
+  /**
+   * Records that must change with this sale's answer, in the same completion (a subscription created by its
+   * first charge, a renewal's period marked paid): written in `alongside`, so a replay finds them done and a
+   * crash between the answer and them leaves the answer's key to keep them (src/writes).
+   */
+  alsoRecord?: (outcome: SaleOutcome, facts: SaleFacts) => (() => Promise<unknown>) | undefined;
 }
+
+/**
+ * The budget class of charges the shopper does not start (renewals, `"recurring": true`): behind sales, captures
+ * and refunds, ahead of reads (src/limiter/types.ts). A checkout never queues behind it.
+ */
+export const RECURRING_CLASS: CallClass = 'renewal';
 
 /** The HTTP edge's rendering of a sale's outcome (201, 402, 502), stored for replays and sent. */
 export type RenderSale = (outcome: SaleOutcome, facts: SaleFacts) => StoredResponse;
@@ -66,6 +85,9 @@ export interface CheckoutDeps {
  * that makes the sale the customer's (and its view) rides with the idempotency completion, as does leaving the
  * guard.
  */
+/** A checkout's sale, or a charge the shopper does not start. */
+const classOf = (input: PayInput): CallClass => input.cls ?? (input.recurring ? RECURRING_CLASS : 'sale');
+
 export function createCheckout(deps: CheckoutDeps): Checkout {
   const { sales, records, writes, guard, newCards } = deps;
 
@@ -76,7 +98,8 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
     const token = await peeked;
     // Its token must be loaded first (a read, and its own wait): a removal need not wait for this attempt.
     if (!token) guarded.waiting();
-    return sales.charge({ ...asked, payment_method: input.paymentMethod, amount_detail: input.amountDetail }, { peeked: token, slot, beforeSend: guarded.beforeSend });
+    const sale = { ...asked, payment_method: input.paymentMethod, amount_detail: input.amountDetail, recurring: input.recurring };
+    return sales.charge(sale, { peeked: token, slot, beforeSend: guarded.beforeSend, cls: classOf(input) });
   }
 
   /** A card just collected by Pay.js; kept on the customer, it is named now when a read slot is free at once. */
@@ -89,7 +112,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
   }
 
   return {
-    async pay({ caller, idempotencyKey: key, fingerprint, input }, render, log) {
+    async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord }, render, log) {
       assertAccess(caller, input.customer);
       const invoice = input.invoice ?? deriveInvoice(caller.sub, key);
       const paymentMethod = input.paymentMethod;
@@ -103,7 +126,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         leaseMs: deps.leaseMs,
         foldable: true,
       };
-      const slot = sales.reserveSlot();
+      const slot = sales.reserveSlot(classOf(input));
       const guarded = guard.enter(input.customer, paymentMethod ?? '');
       let saved: { tx: SaleOutcome['transaction']; facts: SaleFacts } | undefined;
       try {
@@ -119,10 +142,12 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           const facts = factsOfSale(outcome.transaction, asked);
           // Kept, approved and not named yet: named after the answer (below).
           if (input.save && outcome.kind === 'approved' && !stored && saleKey) saved = { tx: outcome.transaction, facts };
+          const also = alsoRecord?.(outcome, facts);
           const alongside = () => Promise.all([
             saleKey ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
             guarded.leave(),
             stored ? newCards.keep(input.customer, stored) : undefined,
+            also?.(),
           ]);
           return { response: render(outcome, facts), alongside, events: stored ? [newCards.addedEvent(stored)] : undefined };
         }, log);

@@ -2,7 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import type { CardRefToken, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { AheadSlot } from '../limiter';
+import type { AheadSlot, CallClass } from '../limiter';
 import type { Budget, TokenService } from '../tokens/token-service';
 import { WriteNotSentError } from '../writes/not-sent';
 import type { SaleFields, SaleRecord } from '../sale-records';
@@ -19,6 +19,8 @@ export interface SaleInput {
   invoice: string;
   /** false: authorize only (`authonly`), capture or void it later. Default true (`cc:sale`). */
   capture?: boolean;
+  /** A charge the shopper does not start: sent with the gateway's recurring indicator. */
+  recurring?: boolean;
 }
 
 export type SaleOutcome =
@@ -44,7 +46,7 @@ export interface SaleService {
    * cached-token sale makes 2 sequential round trips, not 3). Pass it to charge(); release() it when the sale
    * is not sent (a replay, a conflict, an error before charging): a slot no call starts on is given back.
    */
-  reserveSlot(): AheadSlot;
+  reserveSlot(cls?: CallClass): AheadSlot;
 }
 
 export interface ChargeOptions {
@@ -58,6 +60,8 @@ export interface ChargeOptions {
    * throwing there sends nothing.
    */
   beforeSend?: () => Promise<void>;
+  /** The budget class of the charge and its token load (default `sale`: a checkout). */
+  cls?: CallClass;
 }
 
 /** A card the frontend just collected through Pay.js: its single-use key charged, optionally kept on the customer. */
@@ -99,24 +103,24 @@ export function isCardRefInvalid(tx: Transaction): boolean {
 export function createSaleService(deps: { gateway: GatewayClient; budget: Budget; tokens: TokenService; logger: Logger; metrics?: Metrics }): SaleService {
   const { gateway, budget, tokens, logger, metrics } = deps;
 
-  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot, beforeSend?: () => Promise<void>): Promise<Transaction> {
+  async function send(input: SaleInput, signal?: AbortSignal, peeked?: CardRefToken, slot?: AheadSlot, beforeSend?: () => Promise<void>, cls: CallClass = 'sale'): Promise<Transaction> {
     // Without a peeked token the sale first loads one (a read and its own wait): the slot would be stale by then.
     if (!peeked) void slot?.release();
     let token;
     try {
       // The load (first, or again after the gateway refused the cardref) is the sale's: it queues as a sale.
-      ({ token } = await tokens.get(input.customer, input.payment_method, peeked, 'sale'));
+      ({ token } = await tokens.get(input.customer, input.payment_method, peeked, cls));
     } catch (err) {
       throw new SaleNotSentError(err);
     }
     // custkey attaches the transaction to the customer: its transaction list finds it (reconciliation), and
     // the gateway's record names its owner.
-    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer };
+    const request = { cardref: token.cardref, amount: input.amount, amount_detail: input.amount_detail, invoice: input.invoice, custkey: input.customer, recurring: input.recurring };
     const call = async () => {
       await beforeSend?.();
       return input.capture === false ? gateway.authorize(request, { signal }) : gateway.sale(request, { signal });
     };
-    const result = await budget.run('sale', call, { signal, ahead: slot });
+    const result = await budget.run(cls, call, { signal, ahead: slot });
     return result.value;
   }
 
@@ -130,17 +134,17 @@ export function createSaleService(deps: { gateway: GatewayClient; budget: Budget
     peekToken(customer, paymentMethod) {
       return tokens.peek(customer, paymentMethod);
     },
-    reserveSlot() {
-      return budget.reserveAhead('sale');
+    reserveSlot(cls = 'sale') {
+      return budget.reserveAhead(cls);
     },
     async charge(input, options = {}) {
-      let tx = await send(input, options.signal, options.peeked, options.slot, options.beforeSend);
+      let tx = await send(input, options.signal, options.peeked, options.slot, options.beforeSend, options.cls);
       if (isCardRefInvalid(tx)) {
         // The token was rotated or revoked: result E means nothing was charged, so one re-send with a fresh
         // token is safe (and the stale token must not be served again).
         logger.info('card reference rejected by the gateway; refreshing the token', { customer: input.customer, payment_method: input.payment_method });
         await tokens.evict(input.customer, input.payment_method);
-        tx = await send(input, options.signal, undefined, undefined, options.beforeSend);
+        tx = await send(input, options.signal, undefined, undefined, options.beforeSend, options.cls);
         if (isCardRefInvalid(tx)) await tokens.evict(input.customer, input.payment_method);
       }
       return outcomeOf(tx);

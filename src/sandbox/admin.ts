@@ -78,11 +78,16 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     core.fixtures.setExpires(stringField(req.body, 'custkey'), stringField(req.body, 'pmkey'), stringField(req.body, 'expires'));
     res.status(204).end();
   });
+  router.post('/declines', (req, res) => {
+    const body = req.body as { attempts?: unknown; error_code?: unknown } | undefined;
+    core.ledger.scripted.set(stringField(req.body, 'pmkey'), Number(body?.attempts), typeof body?.error_code === 'string' ? body.error_code : undefined);
+    res.status(204).end();
+  });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const message = err instanceof FaultError || err instanceof SettingsError ? err.message : err instanceof Error && /fixtures|expires/.test(err.message) ? err.message : 'bad admin request';
+    const message = err instanceof FaultError || err instanceof SettingsError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
     res.status(400).json({ error: message });
   });
   return router;

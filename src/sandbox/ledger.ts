@@ -3,6 +3,7 @@ import { AVS_TEXT, CARD_TYPE_LETTER, CVC_TEXT, brandOf, maskCardNumber, outcomeF
 import { SALE_ERRORS, type SaleErrorName } from './errors';
 import { randomAlnum, type FixtureStore } from './fixtures';
 import { formatCents, toCents, type SaleInput } from './sale-request';
+import { ScriptedDeclines } from './scripted-declines';
 
 /** Fixed texts of a card-not-present sale answer (UsaEPay.NET WireFormatDeserializationTests, CcSale). */
 export const SALE_TRANTYPE = 'Credit Card Sale';
@@ -36,6 +37,8 @@ export interface RecordedTransaction {
   custkey?: string;
   pmkey?: string;
   cardSource: 'UMCardRef' | 'creditcard.number' | 'card' | 'payment_key';
+  /** Sent with `traits.is_recurring` (gateway-facts.md: a charge the shopper does not start). */
+  recurring?: true;
   /** True for an `authonly` (held, not charged until captured: see ledger.get(key) in lifecycle.ts). */
   authOnly?: boolean;
   /** Later identical sales folded into this one (is_duplicate "Y"), when duplicate folding is on. */
@@ -79,6 +82,8 @@ export class Ledger {
 
   private batches = new Map<string, { key: string; batchrefnum: number; sequence: string }>();
   foldedTotal = 0;
+  /** Declines on request (scripted-declines.ts). */
+  readonly scripted = new ScriptedDeclines();
 
   constructor(private readonly fixtures: FixtureStore) {}
 
@@ -91,6 +96,7 @@ export class Ledger {
     this.records = [];
     this.duplicates.clear();
     this.foldedTotal = 0;
+    this.scripted.clear();
   }
 
   error(name: SaleErrorName, invoice: string, now: number): SaleOutcome {
@@ -127,7 +133,8 @@ export class Ledger {
       }
     }
 
-    const outcome = outcomeFor(number);
+    const card = outcomeFor(number);
+    const outcome = this.scripted.take(token?.pmkey, card) ?? card;
     const key = this.newKey();
     const refnum = this.nextRefnum(ctx.now);
     const authCents = outcome.kind === 'declined' ? 0 : outcome.kind === 'partial' ? Math.floor((input.amountCents * (outcome.partialPercent as number)) / 100) : input.amountCents;
@@ -171,6 +178,7 @@ export class Ledger {
       maskedNumber: masked,
       ...(token ?? {}),
       cardSource: input.card.kind === 'token' ? input.card.via : 'card',
+      ...(input.recurring ? { recurring: true } : {}),
       foldedDuplicates: 0,
       delivery: 'pending',
       delivered: false,

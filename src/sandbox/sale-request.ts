@@ -31,6 +31,8 @@ export interface SaleInput {
   saveCard?: boolean;
   /** `send_receipt` with an `email`: answer with `receipts`. */
   receiptTo?: string;
+  /** `traits.is_recurring` (gateway-facts.md): recorded as such. */
+  recurring?: boolean;
 }
 
 export type SaleParse =
@@ -152,6 +154,7 @@ export function parseSale(body: unknown, now: Date): SaleParse {
       card: card.source,
       ...(isTruthyFlag(body.save_card) ? { saveCard: true } : {}),
       ...(receiptTo ? { receiptTo } : {}),
+      ...(isRecord(body.traits) && isTruthyFlag(body.traits.is_recurring) ? { recurring: true } : {}),
     },
   };
 }

@@ -51,6 +51,8 @@ export interface RunningSandbox {
   fixtures: SandboxFixtures;
   rotateCardRef(custkey: string, pmkey: string): string;
   setTokenExpires(custkey: string, pmkey: string, expires: string): void;
+  /** The next `attempts` sales on the stored card `pmkey` decline with `errorCode` (default 10251), then its own outcome returns. */
+  declineNext(pmkey: string, attempts: number, errorCode?: string): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -114,6 +116,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     fixtures: fixturesView(core),
     rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
     setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),
+    declineNext: (pmkey, attempts, errorCode) => core.ledger.scripted.set(pmkey, attempts, errorCode),
     reset: () => core.reset(),
     close() {
       closing ??= Promise.all([

@@ -56,6 +56,22 @@ describe('the typed TypeScript client', () => {
     expect(['hit', 'miss']).toContain(response.headers.get('cache-status'));
   });
 
+  it('when an account page creates, reads and cancels a subscription, then each answer is the typed subscription', async () => {
+    const account = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts-account', custkey: customer, scope: 'subscriptions:read subscriptions:write' }) });
+    const created = await account.POST('/v1/customers/{custkey}/subscriptions', {
+      params: { path: { custkey: customer }, header: { 'Idempotency-Key': randomUUID() } },
+      body: { amount: '5.00', interval: 'month', payment_method: approved, consent: { text: 'terms v1' } },
+    });
+    expect(created.response.status).toBe(201);
+    const sub = created.data as NonNullable<typeof created.data>;
+    expect(sub).toMatchObject({ type: 'subscription', status: 'active', periods_charged: 1 });
+    expect(sub.latest_sale?.result_code).toBe('A');
+    const listed = await account.GET('/v1/customers/{custkey}/subscriptions', { params: { path: { custkey: customer } } });
+    expect(listed.data?.data.map((s) => s.key)).toContain(sub.key);
+    const canceled = await account.POST('/v1/subscriptions/{key}/cancel', { params: { path: { key: sub.key } }, body: { at_period_end: true } });
+    expect(canceled.data).toMatchObject({ key: sub.key, cancel_at_period_end: true });
+  });
+
   it('when a scope is missing, then error carries the contract code forbidden', async () => {
     const noScope = createTokengateClient({ baseUrl: bff.url, token: () => token({ sub: 'client-ts', custkey: customer, scope: 'sales:create' }) });
     const { error, response } = await noScope.GET('/v1/customers/{custkey}/payment_methods/{pmkey}/token', { params: { path: { custkey: customer, pmkey: approved } } });

@@ -1,0 +1,68 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { createRenewalMetrics } from './metrics';
+import type { Config } from '../config/types';
+import type { EventSink } from '../events/types';
+import type { Logger } from '../observability/logger';
+import { RECURRING_CLASS, type Checkout, type RenderSale } from '../sales/checkout';
+import type { WalletView } from '../wallet/wallet-view';
+import { createTestClock, createWallClock, type Clock } from './clock';
+import { createMemorySubscriptionStore } from './memory-subscription-store';
+import { createPaymentMethods } from './payment-methods';
+import { createRedisSubscriptionStore } from './redis-subscription-store';
+import { createRenewals, type Renewals } from './renewals';
+import { createSubscriptionService, type SubscriptionService } from './service';
+import type { SubscriptionStore } from './types';
+
+export { subscriptionObject } from './objects';
+export { SubscriptionInputError, SubscriptionNotActiveError } from './errors';
+export type { Clock } from './clock';
+export type { CreateInput, SubscriptionService, UpdateInput } from './service';
+export type { Renewals } from './renewals';
+
+/** Subscriptions (issue 37): the use cases, the renewals (their scheduler, run by every replica) and the clock they read. */
+export interface Subscriptions {
+  service: SubscriptionService;
+  renewals: Renewals;
+  clock: Clock;
+  store: SubscriptionStore;
+}
+
+export interface SubscriptionsDeps {
+  redis: Redis | Cluster | undefined;
+  config: Pick<Config, 'env' | 'redis' | 'subscriptions'>;
+  checkout: Checkout;
+  view: Pick<WalletView, 'read' | 'withMethod'>;
+  /** How the renewals' sale answers are stored (the same rendering as `POST /v1/sales`). */
+  render: RenderSale;
+  events?: EventSink;
+  appended?: () => void;
+  logger: Logger;
+  /** A renewal attempt's write lease (the checkout's). */
+  leaseMs: number;
+  registry?: Registry;
+}
+
+export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
+  const { redis, config, logger } = deps;
+  const keyPrefix = config.redis.keyPrefix;
+  const store = redis ? createRedisSubscriptionStore({ redis, keyPrefix }) : createMemorySubscriptionStore();
+  // Production's clock is the wall clock: nothing can move it (contract: `/test/clock` answers 404 there).
+  const clock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix });
+  const methods = createPaymentMethods(deps.view);
+  const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
+  const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs });
+  const renewals = createRenewals({
+    ...common,
+    render: deps.render,
+    metrics: deps.registry ? createRenewalMetrics(deps.registry, { store, clock }) : undefined,
+    settings: {
+      pollMs: config.subscriptions.pollMs,
+      batch: 50,
+      cls: RECURRING_CLASS,
+      leaseMs: deps.leaseMs,
+      policy: { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction },
+    },
+  });
+  return { service, renewals, clock, store };
+}

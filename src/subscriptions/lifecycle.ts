@@ -1,0 +1,99 @@
+import type { Transaction } from '../gateway/types';
+import { declineClassOf } from './declines';
+import { dueAt } from './periods';
+import type { Attempt, DeclineClass, SubscriptionRecord, SubscriptionStatus } from './types';
+
+/**
+ * The subscription's state machine as pure functions of the record (each returns the next record, version
+ * bumped, or undefined when there is nothing to change), so the store's compare-and-set can re-apply one to a
+ * record someone else changed meanwhile, and the tests read it without Redis.
+ */
+export interface RetryPolicy {
+  /** SUBSCRIPTION_RETRY_SCHEDULE_MS: a soft decline's retries, each counted from the period's due date. */
+  scheduleMs: readonly number[];
+  /** SUBSCRIPTION_EXHAUSTED_ACTION: what the retries' end makes of the subscription. */
+  exhausted: 'unpaid' | 'cancel';
+}
+
+const HISTORY_KEPT = 50;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const bump = (r: SubscriptionRecord, change: Partial<SubscriptionRecord>): SubscriptionRecord => ({ ...r, ...change, version: r.version + 1 });
+const withAttempt = (r: SubscriptionRecord, a: Attempt) => [...r.history, a].slice(-HISTORY_KEPT);
+
+export const periodDue = (r: SubscriptionRecord, n: number) => dueAt(r.anchor_ms, r.interval, r.interval_count, n);
+
+/** Where a subscription whose periods are paid up to `next` stands: the next due date, or completed. */
+function planNext(r: SubscriptionRecord, next: number): Partial<SubscriptionRecord> {
+  if (r.count !== null && next >= r.count) return { status: 'completed', due_ms: null, next_period: next };
+  return { status: 'active', due_ms: periodDue(r, next), next_period: next, attempts: 0 };
+}
+
+export type Outcome =
+  | { kind: 'approved'; transaction: Transaction }
+  | { kind: 'declined' | 'error'; transaction: Transaction }
+  /** Never sent because the card or the customer was removed (guarantee 10): a hard decline on that card. */
+  | { kind: 'removed' };
+
+/** The events a transition makes, named by the contract. */
+export type SubscriptionEventType =
+  | 'subscription.created' | 'subscription.renewed' | 'subscription.payment_failed' | 'subscription.past_due' | 'subscription.unpaid'
+  | 'subscription.canceled' | 'subscription.completed' | 'subscription.updated';
+
+export interface Transition {
+  next: SubscriptionRecord;
+  events: SubscriptionEventType[];
+}
+
+/**
+ * The answer to attempt `attempt` on period `period`, applied once: a record whose period or attempt count has
+ * moved on already holds it (a replay, another replica) and is left alone.
+ */
+export function applyOutcome(r: SubscriptionRecord, period: number, attempt: number, outcome: Outcome, nowMs: number, policy: RetryPolicy, pm: string): Transition | undefined {
+  if (r.next_period !== period || r.attempts !== attempt) return undefined;
+  const t = transition(r, period, attempt, outcome, nowMs, policy, pm);
+  // Canceled or paused while the attempt was out (a cancel that waited out its lease): the attempt is recorded,
+  // the status stays, and nothing more is planned.
+  if (r.status === 'canceled' || r.status === 'paused') return { next: { ...t.next, status: r.status, due_ms: null }, events: t.events.filter((e) => e === 'subscription.renewed' || e === 'subscription.payment_failed') };
+  return t;
+}
+
+function transition(r: SubscriptionRecord, period: number, attempt: number, outcome: Outcome, nowMs: number, policy: RetryPolicy, pm: string): Transition {
+  const sale = outcome.kind === 'removed' ? null : outcome.transaction.key || null;
+  if (outcome.kind === 'approved') {
+    const plan = planNext(r, period + 1);
+    const record: Attempt = { period, sale, result: 'approved', decline_class: null, decline_code: null, at: iso(nowMs), next_retry_at: null };
+    const next = bump(r, { ...plan, periods_charged: r.periods_charged + 1, history: withAttempt(r, record), sending: null });
+    const events: SubscriptionEventType[] = ['subscription.renewed'];
+    if (next.status === 'completed') events.push('subscription.completed');
+    return { next, events };
+  }
+  const cls: DeclineClass = outcome.kind === 'removed' ? 'hard' : declineClassOf(outcome.transaction);
+  const code = outcome.kind === 'removed' ? 'removed' : outcome.transaction.error_code ?? null;
+  const retryAt = cls === 'soft' ? policy.scheduleMs[attempt] : undefined;
+  // A retry falls after the due date by the schedule; one already behind the clock runs at once.
+  const due = retryAt === undefined ? null : Math.max(nowMs, periodDue(r, period) + retryAt);
+  const record: Attempt = { period, sale, result: outcome.kind === 'removed' ? 'not_sent' : outcome.kind, decline_class: cls, decline_code: code, at: iso(nowMs), next_retry_at: due === null ? null : iso(due) };
+  const exhausted = cls === 'soft' && due === null;
+  let status: SubscriptionStatus = 'past_due';
+  if (exhausted) status = policy.exhausted === 'cancel' ? 'canceled' : 'unpaid';
+  const next = bump(r, {
+    status, due_ms: due, attempts: attempt + 1, history: withAttempt(r, record), sending: null,
+    // A hard decline is never retried on the same card (guarantee 13): only a new card or a new default lifts it.
+    blocked_method: cls === 'hard' ? pm : r.blocked_method,
+  });
+  const events: SubscriptionEventType[] = ['subscription.payment_failed'];
+  if (r.status !== 'past_due' && status === 'past_due') events.push('subscription.past_due');
+  if (status === 'unpaid') events.push('subscription.unpaid');
+  if (status === 'canceled') events.push('subscription.canceled');
+  return { next, events };
+}
+
+/** A subscription canceled at its period's end reaches that end: canceled, nothing charged. */
+export function endAtPeriodEnd(r: SubscriptionRecord): Transition | undefined {
+  if (!r.cancel_at_period_end || (r.status !== 'active' && r.status !== 'past_due')) return undefined;
+  return { next: bump(r, { status: 'canceled', due_ms: null, sending: null }), events: ['subscription.canceled'] };
+}
+
+/** Statuses a change (PATCH, cancel) may act on (contract: `subscription_not_active` otherwise). */
+export const isChangeable = (s: SubscriptionStatus) => s === 'active' || s === 'past_due' || s === 'paused' || s === 'unpaid';

@@ -1,0 +1,28 @@
+import { NotFoundError, type Caller } from '../access';
+import { defaultMethodOf } from '../wallet/objects';
+import type { WalletView } from '../wallet/wallet-view';
+
+/** Which of the customer's cards a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
+export interface PaymentMethods {
+  /**
+   * `pmkey` when it is the customer's card now, else the customer's default when none is named; NotFoundError
+   * for a card or customer the view does not hold (or that was removed: guarantee 10), or a customer with no card.
+   */
+  resolve(caller: Caller, custkey: string, pmkey: string | undefined): Promise<string>;
+}
+
+export function createPaymentMethods(view: Pick<WalletView, 'read' | 'withMethod'>): PaymentMethods {
+  return {
+    async resolve(caller, custkey, pmkey) {
+      if (pmkey !== undefined) {
+        const read = await view.withMethod(caller, custkey, pmkey);
+        if (!read.methods.some((m) => m.key === pmkey)) throw new NotFoundError();
+        return pmkey;
+      }
+      const read = await view.read(caller, custkey);
+      const def = defaultMethodOf(read.methods, read.chosenDefault);
+      if (def === undefined) throw new NotFoundError();
+      return def;
+    },
+  };
+}

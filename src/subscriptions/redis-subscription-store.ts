@@ -1,0 +1,63 @@
+import type { Cluster, Redis } from 'ioredis';
+import { guarded } from '../redis/guarded';
+import { withSubscriptionScripts } from './scripts';
+import { SUBSCRIPTION_TTL_MS, type SubscriptionRecord, type SubscriptionStore } from './types';
+
+export interface RedisSubscriptionStoreOptions {
+  redis: Redis | Cluster;
+  /**
+   * `redis.keyPrefix`. Keys, one hash tag so a record and the due set change in one script:
+   * `{<p>:subs}:s:<key>` (the record, JSON), `{<p>:subs}:due` (sorted set: key → due ms), `{<p>:subs}:cust:<custkey>`
+   * (sorted set: the customer's subscriptions by creation), `{<p>:subs}:claim:<key>` (a replica's renewal claim).
+   */
+  keyPrefix: string;
+  opTimeoutMs?: number;
+}
+
+const dueArg = (r: SubscriptionRecord) => (r.due_ms === null ? '' : String(r.due_ms));
+
+export function createRedisSubscriptionStore(options: RedisSubscriptionStoreOptions): SubscriptionStore {
+  const redis = withSubscriptionScripts(options.redis);
+  const timeoutMs = options.opTimeoutMs ?? 2000;
+  const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`subscriptions ${what}`, timeoutMs, op);
+  const tag = `{${options.keyPrefix}:subs}`;
+  // Encoded: no caller input can form another key or leave the hash tag.
+  const record = (key: string) => `${tag}:s:${encodeURIComponent(key)}`;
+  const due = `${tag}:due`;
+  const customer = (custkey: string) => `${tag}:cust:${encodeURIComponent(custkey)}`;
+  const claimKey = (key: string) => `${tag}:claim:${encodeURIComponent(key)}`;
+  const parse = (raw: string | null): SubscriptionRecord | undefined => (raw === null ? undefined : (JSON.parse(raw) as SubscriptionRecord));
+
+  return {
+    async create(r) {
+      const [created, json] = await call('create', () =>
+        redis.tgSubCreate(record(r.key), due, customer(r.customer), r.key, JSON.stringify(r), dueArg(r), SUBSCRIPTION_TTL_MS, r.created_ms));
+      return { record: JSON.parse(json) as SubscriptionRecord, created: created === 1 };
+    },
+    async get(key) {
+      return parse(await call('get', () => redis.get(record(key))));
+    },
+    async listByCustomer(custkey) {
+      const keys = await call('list', () => redis.zrange(customer(custkey), '0', '999'));
+      if (keys.length === 0) return [];
+      const raws = await call('list', () => Promise.all(keys.map((k) => redis.get(record(k)))));
+      return raws.map(parse).filter((r): r is SubscriptionRecord => r !== undefined);
+    },
+    async swap(next) {
+      const applied = await call('swap', () => redis.tgSubSwap(record(next.key), due, next.key, String(next.version - 1), JSON.stringify(next), dueArg(next), SUBSCRIPTION_TTL_MS));
+      return applied === 1;
+    },
+    async due(nowMs, limit) {
+      return call('due', () => redis.zrangebyscore(due, '-inf', String(nowMs), 'LIMIT', 0, limit));
+    },
+    async dueCount(nowMs) {
+      return call('due', () => redis.zcount(due, '-inf', String(nowMs)));
+    },
+    async claim(key, owner, ttlMs) {
+      return (await call('claim', () => redis.set(claimKey(key), owner, 'PX', ttlMs, 'NX'))) === 'OK';
+    },
+    async release(key, owner) {
+      await call('release', () => redis.tgSubRelease(claimKey(key), owner));
+    },
+  };
+}

@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import { assertAccess, canAccessCustomer, NotFoundError, type Caller } from '../access';
+import type { EventSink } from '../events/types';
+import type { Logger } from '../observability/logger';
+import type { Checkout, PayInput, RenderSale } from '../sales/checkout';
+import type { WriteResult } from '../writes';
+import { WriteKeyReusedError } from '../writes/errors';
+import type { Clock } from './clock';
+import { appendEvents, createCommit } from './commit';
+import { SubscriptionInputError, SubscriptionNotActiveError } from './errors';
+import { isChangeable, periodDue, type Transition } from './lifecycle';
+import { firstPeriodFrom } from './periods';
+import type { PaymentMethods } from './payment-methods';
+import type { Interval, SubscriptionRecord, SubscriptionStore } from './types';
+
+export interface CreateInput {
+  amount: string;
+  amountDetail?: { tax?: string; tip?: string };
+  interval: Interval;
+  intervalCount: number;
+  /** `YYYY-MM-DD`; absent or today: the first period is charged now. */
+  start?: string;
+  count?: number;
+  paymentMethod?: string;
+  description?: string;
+  invoicePrefix?: string;
+  consent: { text: string };
+}
+
+export interface UpdateInput {
+  paymentMethod?: string;
+  amount?: string;
+  amountDetail?: { tax?: string; tip?: string };
+  description?: string;
+  status?: 'paused' | 'active';
+}
+
+export interface Created {
+  record: SubscriptionRecord;
+  /** The first charge's answer when one was made now (a 402 or 502 means nothing was created). */
+  sale?: WriteResult;
+  replayed: boolean;
+}
+
+export interface SubscriptionService {
+  create(req: { caller: Caller; custkey: string; idempotencyKey: string; fingerprint: string; input: CreateInput }, render: RenderSale, log?: Logger): Promise<Created | { declined: WriteResult }>;
+  get(caller: Caller, key: string): Promise<SubscriptionRecord>;
+  list(caller: Caller, custkey: string): Promise<SubscriptionRecord[]>;
+  update(caller: Caller, key: string, input: UpdateInput): Promise<SubscriptionRecord>;
+  cancel(caller: Caller, key: string, atPeriodEnd: boolean): Promise<SubscriptionRecord>;
+}
+
+export interface SubscriptionServiceDeps {
+  store: SubscriptionStore;
+  clock: Clock;
+  checkout: Checkout;
+  methods: PaymentMethods;
+  events?: EventSink;
+  appended?: () => void;
+  logger: Logger;
+  /** How long a cancel waits at most for a renewal attempt in flight to answer (its write's lease). */
+  sendingLeaseMs: number;
+}
+
+/** The subscription's key: derived from the caller and the create's Idempotency-Key, so a retried create finds it. */
+export function subscriptionKey(sub: string, idempotencyKey: string): string {
+  return 'sub_' + createHash('sha256').update(`subscription\u0000${sub}\u0000${idempotencyKey}`).digest('hex').slice(0, 20);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createSubscriptionService(deps: SubscriptionServiceDeps): SubscriptionService {
+  const { store, clock, checkout, methods, logger } = deps;
+  const commit = createCommit(deps);
+
+  /** The record if the caller may see it: anything else is the same 404 as an unknown key (no hint). */
+  async function owned(caller: Caller, key: string): Promise<SubscriptionRecord> {
+    const r = await store.get(key);
+    if (!r || !canAccessCustomer(caller, r.customer)) throw new NotFoundError();
+    return r;
+  }
+
+  const changed = (r: SubscriptionRecord, change: Partial<SubscriptionRecord>, events: Transition['events'] = ['subscription.updated']): Transition =>
+    ({ next: { ...r, ...change, version: r.version + 1 }, events });
+
+  return {
+    async create({ caller, custkey, idempotencyKey, fingerprint, input }, render, log) {
+      assertAccess(caller, custkey);
+      const key = subscriptionKey(caller.sub, idempotencyKey);
+      const existing = await store.get(key);
+      if (existing) {
+        if (existing.fingerprint !== fingerprint) throw new WriteKeyReusedError();
+        return { record: existing, replayed: true };
+      }
+      const now = await clock.now();
+      const today = new Date(now).toISOString().slice(0, 10);
+      if (input.start !== undefined && input.start < today) throw new SubscriptionInputError('body.start', 'not_in_past');
+      const chargeNow = input.start === undefined || input.start === today;
+      // The card must be the customer's now (a later charge checks again: it may be removed meanwhile).
+      const card = await methods.resolve(caller, custkey, input.paymentMethod);
+      const anchor = chargeNow ? now : Date.parse(`${input.start}T00:00:00.000Z`);
+      const base: SubscriptionRecord = {
+        key, customer: custkey, payment_method: input.paymentMethod ?? null, amount: input.amount, amount_detail: input.amountDetail ?? null,
+        interval: input.interval, interval_count: input.intervalCount, anchor_ms: anchor, count: input.count ?? null, periods_charged: 0,
+        status: 'active', cancel_at_period_end: false, description: input.description ?? null, invoice_prefix: input.invoicePrefix ?? null,
+        consent: { text: input.consent.text, accepted_at: new Date(now).toISOString(), by: caller.sub }, history: [], created_ms: now, first_sale: null,
+        due_ms: anchor, version: 1, next_period: 0, attempts: 0, sending: null, blocked_method: null, fingerprint,
+      };
+      const created = (record: SubscriptionRecord) => async () => {
+        const { created: isNew, record: stored } = await store.create(record);
+        if (isNew) await appendEvents(deps, { next: stored, events: ['subscription.created'] });
+      };
+      if (!chargeNow) {
+        const stored = await store.create(base);
+        // Two creates racing under one key: the loser answers as a replay would (or key reused for another body).
+        if (!stored.created) {
+          if (stored.record.fingerprint !== fingerprint) throw new WriteKeyReusedError();
+          return { record: stored.record, replayed: true };
+        }
+        await appendEvents(deps, { next: stored.record, events: ['subscription.created'] });
+        return { record: stored.record, replayed: false };
+      }
+      // The first period, with the shopper present: a checkout sale through the one write protocol, under a key of
+      // its own derived from the create's, so a retried create replays it; the subscription is created with its
+      // answer (in the same completion) only when it was approved.
+      const pay: PayInput = {
+        customer: custkey, paymentMethod: card, amount: input.amount, amountDetail: input.amountDetail, capture: true,
+        ...(input.invoicePrefix ? { invoice: `${input.invoicePrefix}-1` } : {}),
+      };
+      const sale = await checkout.pay({
+        caller, idempotencyKey: `subscription\u0000${idempotencyKey}`, fingerprint, input: pay,
+        alsoRecord: (outcome) => {
+          if (outcome.kind !== 'approved') return undefined;
+          const at = new Date(now).toISOString();
+          const record: SubscriptionRecord = {
+            ...base, first_sale: outcome.transaction.key, periods_charged: 1, next_period: 1,
+            history: [{ period: 0, sale: outcome.transaction.key, result: 'approved', decline_class: null, decline_code: null, at, next_retry_at: null }],
+          };
+          const done = base.count === 1;
+          return created({ ...record, status: done ? 'completed' : 'active', due_ms: done ? null : periodDue(record, 1) });
+        },
+      }, render, log);
+      if (sale.response.status !== 201) return { declined: sale };
+      const record = await store.get(key);
+      if (!record) throw new Error('the subscription of an approved first charge is not stored yet');
+      return { record, sale, replayed: sale.replayed };
+    },
+
+    get: owned,
+
+    async list(caller, custkey) {
+      assertAccess(caller, custkey);
+      return store.listByCustomer(custkey);
+    },
+
+    async update(caller, key, input) {
+      // A new card must be the customer's now.
+      const r0 = await owned(caller, key);
+      if (input.paymentMethod !== undefined) await methods.resolve(caller, r0.customer, input.paymentMethod);
+      const now = await clock.now();
+      const next = await commit(key, (r) => {
+        if (!isChangeable(r.status)) throw new SubscriptionNotActiveError();
+        const change: Partial<SubscriptionRecord> = {};
+        if (input.amount !== undefined) change.amount = input.amount;
+        if (input.amountDetail !== undefined) change.amount_detail = input.amountDetail;
+        if (input.description !== undefined) change.description = input.description;
+        if (input.paymentMethod !== undefined) {
+          change.payment_method = input.paymentMethod;
+          if (r.blocked_method !== input.paymentMethod) change.blocked_method = null;
+          // A past-due or unpaid subscription is retried at once with the new card (contract, PATCH).
+          if (r.status === 'past_due' || r.status === 'unpaid') Object.assign(change, { status: 'past_due', due_ms: now });
+        }
+        if (input.status === 'paused' && r.status !== 'paused') Object.assign(change, { status: 'paused', due_ms: null });
+        if (input.status === 'active' && r.status === 'paused') {
+          // Periods that fell due while paused are not charged: the next one ahead of the clock is.
+          const n = firstPeriodFrom(r.anchor_ms, r.interval, r.interval_count, r.next_period, now);
+          Object.assign(change, { status: 'active', next_period: n, attempts: 0, due_ms: periodDue(r, n) });
+        }
+        return changed(r, change);
+      });
+      if (!next) throw new NotFoundError();
+      return next;
+    },
+
+    async cancel(caller, key, atPeriodEnd) {
+      await owned(caller, key);
+      const started = Date.now();
+      for (;;) {
+        const r = await owned(caller, key);
+        if (!isChangeable(r.status)) throw new SubscriptionNotActiveError();
+        // A renewal attempt between its status check and its answer: this cancel answers after it, so no charge
+        // is ever sent after a cancel has answered (guarantee 13). A dead replica's mark ends with its lease.
+        if (!atPeriodEnd && r.sending && r.sending.until_ms > Date.now() && Date.now() - started < deps.sendingLeaseMs) {
+          await sleep(50);
+          continue;
+        }
+        const t = atPeriodEnd
+          ? changed(r, { cancel_at_period_end: true })
+          : changed(r, { status: 'canceled', due_ms: null, cancel_at_period_end: false }, ['subscription.canceled']);
+        if (await store.swap(t.next)) {
+          await appendEvents(deps, t);
+          logger.info('subscription canceled', { at_period_end: atPeriodEnd });
+          return t.next;
+        }
+      }
+    },
+  };
+}
