@@ -347,8 +347,9 @@ function tooManyRequests(r) {
   const share = `${Math.round((count / r.requests.total) * 1000) / 10} %`;
   if (!injected) return `The ${fmt(count)} answers 429 (${share} of all) are tokengate's \`rate_limited\`: the budget had no room within a call's maximum wait.`;
   return `The ${fmt(count)} answers 429 (${share} of all) are tokengate's own \`rate_limited\`, not the gateway's (upstream_429 is ${fmt(r.upstream_429 ?? 0)}): `
-    + `each of the ${fmt(injected)} gateway 429s the faults injected closes the budget for the rest of the gateway's window, so the calls of that window `
-    + 'wait their maximum and are refused with Retry-After rather than sent (docs/budget.md). A fault, not a failing: clients retry after the window.';
+    + `each of the ${fmt(injected)} gateway 429s the faults injected makes the budget unsure: one call probes the gateway after about a second and no other `
+    + 'starts while it is out (docs/budget.md), so calls arriving meanwhile wait, and those that cannot are refused with Retry-After rather than sent. '
+    + 'A fault, not a failing: clients retry.';
 }
 
 function renderMarkdown(result, timeline) {
