@@ -17,7 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
-import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
+import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
@@ -179,7 +179,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
   const gatewayWebhooks = config.gateway.webhookSecret
-    ? createGatewayWebhookIntake({ secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry })
+    ? createGatewayWebhookIntake({
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry,
+      cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
+    })
     : undefined;
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
@@ -222,7 +225,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
-    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   subscriptions.renewals.start();

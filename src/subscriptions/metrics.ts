@@ -3,7 +3,7 @@ import type { Clock } from './clock';
 import type { SubscriptionStore } from './types';
 
 /** A renewal attempt's end, as the metric counts it. */
-export type RenewalResult = 'approved' | 'declined' | 'error' | 'removed' | 'deferred';
+export type RenewalResult = 'approved' | 'declined' | 'error' | 'removed' | 'closed' | 'deferred';
 
 export interface RenewalMetrics {
   attempts: Counter<'result'>;
@@ -31,7 +31,7 @@ export function createRenewalMetrics(registry: Registry, due: { store: Subscript
   return {
     attempts: new Counter({
       name: 'tokengate_subscription_renewals_total',
-      help: 'Renewal attempts of this replica by result: approved, declined, error (result E), removed (the card or customer was removed: not sent), deferred (not sent now or of unknown outcome: the period stays due)',
+      help: 'Renewal attempts of this replica by result: approved, declined, error (result E), removed (the card or customer was removed: not sent), closed (the card updater said its account is closed: not sent), deferred (not sent now or of unknown outcome: the period stays due)',
       labelNames: ['result'],
       registers: [registry],
     }),

@@ -92,6 +92,11 @@ export function createRenewals(deps: RenewalDeps): Renewals {
       await commit(key, (cur) => (cur.version === r.version ? { next: { ...cur, due_ms: null, version: cur.version + 1 }, events: [] } : undefined));
       return;
     }
+    if (await methods.isClosed(r.customer, pm)) {
+      // The card updater said its account is closed: a hard decline on this card, without a gateway call.
+      await settle(key, period, attempt, { kind: 'closed' }, pm);
+      return;
+    }
     // The mark a cancel waits for: from here to the answer, no cancel answers (so none answers before a charge).
     const marked: SubscriptionRecord = { ...r, sending: { period, until_ms: Date.now() + settings.leaseMs }, version: r.version + 1 };
     if (!(await store.swap(marked))) return; // changed meanwhile (a cancel, a PATCH): the next pass reads it again

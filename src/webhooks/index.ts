@@ -3,3 +3,4 @@ export { createGatewayWebhookIntake, type GatewayWebhookIntake, type IntakeDeps,
 export { createMemoryWebhookStore, createRedisWebhookStore } from './redis-webhook-store';
 export { signatureHolds } from './signature';
 export type { WebhookStore } from './types';
+export { createCardUpdates, type CardUpdates } from './card-updates';

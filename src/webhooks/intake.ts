@@ -7,6 +7,7 @@ import type { TransactionDetail } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Heard, SaleRecords } from '../sale-records';
 import { APPLIED_TYPES, parseGatewayEvent, type GatewayEvent } from './envelope';
+import type { CardUpdates } from './card-updates';
 import { signatureHolds } from './signature';
 import type { WebhookStore } from './types';
 
@@ -41,6 +42,8 @@ export interface IntakeDeps {
   store: WebhookStore;
   logger: Logger;
   registry: Registry;
+  /** The card updater's events (card-updates.ts); without it they are ignored. */
+  cardUpdates?: CardUpdates;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
@@ -91,6 +94,7 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
   }
 
   async function apply(event: GatewayEvent): Promise<'applied' | 'unmatched' | 'ignored' | 'invalid'> {
+    if (deps.cardUpdates?.handles(event.type)) return deps.cardUpdates.apply(event);
     if (!KNOWN.has(event.type)) return 'ignored';
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;

@@ -20,7 +20,9 @@ export type WebhookEventType =
   | 'transaction.sale.adjusted'
   | 'transaction.refund.success'
   | 'transaction.refund.voided'
-  | 'settlement.batch.success';
+  | 'settlement.batch.success'
+  // The card updater, on request (../card-updater.ts).
+  | `cardupdate.${'updated_expiration' | 'updated_card' | 'account_closed' | 'contact_customer'}`;
 
 export interface LifecycleEvent {
   type: WebhookEventType;
