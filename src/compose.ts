@@ -189,7 +189,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
     replicated: replicatedWrites(redis, config.redis.writeReplicas, config.redis.writeReplicasTimeoutMs),
   });
-  const wallet = createWallet({ store: walletStore, gateway, budget, tokens, writes, logger, config });
+  const wallet = createWallet({
+    store: walletStore, gateway, budget, tokens, writes, logger, config,
+    // A deleted customer's subscriptions are canceled (issue 37): bound late, as subscriptions read the wallet.
+    onCustomerRemoved: async (custkey) => void (await subscriptions.service.cancelAllOf(custkey)),
+  });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,
