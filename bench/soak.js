@@ -24,7 +24,7 @@ const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, sta
 const { SoakClient } = require('./soak/client');
 const { Load, NEW_CARDS } = require('./soak/load');
 const { playFaults } = require('./soak/faults');
-const { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
+const { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
 const { writeReport } = require('./soak-report');
 
 /** The soak's choices for tokengate: short timeouts so a stalled gateway and an unknown outcome resolve within a run. */
@@ -194,7 +194,7 @@ async function main() {
   const loadStopsAt = startedAt + opts.durationMs;
   const visitsPerSecond = Math.max(0.5, 0.4 * opts.scale);
   const rounds = opts.faults ? Math.max(1, Math.round(opts.durationMs / 600_000)) : 0;
-  const ctx = { sandbox, slots, redis, client };
+  const ctx = { sandbox, slots, redis, client, load };
   const faults = playFaults(ctx, {
     startedAt, durationMs: opts.durationMs, loadStopsAt, rounds,
     onFault: (f) => { timeline.faults.push(f); log(`fault ${f.kind}: ${f.detail}`); },
@@ -249,6 +249,13 @@ async function main() {
   // The ledger.
   const [entries, transactions, operations, stats] = await Promise.all(['ledger', 'transactions', 'operations', 'stats'].map((r) => sandbox.admin('GET', r)));
   const ledger = judgeLedger({ entries, transactions, operations, keys: client.keys, invoicePrefix: run.slice(0, 3), removed: load.removed });
+  // Money views: every sale tokengate answered, read from its own view (no gateway call), against the ledger.
+  const standing = new Set(entries.filter((e) => !e.voided && e.state !== 'voided' && e.result_code !== 'D').map((e) => e.key));
+  const views = new Map();
+  await pool([...load.saleKeys.keys()].filter((k) => standing.has(k)), 8, async (key) => {
+    views.set(key, await client.send('GET', `/v1/sales/${key}`, { token: load.internal }));
+  });
+  const { disagree: moneyViewsDisagree, diffs: viewDiffs, judged: moneyJudged } = judgeMoneyViews(entries, views);
   const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
   const injected429 = Object.values(stats.endpoints).reduce((s, e) => s + e.injected429, 0);
 
@@ -285,7 +292,9 @@ async function main() {
     { name: 'card_data_found', value: logs.found.length + redisScan.found.length, bound: 0, how: `test card numbers (any separators) in ${(logs.bytes / 1048576).toFixed(1)} MB of replica logs and ${redisScan.keys} Redis keys` },
     { name: 'answers_disagree_with_ledger', value: ledger.disagreements, bound: 0, how: 'a sale key\'s last answer against the ledger: 201 names an approved charge of its invoice; anything else, none' },
     { name: 'followups_sent_twice', value: ledger.followupsTwice, bound: 0, how: 'sandbox operations: approved voids of one transaction beyond the first (concurrent voids on 3 replicas included)' },
+    { name: 'refunds_sent_twice', value: ledger.refundsTwice, bound: 0, how: 'sandbox operations: approved refunds of one sale beyond the refund keys sent for it (one Idempotency-Key, one refund; the look-up lists no refunds: SANDBOX_LOOKUP_REFUNDS=none)' },
     { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
+    { name: 'money_views_disagree', value: moneyViewsDisagree, bound: 0, how: `each of ${moneyJudged} standing sales tokengate answered, read from its view at the end: amount_refunded against the ledger's refunded + adjusted (a refund voided at the gateway included)` },
     { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected)` },
     ...growthTargets('heap_growth_mb_per_hour', heapGrowth, 'JS heap in use: slope'),
     ...growthTargets('rss_growth_mb_per_hour', growth, 'slope'),
@@ -301,7 +310,7 @@ async function main() {
     sales_attempted: salesAttempted, sales_succeeded: salesSucceeded,
     double_charges: ledger.doubleCharges, beyond_bounds: ledger.beyondBounds, replay_mismatches: replayMismatches,
     unknown_open_after_deadline: unknownOpen, upstream_429: upstream429, card_data_found: logs.found.length + redisScan.found.length,
-    answers_disagree_with_ledger: ledger.disagreements, followups_sent_twice: ledger.followupsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
+    answers_disagree_with_ledger: ledger.disagreements, money_views_disagree: moneyViewsDisagree, followups_sent_twice: ledger.followupsTwice, refunds_sent_twice: ledger.refundsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
     rss_growth_mb_per_hour: growth, heap_growth_mb_per_hour: heapGrowth, redis_bytes_per_sale: redisBytesPerSale,
     event_loop_delay_p99_ms: Math.max(...Object.values(elBy).filter((v) => v !== null)),
     event_loop_delay_p99_ms_by_replica: elBy, event_loop_delay_p99_ms_worst_interval: elMax,
@@ -312,7 +321,7 @@ async function main() {
     redis_keys: redisScan.keys,
     events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
     faults: timeline.faults,
-    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms; sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,

@@ -17,7 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
-import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
+import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
@@ -32,6 +32,7 @@ import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
+import { createHandSettler } from './reconcile/settle-by-hand';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -178,12 +179,6 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   onChange = createSaleEvents({ records, events, appended });
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
-  const gatewayWebhooks = config.gateway.webhookSecret
-    ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry,
-      cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
-    })
-    : undefined;
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
@@ -200,6 +195,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
+  const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
     store: idempotency,
@@ -209,7 +205,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     }),
     settings: config.reconcile,
     logger,
-    metrics: createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs }),
+    metrics: reconcileMetrics,
     events,
     appended,
   });
@@ -222,6 +218,19 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       unknownKeyTtlMs: config.view.unknownKeyTtlMs,
     },
   });
+  // A change tokengate did not make is confirmed against the gateway in spare budget (guarantee 12).
+  const confirmations = createWebhookConfirmation({ gateway, budget, records, fold: lookup.fold, logger, registry: metrics.registry, deadlineMs: config.reconcile.deadlineMs, store: webhookStore,
+    // The reconciler's cadence: a confirmation left over is another look at the gateway in spare budget.
+    retryMs: config.reconcile.retryMs, pollMs: config.reconcile.intervalMs,
+  });
+  if (config.gateway.webhookSecret) confirmations.start();
+  const gatewayWebhooks = config.gateway.webhookSecret
+    ? createGatewayWebhookIntake({
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm,
+      cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
+      ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
+    })
+    : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
@@ -247,6 +256,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const admin = createAdminApp({
     metrics,
     logger,
+    outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
     clock: subscriptions.clock,
     readiness: {
       draining: () => draining,
@@ -271,7 +281,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop(), subscriptions.renewals.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

@@ -1,7 +1,7 @@
 'use strict';
 /**
  * The soak's verdict, from the sandbox's ledger and tokengate's own answers (never from tokengate's metrics):
- * double charges, money beyond its bounds, follow-ups sent twice, a removed card charged, keys that replay
+ * double charges, money beyond its bounds, follow-ups and refunds sent twice, a removed card charged, keys that replay
  * something else, outcomes still unknown after the deadline, card data in logs or Redis, Redis bytes per sale,
  * RSS growth per replica.
  */
@@ -85,11 +85,50 @@ function judgeLedger({ entries, transactions, operations, keys, invoicePrefix, r
   }
   const followupsTwice = [...voids.values()].reduce((s, n) => s + Math.max(0, n - 1), 0);
 
+  // Refunds the gateway carried out beyond one per Idempotency-Key (issue 42: a lost refund answer proven absent
+  // on an undocumented field, then sent again): per sale, approved refund commands (refund, creditvoid,
+  // refund:adjust; folded duplicates move nothing) beyond the refund keys the soak sent for it.
+  const refundKeys = new Map();
+  for (const rec of keys.values()) {
+    const sale = rec.op === 'refund' ? /^\/v1\/sales\/([^/]+)\/refunds$/.exec(rec.path ?? '')?.[1] : undefined;
+    if (sale) refundKeys.set(sale, (refundKeys.get(sale) ?? 0) + 1);
+  }
+  const refundsMade = new Map();
+  for (const op of operations) {
+    if (op.result_code !== 'A' || op.folded || !/^(refund|creditvoid|refund:adjust)$/.test(op.command)) continue;
+    refundsMade.set(op.trankey, (refundsMade.get(op.trankey) ?? 0) + 1);
+  }
+  const refundsTwice = [...refundsMade].reduce((s, [sale, n]) => s + Math.max(0, n - (refundKeys.get(sale) ?? 0)), 0);
+
   // Guarantee 10: no charge on a removed card after its removal answered.
   const removedAt = new Map(removed.map((r) => [r.pmkey, r.at]));
   const removedCharged = transactions.filter((t) => t.pmkey && removedAt.has(t.pmkey) && t.time > removedAt.get(t.pmkey) && t.result_code !== 'D').length;
 
-  return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, removedCharged, invoices: byInvoice.size };
+  return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, refundsTwice, removedCharged, invoices: byInvoice.size };
+}
+
+/**
+ * Money views against the ledger (issue 36): of the sales tokengate answered, each one standing at the gateway
+ * (not voided, not declined) must read in tokengate's own view as refunded exactly what the gateway refunded:
+ * its refunds less the voided ones, plus what refund:adjust took off before settlement. `views` maps a sale key
+ * to tokengate's answer to `GET /v1/sales/{key}` ({status, body}).
+ */
+function judgeMoneyViews(entries, views) {
+  const byKey = new Map(entries.map((e) => [e.key, e]));
+  let disagree = 0;
+  const diffs = [];
+  let judged = 0;
+  for (const [key, res] of views) {
+    const e = byKey.get(key);
+    if (!e || e.voided || e.state === 'voided' || e.result_code === 'D') continue;
+    judged++;
+    const there = cents(e.refunded) + cents(e.adjusted);
+    if (res.status !== 200 || cents(res.body?.amount_refunded) !== there) {
+      disagree++;
+      if (diffs.length < 10) diffs.push(`${key}: tokengate ${res.status} ${res.body?.amount_refunded}, ledger refunded ${e.refunded} + adjusted ${e.adjusted}`);
+    }
+  }
+  return { disagree, diffs, judged };
 }
 
 /** A regex that finds any of `numbers`, whole, with or without separators between the digits. */
@@ -202,4 +241,4 @@ function memoryGrowth(series, minSpanS, windowS = 120) {
   return { growth: out, spans };
 }
 
-module.exports = { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };
+module.exports = { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };

@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * The gateway's webhooks (called by the gateway, not by callers)
-         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows is acknowledged (204) and counted. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
+         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows, a refund it cannot tie to a sale it knows (a refund's event names none), and an event whose `merchant.merch_key` is not `GATEWAY_MERCHANT_KEY` are acknowledged (204), counted and change nothing. Of the event's object only `key` is required (the gateway's documented examples carry no `trantype_code` or `status_code`). A change tokengate did not make is confirmed against the gateway in spare budget afterwards, and undone if the gateway contradicts it. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
          */
         post: operations["receiveGatewayWebhook"];
         delete?: never;
@@ -629,6 +629,11 @@ export interface components {
             created?: string;
             /** @description Listed refunds only, once tokengate has read the gateway's record of the sale: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
+            /**
+             * @description `voided` once the gateway voided the refund (its `transaction.refund.voided`): listed still, no longer counted in `amount_refunded`
+             * @enum {string}
+             */
+            status?: "voided";
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */
         AddPaymentMethodRequest: {
@@ -673,17 +678,17 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
         };
-        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. */
+        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. `refund.voided`: a refund voided at the gateway before its batch closed (its amount is no longer refunded; `status` `voided`). */
         RefundEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "refund.succeeded";
+            type: "refund.succeeded" | "refund.voided";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Refund"];

@@ -23,6 +23,8 @@ export interface GatewayConfig {
   duplicateFolding: boolean;
   /** GATEWAY_WEBHOOK_SECRET: the key of the gateway's webhook signatures; unset, POST /v1/webhooks/gateway is 404. */
   webhookSecret: Secret | undefined;
+  /** GATEWAY_MERCHANT_KEY: the merchant whose webhooks apply; unset, every signed one does (production warns). */
+  merchantKey: string | undefined;
 }
 
 /** Subscriptions (contract, "Subscriptions"; issue 37). */
@@ -149,6 +151,14 @@ export interface SandboxConfig {
   batchCloseIntervalMs: number;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
+  /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */
+  lookupRefunds: 'none' | 'listed';
+  /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
+  customFields: 'echoed' | 'dropped';
+  /** SANDBOX_MERCHANT_KEY: the `merch_key` of its webhooks. */
+  merchantKey: string;
+  /** SANDBOX_REFUND_WITHOUT_AMOUNT: a refund without amount after a partial one: what is left, or the original (refused). */
+  refundWithoutAmount: 'left' | 'original';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

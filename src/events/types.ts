@@ -16,6 +16,9 @@ export type PaymentEventType =
   | 'sale.voided'
   | 'sale.settled'
   | 'refund.succeeded'
+  | 'refund.voided'
+  | 'sale.unvoided'
+  | 'sale.adjusted'
   | 'payment_method.added'
   | 'payment_method.removed'
   // The gateway's card updater changed a stored card (src/webhooks/card-updates.ts).

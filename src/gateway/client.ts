@@ -263,6 +263,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     refund(request, callOptions) {
       const body = followUpBody(request.command ?? 'refund', request);
       if (request.amount !== undefined) body.amount = request.amount;
+      if ('custom_fields' in request && request.custom_fields) body.custom_fields = request.custom_fields;
       return followUp('refund', body, callOptions?.signal);
     },
     getTransaction(trankey, callOptions) {

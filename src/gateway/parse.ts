@@ -131,6 +131,7 @@ export function parseTransactionDetail(body: unknown): TransactionDetail {
     refunds: o.refunds === undefined || o.refunds === null ? [] : Array.isArray(o.refunds) ? o.refunds.map(refundSummary) : [],
   };
   if (o.refunds !== undefined && o.refunds !== null && !Array.isArray(o.refunds)) throw new ShapeError('refunds is not an array');
+  if (Array.isArray(o.refunds)) tx.refundsListed = true;
   const resultCode = str(o, 'result_code', false);
   if (resultCode !== undefined) {
     if (!RESULT_CODES.includes(resultCode)) throw new ShapeError('result_code is unknown');
@@ -142,6 +143,12 @@ export function parseTransactionDetail(body: unknown): TransactionDetail {
   }
   const authAmount = money(o, 'auth_amount', false);
   if (authAmount !== undefined) tx.auth_amount = authAmount;
+  // The reference's "object" of up to 20 fields keyed "1".."20": text values kept, anything else left out (a
+  // shape it does not document must not make the whole transaction unreadable). Issue 42 tags refunds in one.
+  if (typeof o.custom_fields === 'object' && o.custom_fields !== null && !Array.isArray(o.custom_fields)) {
+    const fields = Object.entries(o.custom_fields as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string');
+    if (fields.length > 0) tx.custom_fields = Object.fromEntries(fields);
+  }
   if (o.amount_detail !== undefined && o.amount_detail !== null) {
     const d = obj(o.amount_detail, 'amount_detail');
     tx.amount_detail = {};

@@ -192,8 +192,15 @@ export interface VoidRequest extends FollowUp {
  *   - 'refund:adjust': unsettled, lowers the authorization by `amount`; settled, issues a credit. Needs `amount`.
  */
 export type RefundRequest =
-  | (FollowUp & { command?: 'refund' | 'creditvoid'; amount?: string })
-  | (FollowUp & { command: 'refund:adjust'; amount: string });
+  | (FollowUp & { command?: 'refund'; amount?: string; custom_fields?: CustomFields })
+  | (FollowUp & { command: 'creditvoid'; amount?: string })
+  | (FollowUp & { command: 'refund:adjust'; amount: string; custom_fields?: CustomFields });
+
+/**
+ * The reference's `custom_fields` ("1".."20" → text): documented on `refund` and `refund:adjust` requests (not on
+ * `creditvoid`) and on a transaction's look-up and list items; tokengate tags its refunds in one (issue 42).
+ */
+export type CustomFields = Record<string, string>;
 
 export type RefundCommand = NonNullable<RefundRequest['command']>;
 
@@ -243,8 +250,15 @@ export interface TransactionDetail {
   cvc?: { result_code: string; result: string };
   batch?: Transaction['batch'];
   refunds: RefundSummary[];
+  /**
+   * The look-up carried a `refunds` list at all: neither the reference nor the real capture shows one
+   * (gateway-facts.md, Looking transactions up), so without it `refunds` is empty and says nothing.
+   */
+  refundsListed?: boolean;
   /** On a refund: the transaction it returned money for. */
   original?: { key: string; refnum: string };
+  /** Text custom fields, when the gateway kept some (a refund tokengate tagged: src/reconcile/refund-tag.ts). */
+  custom_fields?: CustomFields;
   error?: string;
   error_code?: string;
 }

@@ -3,8 +3,7 @@ import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
-import { toCents } from '../gateway/money';
-import { capturedCents, fieldsOfDetail, recordFromDetail, refundedCents, statusOf } from '../sales/sale-view';
+import { capturedCents, fieldsOfDetail, recordFromDetail, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { WalletCustomers } from '../wallet/customers';
@@ -14,6 +13,10 @@ import type { PendingWrite } from './pending-write';
 import type { FindResult, Finder } from './reconciler';
 import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find-sale';
 import { parseTransactionDetail } from '../gateway/parse';
+import { createCreditScan } from './find-refund';
+import { decideRefund } from './refund-decision';
+
+export { canonicalExplanation, explanations } from './refund-decision';
 
 /**
  * What the reconciler found a write to have done, for the HTTP edge to render as the write would have.
@@ -66,7 +69,8 @@ export class NotYetError extends Error {}
  *   capture, void, refund  on the original (`GET /transactions/{key}`), against what the sale's record knew:
  *     capture  the authorization is captured now;
  *     void     the sale is voided now;
- *     refund   the gateway shows more money returned than the record had confirmed, by at least this refund.
+ *     refund   its tagged credit in the batch lists, or the sale's look-up (voided, capture lowered) needing it;
+ *              absent only when nothing documented could be it (refund-decision.ts, find-refund.ts, issue 42).
  * Found or proven absent, the sale's record is settled too (the refund or capture reservation applied or
  * released), so money bounds stay exact. Gateway reads take a read slot only when one is free at once
  * (maxWaitMs 0: never a slot kept for sales, never a wait in front of a checkout).
@@ -81,6 +85,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     isTaken: async (key) => (await records.get(key)) !== undefined,
     lookbackMarginMs: deps.lookbackMarginMs,
   });
+  const creditsSince = createCreditScan({ gateway, read });
 
   /** The newest transaction the webhooks told of that matches the attempt and no other key accounts for. */
   async function toldOf(search: Omit<SaleSearch, 'startedMs'>): Promise<TransactionDetail | undefined> {
@@ -141,21 +146,42 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     return { known, moves };
   }
 
+  /** The sale's settled refund:adjusts (listed on its record with the sale's own key): what they took off it. */
+  async function settledAdjustCents(saleKey: string): Promise<number> {
+    const view = await records.view(saleKey);
+    return (view?.refunds ?? []).filter((r) => r.key === saleKey && r.method === 'refund').reduce((sum, r) => sum + r.cents, 0);
+  }
+
   async function followUp(write: PendingWrite, record: UnknownRecord, op: 'capture' | 'void' | 'refund', saleKey: string): Promise<FindResult> {
     const id = writeReference(write.scope, write.key);
     const { known, moves } = await quietRecord(saleKey, id);
     const tx = await read(() => gateway.getTransaction(saleKey));
+    const { reservations, creditedRefunds } = moves;
+    const mine = reservations.find((r) => r.id === id);
+    const others = reservations.filter((r) => r.id !== id && r.op === 'refund' && r.unknown);
+    // A refund's own transaction is found in the batch lists (find-refund.ts), back to before any of the sale's
+    // unknown refunds began. A credit needs the sale settled (settling never reverses): an unsettled or voided
+    // sale at this look has none, and a settled one's are in batches after its own.
+    const refunding = op === 'refund' && known !== undefined && mine !== undefined;
+    const sinceMs = Math.min(record.startedMs, ...others.map((r) => r.unknownSinceMs ?? record.startedMs)) - deps.lookbackMarginMs;
+    const credits = refunding && statusOf(tx) === 'settled' ? await creditsSince(sinceMs, tx.batch?.key) : [];
+    const adjusts = refunding ? await settledAdjustCents(saleKey) : 0;
     // Read again after the gateway: a write that began meanwhile may be in the gateway's answer and not yet in
     // the record (a refund made, not yet credited to its key). Anything moved: look again on a later pass.
     const after = await quietRecord(saleKey, id);
     if (!sameMoney(known, moves, after.known, after.moves)) throw new NotYetError('the sale\'s record moved while the gateway was read');
-    const { reservations, creditedRefunds } = moves;
-    const mine = reservations.find((r) => r.id === id);
-    const others = reservations.filter((r) => r.id !== id && r.op === 'refund' && r.unknown);
     // Several unknown refunds are told apart by a fixed rule only once none can still land (Redis's clock).
     const nowMs = record.nowMs ?? Date.now();
     const final = [mine, ...others].every((r) => r?.unknownSinceMs !== undefined && r.unknownSinceMs + deps.maxProcessingMs <= nowMs);
-    const found = decide(op, tx, known, mine, others, final, creditedRefunds);
+    let found: Found | undefined;
+    if (op === 'refund') {
+      if (!known || !mine) return { kind: 'absent' };
+      const decision = decideRefund({ tx, known, mine, others, final, credits, credited: creditedRefunds, settledAdjustCents: adjusts });
+      if (decision.happened === 'unknown') throw new NotYetError(decision.why);
+      if (decision.happened) found = { op, detail: tx, refund: { key: decision.key, refnum: decision.refnum, amountCents: mine.cents, method: decision.method } };
+    } else {
+      found = decide(op, tx);
+    }
     if (found === undefined) return { kind: 'absent', onProven: mine ? () => settle(saleKey, mine.op, id, 'released') : undefined };
     if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', capturedCents(tx));
     // Captured, the sale is in a batch: its kept fields follow, so a later void answers it.
@@ -206,98 +232,13 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
 }
 
 /**
- * Whether the original's state shows this follow-up done, and what it did. `others`: the sale's other refunds
- * of unknown outcome, which the gateway's returned money may hold instead of (or beside) this one.
+ * Whether the original's look-up shows this capture or void done (gateway-facts.md: `status_code`, and the
+ * batch an authorization joins when captured). Refunds: refund-decision.ts.
  */
-function decide(
-  op: 'capture' | 'void' | 'refund', tx: TransactionDetail, known: SaleRecord | undefined, mine: Reservation | undefined,
-  others: readonly Reservation[] = [], final = false, credited: ReadonlySet<string> = new Set(),
-): Found | undefined {
+function decide(op: 'capture' | 'void', tx: TransactionDetail): Found | undefined {
   const status = statusOf(tx);
   if (op === 'capture') return status === 'pending_settlement' || status === 'settled' ? { op, detail: tx } : undefined;
-  if (op === 'void') return status === 'voided' ? { op, detail: tx } : undefined;
-  if (!known || !mine) return undefined;
-  // Money returned on the gateway: refunds issued, what refund:adjust took off an unsettled capture, or all
-  // of it when a creditvoid voided the sale.
-  const returned = status === 'voided' ? known.capturedCents : refundedCents(tx) + Math.max(0, known.capturedCents - capturedCents(tx));
-  if (others.length === 0) {
-    if (returned < known.refundedCents + mine.cents) return undefined;
-  } else {
-    // Several refunds of this sale are unknown at once: the money returned beyond what is already settled must
-    // be explained by which of them happened. Found only if this one is in every explanation, absent only if it
-    // is in none; otherwise wait (NotYetError), since crediting it with another's refund while that one could
-    // still land would let it be proven absent and sent again (money moved twice under one key). Once none can
-    // land, equal explanations (two refunds of one amount, one made) are decided by one fixed rule on every
-    // replica: money-wise they are the same, and each caller's retry makes the total right.
-    const unaccounted = returned - known.refundedCents;
-    let holds = explanations(unaccounted, mine, others);
-    if (holds === 'some' && final) holds = canonicalExplanation(unaccounted, mine, others) ?? 'some';
-    if (holds === 'none') return undefined;
-    if (holds === 'some') throw new NotYetError('the returned money does not yet tell which of this sale\'s unknown refunds happened');
-  }
-  // As the live path answers (follow-up-service refund()): `void` only when the sale was voided whole; a
-  // refund:adjust of an unsettled sale lowers its capture and lists no refund, so it names the sale itself.
-  const method = status === 'voided' ? 'void' : 'refund';
-  const ref = method === 'refund' ? listedRefundOf(tx, mine, others, credited) ?? { key: tx.key, refnum: tx.refnum } : { key: tx.key, refnum: tx.refnum };
-  return { op, detail: tx, refund: { key: ref.key, refnum: ref.refnum, amountCents: mine.cents, method } };
-}
-
-/**
- * Whether `mine` happened, judged from the `unaccounted` cents the gateway returned beyond the sale's settled
- * refunds: an explanation is a subset of the unknown refunds (mine and others) summing to it exactly. 'all':
- * every explanation holds mine; 'none': some exist and none holds it; 'some': they disagree, or none exists (a
- * refund made elsewhere, or one still landing), which proves nothing either way.
- */
-export function explanations(unaccounted: number, mine: Reservation, others: readonly Reservation[]): 'all' | 'none' | 'some' {
-  const { fits, mineBit } = fittingSubsets(unaccounted, mine, others);
-  const withMine = fits.some((m) => (m & mineBit) !== 0);
-  const withoutMine = fits.some((m) => (m & mineBit) === 0);
-  if (withMine && !withoutMine) return 'all';
-  if (!withMine && withoutMine) return 'none';
-  return 'some';
-}
-
-/**
- * Among the explanations of `unaccounted` (see explanations()), the one every replica picks: refunds in id order,
- * the earliest included whenever some explanation allows it. Stable as its members settle one by one (what is
- * left of it is the pick of what is left). Whether it holds mine; undefined when nothing explains the money.
- */
-export function canonicalExplanation(unaccounted: number, mine: Reservation, others: readonly Reservation[]): 'all' | 'none' | undefined {
-  const { fits, mineBit } = fittingSubsets(unaccounted, mine, others);
-  if (fits.length === 0) return undefined;
-  return (Math.max(...fits) & mineBit) !== 0 ? 'all' : 'none';
-}
-
-const byId = (a: Reservation, b: Reservation) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-/**
- * Every subset of the unknown refunds (a handful; 2^16 subsets at most bound the work) whose cents sum to
- * `unaccounted`, as masks over them in id order: bit n-1-i stands for the i-th, so the numerically largest
- * mask includes the earliest ids it can. `mineBit`: this refund's bit.
- */
-function fittingSubsets(unaccounted: number, mine: Reservation, others: readonly Reservation[]): { fits: number[]; mineBit: number } {
-  const sorted = [mine, ...others].slice(0, 16).sort(byId);
-  const n = sorted.length;
-  const fits: number[] = [];
-  for (let mask = 0; mask < 1 << n; mask++) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) if (mask & (1 << (n - 1 - i))) sum += (sorted[i] as Reservation).cents;
-    if (sum === unaccounted) fits.push(mask);
-  }
-  return { fits, mineBit: 1 << (n - 1 - sorted.findIndex((r) => r.id === mine.id)) };
-}
-
-/**
- * The listed refund that is this one: among those of its amount not credited to another write (`credited`),
- * the newest, or, when other unknown refunds of the same amount are found too, the one matching its rank
- * among them (reservation id order), so two refunds of 4.00 never both name the same gateway refund. None
- * listed (refund:adjust of an unsettled sale): undefined.
- */
-function listedRefundOf(tx: TransactionDetail, mine: Reservation, others: readonly Reservation[], credited: ReadonlySet<string>): { key: string; refnum: string } | undefined {
-  const sameAmount = tx.refunds.filter((r) => toCents(r.amount) === mine.cents && !credited.has(r.key));
-  const peers = [mine, ...others].filter((r) => r.cents === mine.cents).sort(byId);
-  const rank = peers.findIndex((r) => r.id === mine.id);
-  return sameAmount[sameAmount.length - peers.length + rank] ?? sameAmount[sameAmount.length - 1] ?? tx.refunds[tx.refunds.length - 1];
+  return status === 'voided' ? { op, detail: tx } : undefined;
 }
 
 /** Whether the sale's money stood still between two reads: the same totals, reservations and credited refunds. */

@@ -52,6 +52,15 @@ export interface PendingWrites {
    */
   claimDue(limit: number, claimMs: number): Promise<DueEntry[]>;
   stats(): Promise<PendingStats>;
+  /** The open unknown outcomes, oldest first (at most `limit`), with since when each is unknown. */
+  listUnknown(limit: number): Promise<Array<{ write: PendingWrite; sinceMs: number }>>;
+  /**
+   * Keeps an operator's decision on a write (issue 42: who decided what, and when), in `{<prefix>:reconcile}:decided`
+   * (a hash: member → JSON), for as long as the deployment keeps it (operators' decisions are rare and audited).
+   */
+  keepDecision(member: string, decision: Record<string, unknown>): Promise<void>;
+  /** The decision kept for a write, if any. */
+  decisionOf(member: string): Promise<Record<string, unknown> | undefined>;
 }
 
 interface Commands {
@@ -71,6 +80,16 @@ function decodeAll(members: string[]): { entries: DueEntry[]; invalid: string[] 
   return { entries, invalid };
 }
 
+/** [member, score, member, score, …] → the writes among them that are ours, with their scores. */
+function pairs(flat: string[]): Array<{ write: PendingWrite; sinceMs: number }> {
+  const out: Array<{ write: PendingWrite; sinceMs: number }> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const write = decodePendingWrite(flat[i] as string);
+    if (write) out.push({ write, sinceMs: Number(flat[i + 1]) });
+  }
+  return out;
+}
+
 /** Every call is bounded like the idempotency store's: Redis trouble is StoreUnavailableError (503, key freed). */
 export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number; flushMs?: number }): PendingWrites {
   const client = withScripts<Commands>(options.redis, SCRIPTS);
@@ -79,6 +98,7 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
   const tag = `{${options.keyPrefix}:reconcile}`;
   const due = `${tag}:due`;
   const unknown = `${tag}:unknown`;
+  const decided = `${tag}:decided`;
   const ms = (t: number) => String(Math.round(t));
   const flushMs = options.flushMs ?? 100;
   let forgotten = new Set<string>();
@@ -122,6 +142,17 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
       const [open, oldest] = await call('stats', (r) => Promise.all([r.zcard(unknown), r.zrange(unknown, '0', '0', 'WITHSCORES')]));
       return { open, oldestSinceMs: oldest.length === 2 ? Number(oldest[1]) : undefined };
     },
+    async listUnknown(limit) {
+      const flat = await call('listUnknown', (r) => r.zrange(unknown, '0', String(Math.max(0, limit - 1)), 'WITHSCORES'));
+      return pairs(flat);
+    },
+    async keepDecision(member, decision) {
+      await call('keepDecision', (r) => r.hset(decided, member, JSON.stringify(decision)));
+    },
+    async decisionOf(member) {
+      const raw = await call('decisionOf', (r) => r.hget(decided, member));
+      return raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+    },
   };
 }
 
@@ -130,6 +161,7 @@ export function createMemoryPendingWrites(options: { now?: () => number } = {}):
   const now = options.now ?? Date.now;
   const due = new Map<string, number>();
   const unknown = new Map<string, number>();
+  const decisions = new Map<string, string>();
   return {
     async track(member, dueAtMs) {
       const at = due.get(member);
@@ -159,6 +191,16 @@ export function createMemoryPendingWrites(options: { now?: () => number } = {}):
       const { entries, invalid } = decodeAll(picked);
       for (const m of invalid) due.delete(m);
       return entries;
+    },
+    async listUnknown(limit) {
+      return pairs([...unknown].sort((a, b) => a[1] - b[1]).slice(0, limit).flatMap(([m, t]) => [m, String(t)]));
+    },
+    async keepDecision(member, decision) {
+      decisions.set(member, JSON.stringify(decision));
+    },
+    async decisionOf(member) {
+      const raw = decisions.get(member);
+      return raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
     },
     async stats() {
       let oldest: number | undefined;

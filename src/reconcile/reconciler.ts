@@ -6,7 +6,7 @@ import type { EventSink } from '../events/types';
 import { eventsOfWrite } from '../events/write-events';
 import { writeReference } from '../writes/reference';
 import type { ReconcileMetrics } from './metrics';
-import type { PendingWrite } from './pending-write';
+import { encodePendingWrite, type PendingWrite } from './pending-write';
 import type { DueEntry, PendingWrites } from './pending-writes';
 
 /**
@@ -45,7 +45,24 @@ export interface Reconciler {
   stop(): Promise<void>;
   /** One pass over due work (tests drive it directly); resolves with how many entries it handled. */
   runOnce(): Promise<number>;
+  /**
+   * An operator's decision on a write the gateway's records cannot decide (issue 42; settle-by-hand.ts): applied
+   * exactly as a look's result would be (the key replays what was found, or is released), recorded with who
+   * decided what. `decide` reads the record and returns the result; it runs only while the key is unknown.
+   */
+  settleByHand(write: PendingWrite, decide: (record: UnknownRecord) => Promise<FindResult>, decision: HandDecision): Promise<HandOutcome>;
 }
+
+/** Who settled an unknown outcome by hand, and what they decided (kept with the record: PendingWrites.keepDecision). */
+export interface HandDecision {
+  by: string;
+  outcome: 'found' | 'absent';
+  transaction?: string;
+  reason: string;
+}
+
+/** `not_unknown`: the key is not unknown (already settled, never used, or in flight); `too_early`: it may still land. */
+export type HandOutcome = { result: 'settled'; operation: string; response?: StoredResponse } | { result: 'not_unknown' | 'too_early' | 'taken_over' };
 
 export interface ReconcilerDeps {
   pending: PendingWrites;
@@ -182,8 +199,37 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     timer.unref();
   }
 
+  async function settleByHand(write: PendingWrite, decide: (record: UnknownRecord) => Promise<FindResult>, decision: HandDecision): Promise<HandOutcome> {
+    const member = encodePendingWrite(write);
+    const seen = await store.inspect(write.scope, write.key);
+    if (seen.state !== 'unknown') return { result: 'not_unknown' };
+    const { record } = seen;
+    const op = record.context?.op ?? 'unknown';
+    // "Absent" while the write may still be processed would free the key for a second one: never before then.
+    if (decision.outcome === 'absent' && now() < record.sinceMs + settings.maxProcessingMs) return { result: 'too_early' };
+    const found = await decide(record);
+    const kept = { ...decision, operation: op, at: new Date(now()).toISOString(), unknown_for_ms: now() - record.sinceMs };
+    if (found.kind === 'found') {
+      const response = { ...found.response, headers: { ...found.response.headers, [RECONCILED_HEADER]: 'true' } };
+      if ((await store.resolve(write.scope, write.key, record.attempts, response)) !== 'done') return { result: 'taken_over' };
+      metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
+      await pending.keepDecision(member, kept);
+      logger.warn('reconcile: unknown outcome settled by hand: found', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, transaction: found.transaction, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
+      await Promise.all([pending.untrack(member), emit(write, record, response)]);
+      return { result: 'settled', operation: op, response };
+    }
+    await found.onProven?.();
+    if ((await store.release(write.scope, write.key, record.attempts)) !== 'done') return { result: 'taken_over' };
+    metrics.resolved.inc({ operation: op, result: 'not_sent' });
+    await pending.keepDecision(member, kept);
+    logger.warn('reconcile: unknown outcome settled by hand: absent, key released', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
+    await pending.untrack(member);
+    return { result: 'settled', operation: op };
+  }
+
   return {
     runOnce,
+    settleByHand,
     start() {
       if (!stopped) return;
       stopped = false;

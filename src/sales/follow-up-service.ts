@@ -8,7 +8,8 @@ import { WriteNotSentError, sentness } from '../writes/not-sent';
 import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
 import type { FoundSale, SaleLookup } from './sale-lookup';
-import { fieldsOfDetail } from './sale-view';
+import { fieldsOfDetail, statusOf } from './sale-view';
+import { writeTag } from '../writes/reference';
 
 /**
  * Why a follow-up was refused before anything was sent (decided from the sale's record). `busy`: another
@@ -193,10 +194,30 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
       // tokengate's own Idempotency-Key already keeps one refund from reaching the gateway twice.
       const whole = r.whole;
       const amount = fromCents(r.amountCents);
-      const request: RefundRequest = { trankey: saleKey, command: whole ? 'creditvoid' : 'refund:adjust', amount, ignore_duplicate: true };
+      // Tagged (custom_fields, src/writes/reference.ts) where the reference documents it, so the reconciler knows
+      // this refund's own transaction in the batch lists if its answer is lost (issue 42): a part is refund:adjust;
+      // all of a settled sale a plain `refund` (a credit); all of one not settled creditvoid (it voids; the
+      // reference gives creditvoid no custom fields, so one that meets a sale settled meanwhile goes untagged).
+      // Whether the sale is settled: its view, else one read before the write (failing, nothing was sent).
+      const tag = writeTag(reservation);
+      const request = async (): Promise<RefundRequest> => {
+        if (!whole) return { trankey: saleKey, command: 'refund:adjust', amount, ignore_duplicate: true, custom_fields: tag };
+        let settled = (await records.view(saleKey).catch(() => undefined))?.settled === true;
+        if (!settled) {
+          try {
+            settled = statusOf((await budget.run('read', () => gateway.getTransaction(saleKey))).value) === 'settled';
+          } catch (err) {
+            throw new WriteNotSentError(err);
+          }
+        }
+        return settled ? { trankey: saleKey, command: 'refund', amount, ignore_duplicate: true, custom_fields: tag } : { trankey: saleKey, command: 'creditvoid', amount, ignore_duplicate: true };
+      };
       let tx: Transaction;
       try {
-        tx = await reserved(saleKey, 'refund', reservation, async () => (await budget.run('refund', () => gateway.refund(request))).value);
+        tx = await reserved(saleKey, 'refund', reservation, async () => {
+          const sent = await request();
+          return (await budget.run('refund', () => gateway.refund(sent))).value;
+        });
       } catch (err) {
         // The gateway says less is left than the record does (money refunded outside tokengate): its view is
         // read and folded in, so the caller's next refund asks for what is really left. This one stays refused:

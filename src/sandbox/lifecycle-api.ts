@@ -72,6 +72,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       now,
       duplicateFolding: core.settings.duplicateFolding,
       nextRefnum: (t) => core.ledger.nextRefnum(t),
+      refundWithoutAmount: core.settings.refundWithoutAmount,
     });
     return { ...plain, answer: { status: 200, body: out.response, record: out.record } };
   }
@@ -116,17 +117,18 @@ export function handleLifecycleRoute(core: SandboxCore, req: Request, route: Lif
   life.tick(now, core.settings.batchCloseIntervalMs);
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;
+  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields };
   switch (route.kind) {
     case 'transaction':
-      return getTransaction(life, route.key);
+      return getTransaction(life, route.key, view);
     case 'customer_transactions':
-      return listCustomerTransactions(life, core.fixtures, route.customer, query, format);
+      return listCustomerTransactions(life, core.fixtures, route.customer, query, format, view);
     case 'batches':
       return listBatches(life, query, format);
     case 'batch':
       return getBatch(life, route.batch, now);
     case 'batch_transactions':
-      return listBatchTransactions(life, route.batch, query, format, now);
+      return listBatchTransactions(life, route.batch, query, format, now, view);
     case 'batch_close':
       return closeCurrentBatch(life, now);
     default:

@@ -35,6 +35,8 @@ export interface LifecycleTx {
   refunds: string[];
   /** On a refund: the transaction it returns money for. */
   original?: string;
+  /** On a refund: the `custom_fields` its request sent (answered per the customFields setting). */
+  customFields?: Record<string, string>;
   batchKey?: string;
   custkey?: string;
   invoice: string;
@@ -47,6 +49,8 @@ export interface LifecycleTx {
   capturedAt?: number;
   settledAt?: number;
   voidedAt?: number;
+  /** What was held when it was voided (an unvoid gives it back). */
+  voidedAuthCents?: number;
 }
 
 /** A follow-up the sandbox PROCESSED (approved or refused): the judge of "sent once". */

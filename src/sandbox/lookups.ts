@@ -4,7 +4,17 @@ import type { FixtureStore } from './fixtures';
 import type { Lifecycle, LifecycleTx } from './lifecycle';
 import { fail, list, type Answer, type Query } from './reads';
 import { formatCents } from './sale-request';
-import type { SandboxWireFormat } from './settings';
+import type { SandboxCustomFields, SandboxLookupRefunds, SandboxWireFormat } from './settings';
+
+/** What a transaction's look-up and list items carry beyond the documented fields (issue 42; README, Payment lifecycle). */
+export interface ViewOptions {
+  /** `listed`: a sale's `refunds` and a refund's `original` (the emulator's additions); `none`: neither. */
+  lookupRefunds: SandboxLookupRefunds;
+  /** `echoed`: a refund's `custom_fields` as its request sent them; `dropped`: none. */
+  customFields: SandboxCustomFields;
+}
+
+export const DOCUMENTED_VIEW: ViewOptions = { lookupRefunds: 'none', customFields: 'echoed' };
 
 /**
  * Looking transactions and batches up (gateway-facts.md, Looking transactions up): GET transactions/{key},
@@ -32,13 +42,14 @@ function trantype(tx: LifecycleTx): [string, string] {
   return ['S', 'Credit Card Sale'];
 }
 
-export function transactionView(life: Lifecycle, tx: LifecycleTx): Record<string, unknown> {
+export function transactionView(life: Lifecycle, tx: LifecycleTx, options: ViewOptions = DOCUMENTED_VIEW): Record<string, unknown> {
   const [status_code, status] = STATUS[tx.state];
   const [trantype_code, trantypeText] = trantype(tx);
   const batch = life.batchRefOf(tx);
-  const original = tx.original ? life.get(tx.original) : undefined;
-  // Field order of the captured lookup (test/fixtures/wire/transaction-get.json); auth_amount, custkey, refunds
-  // and original are the emulator's additions (README, Payment lifecycle).
+  const listed = options.lookupRefunds === 'listed';
+  const original = listed && tx.original ? life.get(tx.original) : undefined;
+  // Field order of the captured lookup (test/fixtures/wire/transaction-get.json); auth_amount and custkey are the
+  // emulator's additions, and with lookupRefunds `listed` refunds and original (README, Payment lifecycle).
   return {
     type: 'transaction',
     key: tx.key,
@@ -61,7 +72,9 @@ export function transactionView(life: Lifecycle, tx: LifecycleTx): Record<string
     ...(tx.amountDetail ? { amount_detail: tx.amountDetail } : {}),
     invoice: tx.invoice,
     ...(tx.custkey ? { custkey: tx.custkey } : {}),
-    ...(tx.kind === 'refund' ? {} : { refunds: tx.refunds.map((k) => refundView(life.get(k) as LifecycleTx)) }),
+    // Where the captured look-up has them (after the order fields), when the request set some and kept.
+    ...(tx.customFields && options.customFields === 'echoed' ? { custom_fields: { ...tx.customFields } } : {}),
+    ...(tx.kind === 'refund' || !listed ? {} : { refunds: tx.refunds.map((k) => refundView(life.get(k) as LifecycleTx)) }),
     ...(original ? { original: { key: original.key, refnum: original.refnum } } : {}),
   };
 }
@@ -71,17 +84,17 @@ function refundView(r: LifecycleTx): Record<string, unknown> {
   return { type: 'transaction', key: r.key, refnum: r.refnum, amount: formatCents(r.amountCents), created: gatewayTime(r.created), status_code, status };
 }
 
-export function getTransaction(life: Lifecycle, key: string): Answer {
+export function getTransaction(life: Lifecycle, key: string, options: ViewOptions = DOCUMENTED_VIEW): Answer {
   const tx = life.get(key);
   if (!tx) return fail(ERRORS.transactionNotFound);
-  return { status: 200, body: transactionView(life, tx) };
+  return { status: 200, body: transactionView(life, tx, options) };
 }
 
-export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat): Answer {
+export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat, options: ViewOptions = DOCUMENTED_VIEW): Answer {
   const customer = store.customer(customerId);
   if (!customer) return fail(ERRORS.customerNotFound);
   const txs = life.all().filter((t) => t.custkey === customer.key);
-  return list(txs, query, (t) => transactionView(life, t), format);
+  return list(txs, query, (t) => transactionView(life, t, options), format);
 }
 
 export function batchView(life: Lifecycle, b: BatchRecord, status?: 'closing'): Record<string, unknown> {
@@ -126,11 +139,11 @@ export function getBatch(life: Lifecycle, key: string, now: number): Answer {
 }
 
 /** The batch's transactions in the order they joined (a voided one stays listed, as a void). */
-export function listBatchTransactions(life: Lifecycle, key: string, query: Query, format: SandboxWireFormat, now: number): Answer {
+export function listBatchTransactions(life: Lifecycle, key: string, query: Query, format: SandboxWireFormat, now: number, options: ViewOptions = DOCUMENTED_VIEW): Answer {
   const b = life.batches.get(key, now);
   if (!b) return fail(ERRORS.batchNotFound);
   const txs = b.members.map((k) => life.get(k)).filter((t): t is LifecycleTx => t !== undefined);
-  return list(txs, query, (t) => transactionView(life, t), format);
+  return list(txs, query, (t) => transactionView(life, t, options), format);
 }
 
 /** Settles at once; answers `status: "closing"` as the gateway does (gateway-facts.md). */

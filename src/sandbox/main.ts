@@ -27,6 +27,10 @@ async function main(): Promise<void> {
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
+      lookupRefunds: s.lookupRefunds,
+      customFields: s.customFields,
+      merchantKey: s.merchantKey,
+      refundWithoutAmount: s.refundWithoutAmount,
       ...webhookSettingsFromConfig(s),
     },
   });

@@ -17,6 +17,19 @@ export type SandboxWireFormat = 'spec' | 'wire';
  */
 export type SandboxDeletedCardref = 'refused' | 'honoured';
 
+/**
+ * Whether a transaction look-up lists a sale's refunds (issue 42): `none` (default) as the reference's example and
+ * the real sandbox's capture (gateway-facts.md, Looking transactions up); `listed` for the other plausible reading.
+ */
+export type SandboxLookupRefunds = 'none' | 'listed';
+
+/**
+ * What the gateway keeps of a follow-up's `custom_fields` (issue 42): `echoed` (default) as a merchant who set the
+ * fields up in the console gets them back on the refund's look-up and list items; `dropped` as one who did not
+ * (the reference: "set up custom fields ... prior to using them").
+ */
+export type SandboxCustomFields = 'echoed' | 'dropped';
+
 export interface EndpointKeySettings {
   key: string;
   ratePerMinute?: number;
@@ -48,6 +61,16 @@ export interface SandboxSettings extends WebhookSettings {
   /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
   paymentKeyTtlMs: number;
   deletedCardref: SandboxDeletedCardref;
+  lookupRefunds: SandboxLookupRefunds;
+  customFields: SandboxCustomFields;
+  /** The `merch_key` its webhooks carry (README.md, Webhooks). */
+  merchantKey: string;
+  /**
+   * A `refund` without `amount` after an earlier partial refund (undocumented: the reference says only "a full
+   * refund on the transaction"): `left` refunds what is left; `original` asks for the original amount, refused
+   * as exceeding it once anything was refunded.
+   */
+  refundWithoutAmount: 'left' | 'original';
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -68,6 +91,11 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   batchCloseIntervalMs: 0,
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
+  lookupRefunds: 'none',
+  customFields: 'echoed',
+  // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
+  merchantKey: '5qwnn5b51gnkd1b',
+  refundWithoutAmount: 'left',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -153,6 +181,18 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'deletedCardref') {
       if (value !== 'refused' && value !== 'honoured') throw new SettingsError('deletedCardref must be refused or honoured');
       out.deletedCardref = value;
+    } else if (name === 'lookupRefunds') {
+      if (value !== 'none' && value !== 'listed') throw new SettingsError('lookupRefunds must be none or listed');
+      out.lookupRefunds = value;
+    } else if (name === 'customFields') {
+      if (value !== 'echoed' && value !== 'dropped') throw new SettingsError('customFields must be echoed or dropped');
+      out.customFields = value;
+    } else if (name === 'merchantKey') {
+      if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{4,64}$/.test(value)) throw new SettingsError('merchantKey must be 4-64 of [A-Za-z0-9_-]');
+      out.merchantKey = value;
+    } else if (name === 'refundWithoutAmount') {
+      if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
+      out.refundWithoutAmount = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {

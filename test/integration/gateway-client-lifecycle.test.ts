@@ -58,19 +58,24 @@ describe('gateway client: the payment lifecycle against the sandbox', () => {
     expect(page.value.data[0]).toMatchObject({ trantype_code: 'A', status_code: 'P', amount: '2.00', custkey, refunds: [] });
   });
 
-  it('when a settled sale is partially refunded and looked up, then the detail carries status, amounts and the refund', async () => {
+  it('when a settled sale is partially refunded and looked up, then the detail carries status and amounts, and the refund where the look-up lists one', async () => {
     const key = await sold('10.00');
     settle();
-    const refund = await client.refund({ trankey: key, amount: '3.25' });
+    const refund = await client.refund({ trankey: key, amount: '3.25', custom_fields: { 20: 'tokengate:t1' } });
     expect(refund.value.key).not.toBe(key);
     const detail = (await client.getTransaction(key)).value;
-    expect(detail).toMatchObject({
-      key, trantype_code: 'S', trantype: 'Credit Card Sale', status_code: 'S', status: 'Settled', amount: '10.00', auth_amount: '10.00', custkey,
-      refunds: [{ key: refund.value.key, amount: '3.25', status_code: 'P' }],
-    });
+    // As documented (SANDBOX_LOOKUP_REFUNDS=none): no refunds listed; the refund is its own transaction, tagged.
+    expect(detail).toMatchObject({ key, trantype_code: 'S', trantype: 'Credit Card Sale', status_code: 'S', status: 'Settled', amount: '10.00', auth_amount: '10.00', custkey, refunds: [] });
     expect(detail.created).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect(detail.batch?.key).toMatch(/^\w+$/);
-    expect((await client.getTransaction(refund.value.key)).value).toMatchObject({ trantype_code: 'C', amount: '3.25', original: { key } });
+    expect((await client.getTransaction(refund.value.key)).value).toMatchObject({ trantype_code: 'C', amount: '3.25', custom_fields: { 20: 'tokengate:t1' } });
+    sandbox.update({ lookupRefunds: 'listed' });
+    try {
+      expect((await client.getTransaction(key)).value).toMatchObject({ refunds: [{ key: refund.value.key, amount: '3.25', status_code: 'P' }] });
+      expect((await client.getTransaction(refund.value.key)).value).toMatchObject({ original: { key } });
+    } finally {
+      sandbox.update({ lookupRefunds: 'none' });
+    }
     expect(sandbox.ledger.get(key)).toMatchObject({ refunded: '3.25' });
   });
 

@@ -103,6 +103,17 @@ for (const [name, make] of factories) {
       await sleep(900);
       expect(await pending.claimDue(10, 1000)).toHaveLength(1);
     });
+
+    test('when outcomes are unknown, then they are listed oldest first; an operator\'s decision is kept and read back (issue 42)', async () => {
+      const [a, b] = [write({ key: 'late' }), write({ key: 'early' })];
+      await pending.markUnknown(a, 2000, Date.now() + 60_000);
+      await pending.markUnknown(b, 1000, Date.now() + 60_000);
+      expect((await pending.listUnknown(10)).map((u) => [u.write.key, u.sinceMs])).toEqual([['early', 1000], ['late', 2000]]);
+      expect(await pending.listUnknown(1)).toHaveLength(1);
+      expect(await pending.decisionOf(a)).toBeUndefined();
+      await pending.keepDecision(a, { by: 'ops-alice', outcome: 'absent', reason: 'console' });
+      expect(await pending.decisionOf(a)).toEqual({ by: 'ops-alice', outcome: 'absent', reason: 'console' });
+    });
   });
 }
 

@@ -88,6 +88,9 @@ describe('sale answers', () => {
     const REFUND_FIELDS = ['type', 'key', 'refnum', 'sale', 'amount', 'result_code', 'result', 'method'];
 
     it('when a settled sale is refunded, then GET lists each refund as the refund object its POST answered, plus created, and the gateway\'s status_code once its word is asked for', async () => {
+      // The gateway's status_code of each refund comes from the look-up's refunds list, which only the `listed`
+      // reading has (issue 42); the view's convergence without it is issue 36's.
+      bff.sandbox.update({ lookupRefunds: 'listed' });
       const made = await sale('12');
       bff.sandbox.ledger.closeBatch();
       const first = await post(`/v1/sales/${made.body.key}/refunds`, '{"amount":"2.5"}');
@@ -108,6 +111,7 @@ describe('sale answers', () => {
           expect(item.created).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
         }
       }
+      bff.sandbox.update({ lookupRefunds: 'none' });
     });
   });
 });

@@ -472,18 +472,25 @@ describe('sale lifecycle', () => {
     });
 
     it('when a settled sale made elsewhere is refunded, then its bounds come from the gateway\'s record (captured, already refunded)', async () => {
-      const k = await direct(custA, '10.00');
-      bff.sandbox.ledger.closeBatch();
-      const gw = clientFor(bff.sandbox);
+      // The view reads a refund made elsewhere from the look-up's refunds list, which only the `listed` reading
+      // has (issue 42); converging without it is issue 36's.
+      bff.sandbox.update({ lookupRefunds: 'listed' });
       try {
-        await gw.refund({ trankey: k, command: 'refund', amount: '6.00' });
+        const k = await direct(custA, '10.00');
+        bff.sandbox.ledger.closeBatch();
+        const gw = clientFor(bff.sandbox);
+        try {
+          await gw.refund({ trankey: k, command: 'refund', amount: '6.00' });
+        } finally {
+          gw.close();
+        }
+        expect(code(await refund(k, { amount: '4.01' }))).toBe('refund_exceeds_sale');
+        const rest = await refund(k);
+        expect(rest.body).toMatchObject({ amount: '4.00', method: 'refund' });
+        expect(ledger(k)).toMatchObject({ refunded: '10.00' });
       } finally {
-        gw.close();
+        bff.sandbox.update({ lookupRefunds: 'none' });
       }
-      expect(code(await refund(k, { amount: '4.01' }))).toBe('refund_exceeds_sale');
-      const rest = await refund(k);
-      expect(rest.body).toMatchObject({ amount: '4.00', method: 'refund' });
-      expect(ledger(k)).toMatchObject({ refunded: '10.00' });
     });
 
     it('when a sale carries no customer, then only a customers:any token can see it', async () => {

@@ -16,7 +16,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
   afterAll(() => sb.close());
   beforeEach(() => {
     sb.reset();
-    sb.update({ duplicateFolding: false, batchCloseIntervalMs: 0 });
+    sb.update({ duplicateFolding: false, batchCloseIntervalMs: 0, lookupRefunds: 'none', customFields: 'echoed' });
   });
 
   const post = async (body: unknown) => {
@@ -174,7 +174,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     expect((await post({ command: 'void' })).status).toBe(400);
   });
 
-  it('when a transaction is looked up, then it carries created, trantype, status, amounts, custkey, masked card, batch and refunds', async () => {
+  it('when a transaction is looked up, then it carries created, trantype, status, amounts, custkey, masked card and batch, and its refunds only with lookupRefunds listed', async () => {
     const c = sb.fixtures.firstCustomer();
     const key = await charge('cc:sale', APPROVED, { custkey: c.key, amount_detail: { tax: '1.00' } });
     await close();
@@ -184,12 +184,35 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     expect(body).toMatchObject({
       type: 'transaction', key, trantype_code: 'S', trantype: 'Credit Card Sale', status_code: 'S', status: 'Settled', result_code: 'A',
       amount: '10.00', auth_amount: '10.00', custkey: c.key, creditcard: { number: '4000xxxxxxxx2224' }, amount_detail: { tax: '1.00' },
-      refunds: [{ key: refund.key, amount: '1.25', status_code: 'P' }],
     });
+    // As documented (the reference's example, the real capture): no refunds list, and no field of a refund names its sale.
+    expect(body).not.toHaveProperty('refunds');
     expect(body.created).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect((body.batch as Tx).batchrefnum).toMatch(/^\d+$/);
-    expect((await get(`transactions/${refund.key as string}`)).body).toMatchObject({ trantype_code: 'C', status_code: 'P', amount: '1.25', custkey: c.key, original: { key } });
+    const refundView = (await get(`transactions/${refund.key as string}`)).body;
+    expect(refundView).toMatchObject({ trantype_code: 'C', status_code: 'P', amount: '1.25', custkey: c.key });
+    expect(refundView).not.toHaveProperty('original');
+    sb.update({ lookupRefunds: 'listed' });
+    expect((await get(`transactions/${key}`)).body).toMatchObject({ refunds: [{ key: refund.key, amount: '1.25', status_code: 'P' }] });
+    expect((await get(`transactions/${refund.key as string}`)).body).toMatchObject({ original: { key } });
     expect(JSON.stringify(body)).not.toContain(APPROVED);
+  });
+
+  it('when a refund sends custom_fields, then its look-up and the batch and customer lists carry them back (echoed), or none (dropped); creditvoid keeps none', async () => {
+    const c = sb.fixtures.firstCustomer();
+    const key = await charge('cc:sale', APPROVED, { custkey: c.key, amount: '20.00' });
+    await close();
+    const tagged = (await follow('refund:adjust', key, { amount: '1.00', custom_fields: { 20: 'tokengate:abc' } })).tx;
+    const viaRefund = (await follow('refund', key, { amount: '2.00', custom_fields: { 20: 'tokengate:def' } })).tx;
+    const untagged = (await follow('creditvoid', key, { amount: '3.00', custom_fields: { 20: 'tokengate:ghi' } })).tx;
+    const lists = async () => [...((await get('batches/current/transactions?limit=1000')).body as unknown as { data: Tx[] }).data, ...((await get(`customers/${c.key}/transactions?limit=1000`)).body as unknown as { data: Tx[] }).data];
+    expect((await get(`transactions/${tagged.key as string}`)).body).toMatchObject({ custom_fields: { 20: 'tokengate:abc' } });
+    const items = await lists();
+    expect(items.filter((t) => t.key === viaRefund.key).map((t) => t.custom_fields)).toEqual([{ 20: 'tokengate:def' }, { 20: 'tokengate:def' }]);
+    expect(items.filter((t) => t.key === untagged.key).every((t) => t.custom_fields === undefined)).toBe(true);
+    sb.update({ customFields: 'dropped' });
+    expect((await get(`transactions/${tagged.key as string}`)).body).not.toHaveProperty('custom_fields');
+    expect((await follow('refund', key, { amount: '1.00', custom_fields: { 21: 'x' } })).status).toBe(400);
   });
 
   it('when the status is read in each state, then it is P, S, V or E as gateway-facts.md lists', async () => {

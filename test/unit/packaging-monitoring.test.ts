@@ -27,7 +27,7 @@ interface DocsCheck {
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
 const docsCheck = require('../../scripts/docs-check') as DocsCheck;
 
-const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate', 'TokengateRenewalsSpilled'];
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateUnknownOutcomePastDeadline', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate', 'TokengateRenewalsSpilled'];
 
 function promtool(groups: unknown): { ok: boolean; output: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
@@ -103,6 +103,29 @@ describe('k8s/components/monitoring', () => {
           { eval_time: '90m', alertname: 'TokengateDayBudgetRunsOut', exp_alerts: [expected] },
           // Already forecast within 4 h at 10 min (190 min left), but not yet held for 15 min: pending only.
           { eval_time: '10m', alertname: 'TokengateDayBudgetRunsOut', exp_alerts: [] },
+        ],
+      }],
+    });
+    expect(output).toContain('SUCCESS');
+    expect(ok).toBe(true);
+  });
+
+  itWithPromtool('when an unknown outcome outlives RECONCILE_DEADLINE_MS, then TokengateUnknownOutcomePastDeadline fires at once, and not before (promtool test rules)', () => {
+    // The deadline is 600 s; the oldest unknown outcome ages a minute a minute from 0, on two pods.
+    const age = (pod: string) => ({ series: `tokengate_unknown_outcomes_oldest_age_seconds{namespace="ns",pod="${pod}"}`, values: '0+60x20' });
+    const deadline = (pod: string) => ({ series: `tokengate_reconcile_deadline_seconds{namespace="ns",pod="${pod}"}`, values: '600+0x20' });
+    const { ok, output } = promtoolTest(ruleGroups(), {
+      evaluation_interval: '1m',
+      tests: [{
+        interval: '1m',
+        input_series: [age('a'), age('b'), deadline('a'), deadline('b')],
+        alert_rule_test: [
+          { eval_time: '10m', alertname: 'TokengateUnknownOutcomePastDeadline', exp_alerts: [] },
+          { eval_time: '11m', alertname: 'TokengateUnknownOutcomePastDeadline', exp_alerts: [{ exp_labels: { severity: 'critical', namespace: 'ns' }, exp_annotations: {
+            runbook_url: 'docs/runbooks/TokengateUnknownOutcomePastDeadline.md',
+            summary: 'An unknown outcome is past RECONCILE_DEADLINE_MS (11m 0s old)',
+            description: 'The reconciler cannot decide it from the gateway\'s records. Look it up in the gateway\'s console, then settle it on the admin port (POST /unknown-outcomes/settle).',
+          } }] },
         ],
       }],
     });

@@ -1,5 +1,8 @@
 import { canonicalExplanation, explanations } from '../../src/reconcile/find';
-import type { Reservation } from '../../src/sale-records';
+import type { TransactionDetail } from '../../src/gateway/types';
+import type { Credit } from '../../src/reconcile/find-refund';
+import { decideRefund } from '../../src/reconcile/refund-decision';
+import type { Reservation, SaleRecord } from '../../src/sale-records';
 
 /** Which of a sale's refunds of unknown outcome the gateway's unattributed money can be (contract guarantees 6, 7). */
 const r = (id: string, cents: number): Reservation => ({ id, op: 'refund', cents, unknown: true });
@@ -41,5 +44,34 @@ describe('the one explanation every replica picks once no refund can still land'
     expect(canonicalExplanation(500, r('a', 200), [r('b', 300), r('c', 500)])).toBe('all');
     expect(canonicalExplanation(500, r('c', 500), [r('a', 200), r('b', 300)])).toBe('none');
     expect(canonicalExplanation(100, r('a', 300), [r('b', 500)])).toBeUndefined();
+  });
+});
+
+describe('an unknown refund decided from documented evidence only (issue 42)', () => {
+  // A settled sale of 40.00 (its auth_amount unchanged by credits), no refund settled yet.
+  const sale = { type: 'transaction', key: 'dsale', refnum: '1', created: '', trantype_code: 'S', trantype: '', status_code: 'S', status: 'Settled', result_code: 'A', amount: '40.00', auth_amount: '40.00', batch: { type: 'batch', key: 'b', batchrefnum: 1, sequence: '1' }, refunds: [] } as unknown as TransactionDetail;
+  const known = { customer: 'c', state: 'captured', authorizedCents: 4000, capturedCents: 4000, refundedCents: 0, pendingRefundCents: 1000 } as SaleRecord;
+  const credit = (key: string, cents: number, tag?: string): Credit => ({ key, refnum: key, cents, voided: false, ...(tag ? { tag } : {}) });
+  const base = { tx: sale, known, mine: r('a', 1000), others: [], final: true, credits: [], credited: new Set<string>(), settledAdjustCents: 0 };
+
+  it('when its tagged credit is listed, then it happened and names that credit', () => {
+    expect(decideRefund({ ...base, credits: [credit('other', 1000), credit('mine', 1000, 'a')] })).toEqual({ happened: true, key: 'mine', refnum: 'mine', method: 'refund' });
+  });
+  it('when no credit of its amount is listed and the look-up shows no money back, then it did not happen', () => {
+    expect(decideRefund({ ...base, credits: [credit('x', 500)] })).toEqual({ happened: false });
+  });
+  it('when an untagged credit of its amount is listed, then it is never proven absent (it may be this one)', () => {
+    expect(decideRefund({ ...base, credits: [credit('x', 1000)] })).toMatchObject({ happened: 'unknown' });
+    // One credited to another write, or tagged by another, is not this one.
+    expect(decideRefund({ ...base, credits: [credit('x', 1000)], credited: new Set(['x']) })).toEqual({ happened: false });
+    expect(decideRefund({ ...base, credits: [credit('x', 1000, 'b')] })).toEqual({ happened: false });
+  });
+  it('when an unsettled sale\'s capture was lowered by its amount, then it happened as an adjust naming the sale', () => {
+    const lowered = { ...sale, status_code: 'P', auth_amount: '30.00' } as TransactionDetail;
+    expect(decideRefund({ ...base, tx: lowered })).toEqual({ happened: true, key: 'dsale', refnum: '1', method: 'refund' });
+  });
+  it('when another unknown refund of the same amount has its tagged credit listed, then the lowered capture is this one\'s', () => {
+    const lowered = { ...sale, status_code: 'P', auth_amount: '30.00' } as TransactionDetail;
+    expect(decideRefund({ ...base, tx: lowered, others: [r('b', 1000)], final: false, credits: [credit('cb', 1000, 'b')] })).toMatchObject({ happened: true, key: 'dsale' });
   });
 });

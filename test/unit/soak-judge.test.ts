@@ -5,12 +5,13 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 interface Entry { key: string; kind: string; state?: string; result_code: string; invoice: string; authorized: string; captured: string; refunded: string; adjusted: string }
-interface KeyRecord { key: string; op: string; body: Record<string, unknown>; final?: { status: number; body?: Record<string, unknown> } }
+interface KeyRecord { key: string; op: string; path?: string; body?: Record<string, unknown>; final?: { status: number; body?: Record<string, unknown> } }
 const judge = require('../../bench/soak/judge') as {
   judgeLedger(input: {
     entries: Entry[]; transactions: { pmkey?: string; time: number; result_code: string }[]; operations: { command: string; trankey: string; result_code: string; folded?: boolean }[];
     keys: Map<string, KeyRecord>; invoicePrefix: string; removed: { pmkey: string; at: number }[];
-  }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; removedCharged: number };
+  }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; refundsTwice: number; removedCharged: number };
+  judgeMoneyViews(entries: (Entry & { voided?: boolean })[], views: Map<string, { status: number; body?: { amount_refunded?: string } }>): { disagree: number; judged: number };
   cardPattern(numbers: string[]): RegExp;
   memoryGrowth(series: Record<string, [number, number][][]>, minSpanS: number): { growth: Record<string, number | null> };
 };
@@ -25,7 +26,7 @@ function judged(over: Partial<Parameters<typeof judge.judgeLedger>[0]>) {
 describe('the soak judge', () => {
   it('when a clean ledger matches every answer, then every count is zero', () => {
     const r = judged({ entries: [entry({}), entry({ key: 'k2', invoice: 'abc2', result_code: 'D', captured: '0.00' })], keys: new Map([saleKey('i1', 'abc1', { status: 201, body: { key: 'k1' } }), saleKey('i2', 'abc2', { status: 402 })]) });
-    expect(r).toMatchObject({ doubleCharges: 0, beyondBounds: 0, disagreements: 0, followupsTwice: 0, removedCharged: 0 });
+    expect(r).toMatchObject({ doubleCharges: 0, beyondBounds: 0, disagreements: 0, followupsTwice: 0, refundsTwice: 0, removedCharged: 0 });
   });
 
   it('when one invoice was charged twice, then it is a double charge, and other merchants\' invoices are not counted', () => {
@@ -53,9 +54,33 @@ describe('the soak judge', () => {
     expect(judged({ operations: [op, op, { ...op, trankey: 'k2' }] }).followupsTwice).toBe(1);
   });
 
+  it('when a sale was refunded at the gateway more times than refund keys were sent for it, then a refund was sent twice (issue 42)', () => {
+    const refundKey = (key: string, sale: string): [string, KeyRecord] => [key, { key, op: 'refund', path: `/v1/sales/${sale}/refunds` }];
+    const keys = new Map([refundKey('r1', 'k1'), refundKey('r2', 'k1'), refundKey('r3', 'k2')]);
+    const op = (command: string, trankey: string, over = {}) => ({ command, trankey, result_code: 'A', ...over });
+    // k1: a part (refund:adjust) and the rest (creditvoid) under two keys; k2: its one key's refund, a folded
+    // duplicate and a refused one (neither moves money), then the same key's refund made again.
+    const clean = [op('refund:adjust', 'k1'), op('creditvoid', 'k1'), op('refund', 'k2'), op('refund', 'k2', { folded: true }), op('refund', 'k2', { result_code: 'E' })];
+    expect(judged({ keys, operations: clean }).refundsTwice).toBe(0);
+    expect(judged({ keys, operations: [...clean, op('refund:adjust', 'k2')] }).refundsTwice).toBe(1);
+  });
+
   it('when a removed card is charged after its removal answered, then it counts; a charge before it does not', () => {
     const r = judged({ removed: [{ pmkey: 'pm1', at: 1000 }], transactions: [{ pmkey: 'pm1', time: 999, result_code: 'A' }, { pmkey: 'pm1', time: 1001, result_code: 'A' }] });
     expect(r.removedCharged).toBe(1);
+  });
+
+  it('when tokengate\'s view of a standing sale shows another amount refunded than the ledger (a voided refund kept), then the money views disagree; voided and declined sales are not judged', () => {
+    const entries = [
+      entry({ key: 's1', refunded: '1.00', adjusted: '2.00' }),
+      entry({ key: 's2', refunded: '0.00' }),
+      { ...entry({ key: 'v1', state: 'voided' }), voided: true },
+      entry({ key: 'd1', result_code: 'D' }),
+    ];
+    const view = (amount: string) => ({ status: 200, body: { amount_refunded: amount } });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', view('3.00')], ['s2', view('0.00')], ['v1', view('5.00')], ['d1', view('1.00')]]))).toMatchObject({ disagree: 0, judged: 2 });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', view('3.00')], ['s2', view('1.00')]]))).toMatchObject({ disagree: 1 });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', { status: 404 }]]))).toMatchObject({ disagree: 1 });
   });
 
   it('finds a card number plain, spaced, dashed or dotted, and not inside a longer digit run', () => {

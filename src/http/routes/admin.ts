@@ -3,6 +3,8 @@ import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import { errorHandler, notFoundHandler } from '../error-handler';
 import { requestId } from '../request-id';
+import type { HandSettler } from '../../reconcile/settle-by-hand';
+import { adminOutcomesRouter } from './admin-outcomes';
 import type { Clock } from '../../subscriptions';
 import { InvalidRequest } from '../errors';
 
@@ -19,8 +21,8 @@ export interface Readiness {
   degraded(): string[];
 }
 
-/** The admin port: liveness, readiness and Prometheus metrics; never exposed through the Ingress. */
-export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; logger: Logger; clock?: Clock }): Express {
+/** The admin port: liveness, readiness, Prometheus metrics and the operator's settle action; never exposed through the Ingress. */
+export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; logger: Logger; clock?: Clock; outcomes?: { settler: HandSettler; authenticate: express.RequestHandler } }): Express {
   const app = express();
   app.disable('x-powered-by');
   // Like the public port (contract: every response carries X-Request-Id; errors share one envelope).
@@ -36,6 +38,8 @@ export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; l
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
+  // An operator settles an unknown outcome the gateway's records cannot decide (issue 42; a JWT, admin-outcomes.ts).
+  if (deps.outcomes) app.use(adminOutcomesRouter(deps.outcomes));
   // tokengate's clock (contract, "Subscriptions"): moved forward for every replica sharing the Redis, outside
   // production only (there the clock cannot move and these routes do not exist: 404).
   const clock = deps.clock;
