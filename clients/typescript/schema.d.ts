@@ -713,12 +713,12 @@ export interface components {
             created: number;
             data: components["schemas"]["Refund"];
         };
-        /** @description A card added (the payment method as the API answered it) or removed (at least its `key` and `customer`). */
+        /** @description A card added (the payment method as the API answered it), updated by the gateway's card updater (the payment method as the API now answers it: a new expiry or last four, or its account closed) or removed (at least its `key` and `customer`). */
         PaymentMethodEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "payment_method.added" | "payment_method.removed";
+            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: {
