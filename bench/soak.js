@@ -5,13 +5,14 @@
  * gateway injects faults on a schedule, a load generator runs a merchant's mix at the budget's pace (scaled), and
  * at the end the run is judged from the sandbox's ledger and tokengate's own answers:
  *
- *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out bench/results] [--faults off]
+ *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out <dir>] [--faults off]
  *
  * `--faults off` runs the load alone (a memory baseline). SOAK_NODE_OPTIONS is passed to the replicas as
  * NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of a running replica);
  * SOAK_REPLICA_<n>_ENV (space-separated NAME=value) adds settings to replica n alone (e.g. MALLOC_ARENA_MAX=2).
  *
- * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg`; exits 1 when a
+ * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg` (`<out>` is a new
+ * folder bench/results/soak-<UTC time>-<mode> unless given, never the committed results); exits 1 when a
  * target fails. Needs `npm run build` first (the npm script does it) and `redis-server` on PATH.
  * Every process's log stays in the run directory (printed at the start) for the card-data scan and for a person.
  */
@@ -48,8 +49,23 @@ const REDIS_MIN_SALES = 1000;
 /** A process must live this long after its warm-up for its memory growth to be judged. */
 const RSS_MIN_SPAN_S = 600;
 
-function parseArgs(argv) {
-  const args = { duration: '10m', mode: 'aof', scale: 10, out: path.join(ROOT, 'bench', 'results'), faults: 'on' };
+/**
+ * Where a run writes when no `--out` is given: a new folder of its own, bench/results/soak-<UTC time>-<mode>
+ * (issue 41: the default was bench/results itself, so a run with the defaults overwrote the committed 30-minute
+ * results). `--out bench/results` still writes there when that is meant.
+ */
+function defaultOut(mode, faults, now = new Date()) {
+  const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+  return path.join(ROOT, 'bench', 'results', `soak-${stamp}-${mode}${faults === 'off' ? '-no-faults' : ''}`);
+}
+
+/** A target's pass: within its bound. One not judged has none (the report says "not measured", issue 41), never a pass it did not earn. */
+function judgeTarget({ judged = true, ...t }) {
+  return judged ? { ...t, pass: t.value !== null && t.value <= t.bound } : t;
+}
+
+function parseArgs(argv, now = new Date()) {
+  const args = { duration: '10m', mode: 'aof', scale: 10, out: undefined, faults: 'on' };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].replace(/^--/, '').split('=');
     const value = inline ?? argv[++i];
@@ -63,7 +79,7 @@ function parseArgs(argv) {
   const scale = Number(args.scale);
   if (!(scale > 0)) throw new Error('soak: --scale is a positive number');
   if (!['on', 'off'].includes(args.faults)) throw new Error('soak: --faults is on or off');
-  return { durationMs, mode: args.mode, scale, out: path.resolve(args.out), faults: args.faults === 'on' };
+  return { durationMs, mode: args.mode, scale, out: args.out === undefined ? defaultOut(args.mode, args.faults, now) : path.resolve(args.out), faults: args.faults === 'on' };
 }
 
 const log = (...a) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -299,8 +315,8 @@ async function main() {
     ...growthTargets('heap_growth_mb_per_hour', heapGrowth, 'JS heap in use: slope'),
     ...growthTargets('rss_growth_mb_per_hour', growth, 'slope'),
     { name: 'redis_bytes_per_sale', value: redisBytesPerSale, bound: BOUNDS.redis_bytes_per_sale, judged: salesSucceeded >= REDIS_MIN_SALES, how: salesSucceeded < REDIS_MIN_SALES ? `not judged under ${REDIS_MIN_SALES} sales (fixed costs, the budget's windows and new shoppers' wallets, dominate)` : 'used_memory at the end less at the start, per approved sale or authorization' },
-  ].map(({ judged = true, ...t }) => ({ ...t, pass: !judged || (t.value !== null && t.value <= t.bound) }));
-  const passed = targets.every((t) => t.pass) && errors.filter((e) => !e.startsWith('visit')).length === 0;
+  ].map(judgeTarget);
+  const passed = targets.every((t) => t.pass !== false) && errors.filter((e) => !e.startsWith('visit')).length === 0;
 
   const result = {
     mode: opts.mode, faults_on: opts.faults, build: builtFrom,
@@ -331,7 +347,7 @@ async function main() {
   fs.writeFileSync(path.join(opts.out, 'soak.json'), `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(path.join(opts.out, 'soak-timeline.json'), `${JSON.stringify(timeline)}\n`);
   writeReport(result, timeline, opts.out);
-  for (const t of targets) log(`${t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value} (bound ${t.bound})`);
+  for (const t of targets) log(`${t.pass === undefined ? 'n/m ' : t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value} (bound ${t.bound})`);
   if (errors.length) log(`errors: ${errors.slice(0, 10).join(' | ')}`);
   log(`${passed ? 'PASSED' : 'FAILED'}: ${salesSucceeded}/${salesAttempted} sales, ${timeline.faults.length} faults; ${path.relative(process.cwd(), path.join(opts.out, 'soak.md'))}`);
 
@@ -343,6 +359,8 @@ async function main() {
   await redis.stop();
   return passed;
 }
+
+module.exports = { parseArgs, defaultOut, judgeTarget };
 
 // Run, not required: a require() (a syntax check, a test) must not start three replicas and a soak.
 if (require.main === module) {

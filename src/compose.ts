@@ -17,7 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
-import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
+import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
@@ -184,7 +184,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
     replicated: replicatedWrites(redis, config.redis.writeReplicas, config.redis.writeReplicasTimeoutMs),
   });
-  const wallet = createWallet({ store: walletStore, gateway, budget, tokens, writes, logger, config });
+  const wallet = createWallet({
+    store: walletStore, gateway, budget, tokens, writes, logger, config,
+    // A deleted customer's subscriptions are canceled (issue 37): bound late, as subscriptions read the wallet.
+    onCustomerRemoved: async (custkey) => void (await subscriptions.service.cancelAllOf(custkey)),
+  });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,
@@ -223,6 +227,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
       secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm,
+      cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
     : undefined;
@@ -233,7 +238,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
-    redis, config, checkout, view: wallet.view, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   subscriptions.renewals.start();

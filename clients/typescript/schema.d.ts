@@ -172,6 +172,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where to start: this description, its page, and the demo checkout in development */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -581,9 +598,12 @@ export interface components {
             data: components["schemas"]["PaymentMethod"][];
             total: number;
         };
+        /** @description What is at fault: the field (`path`) and the rule it breaks; for a 403, `path` `token.scope`, rule `insufficient_scope` and the `scope` missing. */
         ErrorDetail: {
             path: string;
             rule: string;
+            /** @description 403 only: the scope the token lacks */
+            scope?: string;
         };
         ErrorObject: {
             /** @enum {string} */
@@ -693,12 +713,12 @@ export interface components {
             created: number;
             data: components["schemas"]["Refund"];
         };
-        /** @description A card added (the payment method as the API answered it) or removed (at least its `key` and `customer`). */
+        /** @description A card added (the payment method as the API answered it), updated by the gateway's card updater (the payment method as the API now answers it: a new expiry or last four, or its account closed) or removed (at least its `key` and `customer`). */
         PaymentMethodEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "payment_method.added" | "payment_method.removed";
+            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: {
@@ -928,10 +948,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token lacks the scope */
+        /** @description The token lacks the scope named in `details` and in `WWW-Authenticate` */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description RFC 6750 §3.1: `Bearer error="insufficient_scope", scope="<the scopes needed>"` */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1707,6 +1729,43 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API's own pages, by path on this origin (`demo` only where /demo exists: development with the embedded sandbox) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        links: {
+                            docs: string;
+                            openapi: string;
+                            demo?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            422: components["responses"]["CardDataForbidden"];
         };
     };
     getOpenApi: {

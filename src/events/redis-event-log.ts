@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import { coalescer } from '../redis/coalesce';
 import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
 import { entryIdOf, eventOf, type EntryFields } from './entries';
-import type { DueEvent, EventLog, PaymentEvent } from './types';
+import type { DueEvent, EventDraft, EventLog, PaymentEvent } from './types';
 
 /**
  * The event log on Redis Streams (style.md: an ordered log several replicas share, with consumer groups): one
@@ -24,11 +25,13 @@ export interface RedisEventLogOptions {
 
 interface Commands {
   tgEventAppend(log: string, mark: string, retentionMs: number, type: string, change: string, data: string): Promise<unknown>;
+  /** `keyCount` (1 + events), the log, each event's mark, then the retention and type, change, data per event. */
+  tgEventAppendMany(keyCount: number, ...keysThenArgs: Array<string | number>): Promise<unknown>;
   tgEventTakeDue(log: string, group: string, consumer: string, count: number, ...delays: number[]): Promise<unknown>;
 }
 
 const lua = luaIn(path.join(__dirname, 'lua'));
-const SCRIPTS = [lua('tgEventAppend', 'append.lua', 2), lua('tgEventTakeDue', 'take-due.lua', 1)];
+const SCRIPTS = [lua('tgEventAppend', 'append.lua', 2), lua('tgEventAppendMany', 'append-many.lua', -1), lua('tgEventTakeDue', 'take-due.lua', 1)];
 
 /** The consumer group of a destination: a hash of its URL. */
 export function groupOf(destination: string): string {
@@ -51,6 +54,17 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const log = `${tag}:log`;
   const mark = (change: string) => `${tag}:c:${createHash('sha256').update(change).digest('base64url').slice(0, 22)}`;
 
+  // The events of one turn of the event loop (the sales answered in one read, each with its event) in one command
+  // (redis/coalesce.ts); each write still awaits it before it answers.
+  const appendInTurn = coalescer<EventDraft>((_log, drafts) => {
+    if (drafts.length === 1) {
+      const d = drafts[0] as EventDraft;
+      return call('append', () => redis.tgEventAppend(log, mark(d.change), options.retentionMs, d.type, d.change, JSON.stringify(d.data ?? null)));
+    }
+    const args = drafts.flatMap((d) => [d.type, d.change, JSON.stringify(d.data ?? null)]);
+    return call('append', () => redis.tgEventAppendMany(1 + drafts.length, log, ...drafts.map((d) => mark(d.change)), options.retentionMs, ...args));
+  });
+
   const events = (entries: unknown): PaymentEvent[] =>
     (Array.isArray(entries) ? (entries as unknown[][]) : []).flatMap((e) => {
       const event = eventOf(String(e[0]), fieldsOf(e[1]));
@@ -59,7 +73,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
 
   return {
     async append(drafts) {
-      await Promise.all(drafts.map((d) => call('append', () => redis.tgEventAppend(log, mark(d.change), options.retentionMs, d.type, d.change, JSON.stringify(d.data ?? null)))));
+      await Promise.all(drafts.map((d) => appendInTurn(log, d)));
     },
     async list(after, limit) {
       const start = after === undefined ? '-' : `(${entryIdOf(after)}`;

@@ -21,6 +21,8 @@ export type PaymentEventType =
   | 'sale.adjusted'
   | 'payment_method.added'
   | 'payment_method.removed'
+  // The gateway's card updater changed a stored card (src/webhooks/card-updates.ts).
+  | 'payment_method.updated'
   | 'customer.created'
   | 'customer.deleted'
   // Subscriptions (issue 37): each a change of the subscription object, which is the event's data.

@@ -9,7 +9,7 @@ import { CLASS_DEFAULTS, type ReservationBackend, type SchedulerOptions, type Up
 import type { LimiterMetrics } from './metrics';
 
 export { RateLimitExceededError, LimiterUnavailableError } from './errors';
-export { CLASS_RANK, CLASS_DEFAULTS, reservedSlots, maxWaitOf, callerCaps, dayShareOf } from './types';
+export { CLASS_RANK, CLASS_DEFAULTS, reservedSlots, maxWaitOf, callerCaps, dayShareOf, probeTimes } from './types';
 export type { AheadSlot, CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
 export { limiterKeys, callerKey } from './redis-backend';
 export { callerId } from './caller';

@@ -1,9 +1,11 @@
-import { callerCaps, CLASS_RANK, dayShareOf, isPaced, reservedSlots, type CallClass, type Clock, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type PacedClass, type ReservationBackend, type ReserveRequest } from './types';
+import { callerCaps, CLASS_RANK, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type Clock, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type PacedClass, type ReservationBackend, type ReserveRequest } from './types';
 import { countIn, earliestSlot, insertSorted, pacedStart, pruneUpTo, removeSorted } from './window-math';
 
 export interface MemoryBackend extends ReservationBackend {
   /** Counts starts this process already made or reserved elsewhere (entering the Redis fallback). */
   seed(times: readonly number[]): void;
+  /** A 429 no grant of this backend answers for (the shared budget's own could not be told): the key is unsure. */
+  block(): Promise<void>;
 }
 
 /** Idle callers' logs are swept every this many reservations (a caller's log lives a day span at most). */
@@ -37,6 +39,22 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
     return end;
   };
   let blockedUntil = Number.NEGATIVE_INFINITY;
+  /** The unsure key (scheduler.lua, issue 40): the probe's wait (0: sure), the probe out and its lease. */
+  const probeAt = probeTimes(limits);
+  let probeWait = 0;
+  let probe: object | undefined;
+  let probeUntil = Number.NEGATIVE_INFINITY;
+
+  /** A 429 we did not predict (scheduler.lua, 'block'): `of` is the refused call's slot. */
+  function rateLimited(of: object | undefined): void {
+    if (probeWait === 0) {
+      probeWait = probeAt.baseMs;
+    } else if (of !== undefined && of === probe) {
+      probeWait = Math.min(probeWait * 2, probeAt.maxMs);
+      probe = undefined;
+    }
+    blockedUntil = Math.max(blockedUntil, clock() + probeWait);
+  }
 
   function prune(now: number): void {
     pruneUpTo(minute, now - span);
@@ -63,6 +81,8 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
   return {
     async reserve(cls: CallClass, maxWaitMs: number, request: ReserveRequest): Promise<Grant> {
       const now = clock();
+      // Unsure and its probe out: ask again soon (scheduler.lua).
+      if (probeWait > 0 && probe !== undefined && probeUntil > now) return { ok: false, delayMs: probeAt.pollMs, reason: 'probing' };
       prune(now);
       const reserved = reservedSlots(classes, cls, limits.perWindow);
       // First-come within a class and behind the classes above it; a class may use the slots lower ones must leave.
@@ -101,13 +121,27 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
       if (log) insertSorted(log, slot);
       lastAny = Math.max(lastAny, slot);
       if (cls !== 'background') last[cls] = Math.max(last[cls], slot);
+      const self = {};
+      const isProbe = probeWait > 0;
+      if (isProbe) {
+        probe = self;
+        probeUntil = slot + span;
+      }
       return {
         ok: true,
         delayMs,
-        confirm: async () => (blockedUntil > clock() ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
+        probe: isProbe,
+        confirm: async () => (blockedUntil > clock() || (probeWait > 0 && probe !== self) ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
+        async outcome(o: CallOutcome) {
+          if (o === 'rate_limited') return rateLimited(self);
+          if (probe !== self) return;
+          probe = undefined;
+          if (o === 'answered') probeWait = 0;
+        },
         // Like scheduler.lua's release: the entry goes, the class queues keep their ends.
         release: async () => {
           for (const l of [minute, day, own, log]) if (l) removeSorted(l, slot);
+          if (probe === self) probe = undefined;
         },
       };
     },
@@ -124,7 +158,7 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
     },
 
     async block(): Promise<void> {
-      blockedUntil = Math.max(blockedUntil, clock() + span);
+      rateLimited(undefined);
     },
 
     seed(times: readonly number[]): void {

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
 import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
-import { callerCaps, dayShareOf, isPaced, reservedSlots, type CallClass, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest } from './types';
+import { callerCaps, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest } from './types';
 
 type LimiterCommand = (...keysThenArgs: string[]) => Promise<unknown>;
 const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 6);
@@ -44,7 +44,7 @@ export interface RedisBackend extends ReservationBackend {
  */
 export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string, string, string] {
   const tag = `{${keyPrefix}:${endpointKey}}:limiter`;
-  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`];
+  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day:counts`, `${tag}:day:read`, `${tag}:day:background`];
 }
 
 /** One caller's log (per-caller share), under the same tag; `callerId` is already a hash (callerId()). */
@@ -60,6 +60,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
   const timeoutMs = opts.commandTimeoutMs ?? 1000;
   const span = limits.windowMs + limits.marginMs;
   const daySpan = limits.dayWindowMs + limits.marginMs;
+  const probe = probeTimes(limits);
   /** The epoch of the state we last saw: how the script tells "emptied" from "fresh" (issue 4, item 4). */
   let knownEpoch = '';
   // Every command names all six keys (Redis Cluster routes by them); without a caller the sixth is one no call uses.
@@ -75,9 +76,9 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       const reply = (await execFor(key, [
         'reserve', cls, limits.perWindow, limits.perDay, reservedSlots(classes, cls, limits.perWindow), span, daySpan,
         Math.max(0, maxWaitMs), knownEpoch, randomUUID(), dayShareOf(classes, cls), request.promise ? 1 : 0, caller,
-        caps.perWindow, caps.perDay,
-      ])) as [number, string, string, number, string, string, RefusalReason?];
-      const [granted, delayUs, epoch, emptied, slotUs, member, reason] = reply;
+        caps.perWindow, caps.perDay, probe.pollMs,
+      ])) as [number, string, string, number, string, string, (RefusalReason | 'probing')?, number?];
+      const [granted, delayUs, epoch, emptied, slotUs, member, reason, isProbe] = reply;
       if (emptied === 1) {
         logger.warn('upstream budget state was lost in Redis: no upstream call for one full window', {
           endpointKey: opts.endpointKey, windowMs: span,
@@ -90,13 +91,18 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       return {
         ok: true,
         delayMs,
+        probe: isProbe === 1,
+        async outcome(o: CallOutcome) {
+          if (o === 'rate_limited') await exec('block', member, probe.baseMs, probe.maxMs);
+          else if (isProbe === 1) await exec('settle', member, o === 'answered' ? 1 : 0);
+        },
         async confirm() {
           // Lateness on Redis' clock: independent of how long the reservation's own reply took.
-          const [blocked, nowUs] = (await exec('confirm')) as [number, string];
+          const [blocked, nowUs] = (await exec('confirm', member)) as [number, string];
           return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
         },
         async release() {
-          await execFor(key, ['release', member]);
+          await execFor(key, ['release', member, slotUs, daySpan]);
         },
       };
     },
@@ -105,10 +111,6 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
       return Number(await exec(
         'reconcile', minuteUsed, dayUsed, limits.windowMs, limits.dayWindowMs, span, daySpan, limits.perWindow, limits.perDay,
       ));
-    },
-
-    async block(): Promise<void> {
-      await exec('block', span);
     },
 
     async addStarts(minuteCount: number, dayCount: number): Promise<void> {

@@ -93,6 +93,8 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
       ? {
         ...grant,
         confirm: () => grant.confirm().catch(() => ({ blocked: false, lateMs: undefined })),
+        // A 429 Redis cannot be told of: this replica's own share holds the key unsure meanwhile.
+        outcome: (o) => grant.outcome(o).catch((err: unknown) => (o === 'rate_limited' ? enterFallback(err, true).block() : undefined)),
         release: async () => {
           unrecord(slot, false);
           await grant.release().catch((err: unknown) => logger.debug('could not release an unused upstream slot; it stays used', { error: (err as Error).message }));
@@ -138,15 +140,6 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
       } catch (err) {
         enterFallback(err, true);
         return 0;
-      }
-    },
-
-    async block(): Promise<void> {
-      await fallback?.block();
-      try {
-        await redis.block();
-      } catch (err) {
-        await enterFallback(err, true).block();
       }
     },
 

@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger';
 import { LimiterUnavailableError, RateLimitExceededError } from './errors';
 import type { LimiterMetrics } from './metrics';
 import { callerId } from './caller';
-import { isPaced, maxWaitOf, type AheadSlot, type CallClass, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
+import { isPaced, maxWaitOf, type AheadSlot, type CallClass, type CallOutcome, type Clock, type Grant, type LimiterClasses, type LimiterLimits, type ReservationBackend, type RunOptions, type UpstreamScheduler } from './types';
 
 export interface RunLoopOptions {
   backend: ReservationBackend;
@@ -24,6 +24,9 @@ interface Ahead {
   /** run() took it, or it was released: either way nobody else may. */
   spent: boolean;
 }
+
+/** A granted slot. */
+type Slot = Extract<Grant, { ok: true }>;
 
 /** What release() answers once the slot was spent: one settled promise, not one per sale. */
 const SETTLED: Promise<void> = Promise.resolve();
@@ -72,7 +75,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
    * block (a gateway 429, an emptied Redis) sends the caller back for a new slot within what is left of its
    * wait; both are counted (late wakes, upstream 429s) and should stay at 0.
    */
-  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined, ahead?: Ahead, caller?: string): Promise<void> {
+  async function acquire(cls: CallClass, deadline: number, signal: AbortSignal | undefined, ahead?: Ahead, caller?: string): Promise<Slot> {
     for (;;) {
       if (closed) throw new LimiterUnavailableError('limiter closed');
       signal?.throwIfAborted();
@@ -91,11 +94,17 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       // An ahead reservation only takes a slot free at once (it asks with no wait), so it never queues in front
       // of anyone nor moves a queue's end: when none was free, this caller queues as usual.
       if (!grant.ok && fromAhead) continue;
+      if (!grant.ok && grant.reason === 'probing' && clock() + grant.delayMs <= deadline) {
+        // The key is unsure and its probe is out (issue 40): not refused, asked again once its answer may be in.
+        await sleep(grant.delayMs, signal);
+        continue;
+      }
       if (!grant.ok) {
-        metrics.refusal(cls, grant.reason);
+        const reason = grant.reason === 'probing' ? 'max_wait' : grant.reason;
+        metrics.refusal(cls, reason);
         // When this caller could start (issue 25, item 4): not "delay minus the wait allowed", which told a whole
         // refused burst the same second; the backend spreads refused callers one slot apart.
-        throw new RateLimitExceededError(grant.delayMs, undefined, grant.reason);
+        throw new RateLimitExceededError(grant.delayMs, undefined, reason);
       }
       // Redis placed the slot at its "now" + delay, somewhere between asking and the reply on our clock:
       // sleep from the reply, so we never start early; without a better measure, judge lateness from the
@@ -118,7 +127,7 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
         metrics.lateWake(cls);
         continue;
       }
-      return;
+      return grant;
     }
   }
 
@@ -139,6 +148,13 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
   function background(p: Promise<void>): void {
     running.add(p);
     void p.finally(() => running.delete(p));
+  }
+
+  /** The probe's outcome, told in the background (a failure leaves the probe to its lease: logged). */
+  function settle(slot: Slot, o: CallOutcome): void {
+    background(slot.outcome(o).catch((err: unknown) => {
+      logger.warn('could not settle the upstream budget probe', { error: err instanceof Error ? err.message : String(err) });
+    }));
   }
 
   // After a call that went well, one reconcile at a time per process: answers arriving while one runs leave only
@@ -205,7 +221,9 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
 
     async acquire(cls: CallClass, runOpts: RunOptions = {}): Promise<void> {
       const started = clock();
-      await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal, undefined, callerOf(cls, runOpts));
+      // A read the gateway client re-sends: its outcome is not seen here, so a probe's slot is handed on.
+      const slot = await acquire(cls, deadlineOf(cls, started, runOpts), runOpts.signal, undefined, callerOf(cls, runOpts));
+      if (slot.probe) background(slot.outcome('lost').catch(() => undefined));
       metrics.queueWait(cls, (clock() - started) / 1000);
     },
 
@@ -216,24 +234,34 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
       let requeued = false;
       const caller = callerOf(cls, runOpts);
       for (;;) {
-        await acquire(cls, deadline, runOpts.signal, ahead, caller);
+        const slot = await acquire(cls, deadline, runOpts.signal, ahead, caller);
         ahead = undefined;
         metrics.queueWait(cls, (clock() - started) / 1000);
         try {
           const result = await call();
+          if (slot.probe) settle(slot, 'answered');
           // Not awaited (issue 15): the caller's next Redis write (the idempotency completion) goes out in the
           // same tick and ioredis pipelines both, so a sale pays no extra round trip for it. reconcile() logs
           // its own failures; close() waits for the ones still running. Coalesced (reconcileSoon).
           reconcileSoon(result.rateLimit);
           return result;
         } catch (err) {
-          if (!(err instanceof GatewayError)) throw err;
-          await reconcile(err.rateLimit);
-          if (err.status !== 429) throw err;
-          // Any 429 means our count was short: block the key a full window (issue 4, item 3).
+          if (!(err instanceof GatewayError)) {
+            if (slot.probe) settle(slot, 'lost');
+            throw err;
+          }
+          if (err.status !== 429) {
+            await reconcile(err.rateLimit);
+            // Any other answer below 500 says the gateway takes calls; a 5xx or no answer proves nothing.
+            if (slot.probe) settle(slot, err.status !== undefined && err.status < 500 ? 'answered' : 'lost');
+            throw err;
+          }
+          // Any 429 means our count was short: the key is unsure until a probe gets an answer (issue 40). Its
+          // X-Rate-Limit is not reconciled: a full count there would add phantoms at "now" and close the whole
+          // window again, which the probe is there to avoid; the probe's own answer is reconciled instead.
           metrics.upstream429();
-          logger.warn('gateway answered 429: blocking the key for one full window', { status: err.status, errorcode: err.errorcode });
-          await backend.block();
+          logger.warn('gateway answered 429: one probe at a time until it takes calls again', { status: err.status, errorcode: err.errorcode, probe: slot.probe });
+          await slot.outcome('rate_limited');
           // Only 429 with errorcode 155 proves the call was not processed: re-queue it once, within its deadline.
           if (!(err instanceof GatewayRateLimitedError) || requeued) throw err;
           requeued = true;

@@ -1,7 +1,7 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
 --   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, lastRenewal, seq,
---           promised:<class>)
---   KEYS[2] zset of start times in the minute span, KEYS[3] the same for the day span (phantoms differ),
+--           promised:<class>, probeWait, probe, probeUntil)
+--   KEYS[2] zset of start times in the minute span, KEYS[3] the day span's counts per bucket (a hash, below),
 --   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
 --   caller's reads and background entries over the day span (per-caller share, issue 30; unused without one).
 -- Times are integer microseconds from Redis TIME, never a pod's clock. Every cap+1 starts are at least
@@ -24,6 +24,85 @@ local function addEntry(key, at, member, ttlUs)
   redis.call('ZADD', key, s(at), member)
   local ttl = math.ceil(ttlUs / 1000)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
+end
+
+-- The day log (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
+-- keep about 1,441 hash fields, not a sorted-set entry each (hundreds of megabytes). Fields: <bucket> = count,
+-- n = the total, lo / hi = the lowest and highest bucket held. An entry counts as anywhere in its bucket: it
+-- leaves the day window only once its bucket's END has, and the day's rule counts whole buckets: conservative,
+-- never over (at most one bucket, 1/1440 of the day, stricter than the exact log).
+local BUCKETS = 1440
+local function dayWidth(daySpan) return math.max(1, math.ceil(daySpan / BUCKETS)) end
+local fmt = s
+
+-- The buckets lo..hi with their counts (at most a day span and the queue ahead: about BUCKETS + 2).
+local function dayBuckets(from, to)
+  local fields = {}
+  for b = from, to do fields[#fields + 1] = fmt(b) end
+  if #fields == 0 then return fields, {} end
+  return fields, redis.call('HMGET', dayKey, unpack(fields))
+end
+
+-- Drops the buckets wholly out of the day window and returns the entries left (write = false: count only).
+local function dayLive(daySpan, write)
+  local d = redis.call('HMGET', dayKey, 'n', 'lo', 'hi')
+  local n, lo, hi = num(d[1], 0), num(d[2], nil), num(d[3], nil)
+  if not lo then return 0 end
+  local w = dayWidth(daySpan)
+  local firstLive = math.floor((now - daySpan) / w)
+  if lo >= firstLive then return n end
+  local fields, counts = dayBuckets(lo, math.min(hi, firstLive - 1))
+  for _, c in ipairs(counts) do n = n - num(c, 0) end
+  if write then
+    if firstLive > hi then
+      redis.call('DEL', dayKey)
+    else
+      if #fields > 0 then redis.call('HDEL', dayKey, unpack(fields)) end
+      redis.call('HSET', dayKey, 'n', fmt(n), 'lo', fmt(firstLive))
+    end
+  end
+  return n
+end
+
+-- Adds `count` entries (negative: takes back released ones) at `at`; the key lives as long as its latest bucket.
+local function dayAdd(at, count, daySpan, ttlUs)
+  local w = dayWidth(daySpan)
+  local b = math.floor(at / w)
+  local d = redis.call('HMGET', dayKey, 'lo', 'hi')
+  local lo, hi = num(d[1], nil), num(d[2], nil)
+  -- A release in a bucket already dropped: nothing to take back.
+  if count < 0 and (not lo or b < lo) then return end
+  redis.call('HINCRBY', dayKey, fmt(b), count)
+  redis.call('HINCRBY', dayKey, 'n', count)
+  if not lo or b < lo then redis.call('HSET', dayKey, 'lo', fmt(b)) end
+  if not hi or b > hi then redis.call('HSET', dayKey, 'hi', fmt(b)) end
+  local ttl = math.ceil((ttlUs + w) / 1000)
+  if redis.call('PTTL', dayKey) < ttl then redis.call('PEXPIRE', dayKey, s(ttl)) end
+end
+
+-- The earliest start the day allows once it holds `cap` or more: after the oldest buckets whose leaving brings
+-- what remains to cap - 1 have wholly left (the cap-th latest entry + daySpan, counted by buckets). Walked from
+-- the oldest in chunks: near the cap only a few of them must leave, so the walk stops early.
+local CHUNK = 32
+local function dayTail(n, cap, daySpan)
+  local d = redis.call('HMGET', dayKey, 'lo', 'hi')
+  local lo, hi = tonumber(d[1]), tonumber(d[2])
+  local w = dayWidth(daySpan)
+  for from = lo, hi, CHUNK do
+    local _, counts = dayBuckets(from, math.min(hi, from + CHUNK - 1))
+    for i, c in ipairs(counts) do
+      n = n - num(c, 0)
+      if n <= cap - 1 then return (from + i) * w + daySpan end
+    end
+  end
+  return now
+end
+
+-- When the day's oldest bucket has wholly left the window.
+local function dayOldestLeaves(daySpan)
+  local lo = redis.call('HGET', dayKey, 'lo')
+  if not lo then return now end
+  return (tonumber(lo) + 1) * dayWidth(daySpan) + daySpan
 end
 
 local function nextMember(prefix)
@@ -54,26 +133,33 @@ end
 -- Day pacing (issue 25): `share` of what everything else leaves of the day. Returns the earliest start at
 -- which one more entry of `own` keeps own <= share x (perDay - others), others as counted now, and whether
 -- that is only an estimate (others alone fill the share's room: refuse, come back when the day frees).
-local function paced(own, perDay, share, daySpan)
+local function paced(own, perDay, share, daySpan, dayN)
   local mine = redis.call('ZCARD', own)
-  local allowed = math.floor(share * (perDay - (redis.call('ZCARD', dayKey) - mine)))
+  local allowed = math.floor(share * (perDay - (dayN - mine)))
   if mine < allowed then return 0, false end
   if allowed >= 1 then
     return tonumber(redis.call('ZRANGE', own, mine - allowed, mine - allowed, 'WITHSCORES')[2]) + daySpan, false
   end
-  local oldest = redis.call('ZRANGE', dayKey, 0, 0, 'WITHSCORES')[2]
-  return (oldest and tonumber(oldest) or now) + daySpan, true
+  return dayOldestLeaves(daySpan), true
+end
+
+-- A slot whose call never reached the gateway leaves every log; its day bucket only while the minute log still
+-- held it (so it is taken back once, whoever asks twice; an older one stays counted: only stricter).
+local function forget(member, slot, daySpan)
+  if redis.call('ZREM', minKey, member) == 1 then dayAdd(slot, -1, daySpan, 0) end
+  for _, k in ipairs({dayReadKey, dayBackgroundKey, callerKey}) do redis.call('ZREM', k, member) end
 end
 
 if op == 'reserve' then
   -- ARGV: op, class, perWindow, perDay, reserved, spanMs, daySpanMs, maxWaitMs, knownEpoch, newEpoch,
-  --       dayShare, promise (1: a refusal is told to a caller), caller id ('' for none), callerCap, callerDayCap
+  --       dayShare, promise (1: a refusal is told to a caller), caller id ('' for none), callerCap, callerDayCap,
+  --       pollMs (how soon a caller asks again while a probe is out)
   local cls = ARGV[2]
   local perWindow, perDay, reserved = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local span, daySpan, maxWait = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
   local known = ARGV[9]
   local share, promise, caller = tonumber(ARGV[11]), ARGV[12] == '1', ARGV[13]
-  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead', 'lastRenewal')
+  local m = redis.call('HMGET', meta, 'epoch', 'created', 'block', 'lastAny', 'lastSale', 'lastCapture', 'lastRefund', 'lastRead', 'lastRenewal', 'probeWait', 'probe', 'probeUntil')
   local epoch, block = m[1], num(m[3], 0)
   local emptied = 0
   if not epoch then
@@ -92,8 +178,15 @@ if op == 'reserve' then
     block = math.max(block, num(m[2], now) + span)
     redis.call('HSET', meta, 'block', s(block))
   end
+  -- Unsure (issue 40): a 429 we did not predict. One call at a time probes the gateway (the probe); while it is
+  -- out, everyone else is told to ask again soon, not refused: its answer decides whether the key is open.
+  local unsure = num(m[10], 0) > 0
+  if unsure and m[11] and num(m[12], 0) > now then
+    local poll = tonumber(ARGV[16]) * 1000
+    return {0, s(poll), epoch, emptied, s(now + poll), '', 'probing'}
+  end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
-  redis.call('ZREMRANGEBYSCORE', dayKey, '-inf', s(now - daySpan))
+  local dayN = dayLive(daySpan, true)
   -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read, background.
   -- `reserved` is the class's own (slots it must leave to the classes above). First-come within a class and
   -- behind the classes above it; background queues behind everything (lastAny). A class may take the slots
@@ -106,11 +199,10 @@ if op == 'reserve' then
   local start = math.max(now, block)
   for _, i in ipairs(queue[cls]) do start = math.max(start, num(m[i], 0)) end
   local dayCap = perDay - reserved
-  if redis.call('ZCARD', dayKey) >= dayCap then
-    -- Near the day limit: place at the tail, where only the span ending here matters (cheap at 5000/day).
-    local kth = redis.call('ZRANGE', dayKey, -dayCap, -dayCap, 'WITHSCORES')
-    local last = redis.call('ZRANGE', dayKey, -1, -1, 'WITHSCORES')
-    start = math.max(start, tonumber(last[2]), tonumber(kth[2]) + daySpan)
+  if dayN >= dayCap then
+    -- Near the day limit: place at the tail (after every entry: lastAny, or "now" for phantoms and fallback
+    -- starts), where only the span ending here matters; the walk over the buckets is paid only here.
+    start = math.max(start, num(m[4], 0), dayTail(dayN, dayCap, daySpan))
   end
   local hold = false
   if dayOwn[cls] then
@@ -118,7 +210,7 @@ if op == 'reserve' then
     -- a sale does not trim sets it never reads.
     redis.call('ZREMRANGEBYSCORE', dayOwn[cls], '-inf', s(now - daySpan))
     local from
-    from, hold = paced(dayOwn[cls], perDay, share, daySpan)
+    from, hold = paced(dayOwn[cls], perDay, share, daySpan, dayN)
     start = math.max(start, from)
   end
   local r = earliest(minKey, start, perWindow - reserved, span)
@@ -147,7 +239,7 @@ if op == 'reserve' then
   end
   local member = nextMember('r')
   addEntry(minKey, r, member, delay + span)
-  addEntry(dayKey, r, member, delay + daySpan)
+  dayAdd(r, 1, daySpan, delay + daySpan)
   if dayOwn[cls] then addEntry(dayOwn[cls], r, member, delay + daySpan) end
   if caller ~= '' then addEntry(callerKey, r, member, delay + daySpan) end
   redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
@@ -155,20 +247,29 @@ if op == 'reserve' then
     local i = queue[cls][#queue[cls]]
     redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
   end
+  if unsure then
+    -- This call is the probe: the only one out until its answer settles it, or a span after its slot (its
+    -- replica died with it).
+    redis.call('HSET', meta, 'probe', member, 'probeUntil', s(r + span))
+    return {1, s(delay), epoch, emptied, s(r), member, '', 1}
+  end
   return {1, s(delay), epoch, emptied, s(r), member}
 
 elseif op == 'release' then
-  -- ARGV: op, member. A reserved slot whose call never started (reserveAhead, not taken): its entry leaves
-  -- every log. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now" (no wait), so
-  -- they never pass the time a later caller asks at, and order no one.
-  for _, k in ipairs({minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey}) do redis.call('ZREM', k, ARGV[2]) end
+  -- ARGV: op, member, slot (µs), daySpanMs. A reserved slot whose call never started (reserveAhead, not taken):
+  -- its entry leaves every log. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now"
+  -- (no wait), so they never pass the time a later caller asks at, and order no one.
+  forget(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]) * 1000)
+  -- A probe that never started: the next caller probes.
+  if redis.call('HGET', meta, 'probe') == ARGV[2] then redis.call('HDEL', meta, 'probe', 'probeUntil') end
   return 1
 
 elseif op == 'confirm' then
-  -- After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved? And Redis' now,
-  -- so the caller measures its lateness on the clock that placed the slot.
-  local block = num(redis.call('HGET', meta, 'block'), 0)
-  if block > now then return {1, s(now)} end
+  -- ARGV: op, member. After sleeping: has a block (429/155, emptied state) arrived since the slot was reserved,
+  -- or is the key unsure and this slot not its probe? And Redis' now, so the caller measures its lateness on
+  -- the clock that placed the slot.
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  if num(c[1], 0) > now or (num(c[2], 0) > 0 and c[3] ~= ARGV[2]) then return {1, s(now)} end
   return {0, s(now)}
 
 elseif op == 'reconcile' then
@@ -179,36 +280,65 @@ elseif op == 'reconcile' then
   local w, dw = tonumber(ARGV[4]) * 1000, tonumber(ARGV[5]) * 1000
   local span, daySpan = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000
   local minuteExtra = math.min(tonumber(ARGV[8]), minuteUsed - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now)))
-  for _ = 1, minuteExtra do
-    local member = nextMember('p')
-    addEntry(minKey, now, member, span)
-    addEntry(dayKey, now, member, daySpan)
+  for _ = 1, minuteExtra do addEntry(minKey, now, nextMember('p'), span) end
+  if minuteExtra > 0 then dayAdd(now, minuteExtra, daySpan, daySpan) end
+  -- Our day count over the gateway's window, by whole buckets (an over-count of ours: the log then holds at
+  -- least the gateway's count all the same).
+  -- All live entries but the buckets wholly before the gateway's window (the margin: a bucket or two) and the
+  -- ones queued after now: a few fields, not the day's 1,440.
+  local dayOurs = dayLive(daySpan, true)
+  if dayOurs > 0 then
+    local d = redis.call('HMGET', dayKey, 'lo', 'hi')
+    local lo, hi, wd = tonumber(d[1]), tonumber(d[2]), dayWidth(daySpan)
+    local before, after = math.floor((now - dw) / wd) - 1, math.floor(now / wd) + 1
+    for _, range in ipairs({{lo, math.min(hi, before)}, {math.max(lo, after), hi}}) do
+      local _, counts = dayBuckets(range[1], range[2])
+      for _, c in ipairs(counts) do dayOurs = dayOurs - num(c, 0) end
+    end
   end
-  local dayExtra = math.min(tonumber(ARGV[9]), dayUsed - redis.call('ZCOUNT', dayKey, '(' .. s(now - dw), s(now)))
-  for _ = 1, dayExtra do addEntry(dayKey, now, nextMember('p'), daySpan) end
+  local dayExtra = math.min(tonumber(ARGV[9]), dayUsed - dayOurs)
+  if dayExtra > 0 then dayAdd(now, dayExtra, daySpan, daySpan) end
   return math.max(0, minuteExtra) + math.max(0, dayExtra)
 
 elseif op == 'add' then
   -- ARGV: op, minuteCount, dayCount, spanMs, daySpanMs: starts made outside Redis (fallback) while it was away.
   local minuteCount, dayCount = tonumber(ARGV[2]), tonumber(ARGV[3])
   local span, daySpan = tonumber(ARGV[4]) * 1000, tonumber(ARGV[5]) * 1000
-  for i = 1, math.max(minuteCount, dayCount) do
-    local member = nextMember('f')
-    if i <= minuteCount then addEntry(minKey, now, member, span) end
-    addEntry(dayKey, now, member, daySpan)
-  end
+  for _ = 1, minuteCount do addEntry(minKey, now, nextMember('f'), span) end
+  local dayCount2 = math.max(minuteCount, dayCount)
+  if dayCount2 > 0 then dayAdd(now, dayCount2, daySpan, daySpan) end
   return dayCount
 
 elseif op == 'usage' then
   -- ARGV: op, daySpanMs. Read-only, at scrape time: the day window's entries (future reservations included),
   -- its reads and its background calls (the rest: money classes, phantoms, fallback starts).
-  local from = '(' .. s(now - tonumber(ARGV[2]) * 1000)
-  return {redis.call('ZCOUNT', dayKey, from, '+inf'), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
+  local daySpan = tonumber(ARGV[2]) * 1000
+  local from = '(' .. s(now - daySpan)
+  return {dayLive(daySpan, false), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
 
 elseif op == 'block' then
-  -- ARGV: op, spanMs. 429 with errorcode 155: no call may start before a full span has passed.
-  local block = math.max(num(redis.call('HGET', meta, 'block'), 0), now + tonumber(ARGV[2]) * 1000)
-  redis.call('HSET', meta, 'block', s(block))
+  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs.
+  -- A 429 we did not predict: the key is unsure (issue 40). The first probe goes after probeBase; each probe
+  -- refused doubles the wait, up to probeMax. A 429 of a call that started before the key was unsure (not the
+  -- probe) moves nothing but the block. The refused call's entry stays: whether the gateway counts refused
+  -- calls is not documented (gateway-facts.md), and a 429 only ever corrects our count upward (contract).
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  local wait = num(c[2], 0)
+  if wait == 0 then
+    wait = tonumber(ARGV[3]) * 1000
+  elseif c[3] == ARGV[2] then
+    wait = math.min(wait * 2, tonumber(ARGV[4]) * 1000)
+    redis.call('HDEL', meta, 'probe', 'probeUntil')
+  end
+  local block = math.max(num(c[1], 0), now + wait)
+  redis.call('HSET', meta, 'block', s(block), 'probeWait', s(wait))
   return s(block - now)
+
+elseif op == 'settle' then
+  -- ARGV: op, member, answered (1: the gateway answered other than 429, so it takes calls again: full pace;
+  -- 0: no answer, which proves nothing: the next caller probes).
+  if redis.call('HGET', meta, 'probe') ~= ARGV[2] then return 0 end
+  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  return 1
 end
 return redis.error_reply('tokengate limiter: unknown op ' .. tostring(op))

@@ -184,12 +184,36 @@ export interface ReserveRequest {
 /** Why a reservation was refused: no slot within the maximum wait, or the caller's own share is spent. */
 export type RefusalReason = 'max_wait' | 'caller_share';
 
+/**
+ * What became of a call made on a slot: the gateway `answered` (anything but a 429: it takes calls), refused it
+ * as over its limits (`rate_limited`: a 429 the budget did not predict; its entry stays, as whether the gateway
+ * counts refused calls is not documented), or no answer came (`lost`: a timeout, a reset; proves nothing).
+ */
+export type CallOutcome = 'answered' | 'rate_limited' | 'lost';
+
+/**
+ * After a 429 the budget did not predict, the key is unsure (issue 40): one call at a time probes it, first
+ * after `baseMs`, each refused probe doubling the wait up to `maxMs`; while a probe is out, other callers ask
+ * again every `pollMs` (at least 20 ms). In production (a 61 s span): about 0.95 s, 3.8 s and 0.24 s.
+ */
+export function probeTimes(limits: LimiterLimits): { baseMs: number; maxMs: number; pollMs: number } {
+  const span = limits.windowMs + limits.marginMs;
+  return { baseMs: Math.ceil(span / 64), maxMs: Math.ceil(span / 16), pollMs: Math.max(20, Math.ceil(span / 256)) };
+}
+
 /** What a backend answers to "reserve me the earliest slot": a delay to sleep, or a refusal. */
 export type Grant =
   | {
       ok: true;
       /** How long from the backend's "now" until the reserved start. */
       delayMs: number;
+      /** This slot is the unsure key's probe: the one call out until its outcome is known. */
+      probe: boolean;
+      /**
+       * After the call (or its failure): a 429 makes the key unsure (or doubles the probe's wait when this was
+       * the probe); the probe's answer brings the key back to full pace. A no-op for other slots' answers.
+       */
+      outcome(o: CallOutcome): Promise<void>;
       /**
        * After sleeping: `blocked` when a block (429/155, emptied Redis) arrived meanwhile, so reserve again;
        * otherwise how late the caller is, measured on the backend's clock when it answered (undefined: unknown).
@@ -203,9 +227,12 @@ export type Grant =
     }
   | {
       ok: false;
-      /** From the backend's "now" until the start this caller is told to come back at (its Retry-After). */
+      /**
+       * From the backend's "now" until the start this caller is told to come back at (its Retry-After); for
+       * `probing`, until it should ask again (the unsure key's probe is out; not a refusal).
+       */
       delayMs: number;
-      reason: RefusalReason;
+      reason: RefusalReason | 'probing';
     };
 
 /** Entries in the day window (future reservations included): all of them, and the reads' and background's. */
@@ -222,8 +249,6 @@ export interface ReservationBackend {
   reserve(cls: CallClass, maxWaitMs: number, request: ReserveRequest): Promise<Grant>;
   /** Adds phantom reservations when the gateway reports more use than counted; returns how many. */
   reconcile(minuteUsed: number, dayUsed: number): Promise<number>;
-  /** No call may start before a full window from now has passed (429 with errorcode 155). */
-  block(): Promise<void>;
   /** The day window's use, for the gauges read at scrape time (one cheap command; rejects when unreachable). */
   dayUsage(): Promise<DayUsage>;
   /** 1 while serving from a degraded fallback, else 0 (metric). */

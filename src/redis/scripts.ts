@@ -8,6 +8,7 @@ export interface ScriptSpec {
   name: string;
   /** Path of the .lua file (next to the module in src/ and, after the build copies it, in dist/). */
   file: string;
+  /** -1: as many as the call's first argument says (a script over a varying number of keys). */
   numberOfKeys: number;
 }
 
@@ -56,14 +57,16 @@ export function withScripts<Commands>(redis: Redis | Cluster, specs: readonly Sc
     }
     const { lua, sha } = source;
     let sentOn = -1;
-    methods[name] = (...args: Array<string | number>): Promise<unknown> => {
+    methods[name] = (...call: Array<string | number>): Promise<unknown> => {
+      const keys = numberOfKeys < 0 ? Number(call[0]) : numberOfKeys;
+      const args = numberOfKeys < 0 ? call.slice(1) : call;
       if (sentOn !== connection.n) {
         sentOn = connection.n;
-        return redis.eval(lua, numberOfKeys, ...args);
+        return redis.eval(lua, keys, ...args);
       }
-      return redis.evalsha(sha, numberOfKeys, ...args).catch((err: unknown) => {
+      return redis.evalsha(sha, keys, ...args).catch((err: unknown) => {
         if (!isNoScript(err)) throw err;
-        return redis.eval(lua, numberOfKeys, ...args);
+        return redis.eval(lua, keys, ...args);
       });
     };
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { coalescer } from '../redis/coalesce';
 import { guarded } from '../redis/guarded';
 import { decodeSaleFields, encodeBatchFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { listedRefundsOf } from './refunds';
@@ -65,8 +66,10 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const indexRefund = (saleKey: string, key: string | undefined) =>
     key && key !== saleKey ? call('refund index', () => redis.set(refundKey(key), saleKey, 'PX', ttlMs)) : undefined;
   const batchKey = (batch: string) => `{${options.keyPrefix}:batch:${encodeURIComponent(batch)}}`;
-  const indexBatch = (saleKey: string, batch: string | undefined) =>
-    batch ? call('batch', () => redis.tgSaleIndexBatch(batchKey(batch), saleKey, BATCH_INDEX_TTL_MS)) : undefined;
+  // The sales of one batch answered in one turn of the event loop join it in one command (redis/coalesce.ts);
+  // each still awaits it, so the index is written before the sale answers (it feeds sale.settled).
+  const indexInBatch = coalescer<string>((key, saleKeys) => call('batch', () => redis.tgSaleIndexBatch(key, BATCH_INDEX_TTL_MS, ...saleKeys)));
+  const indexBatch = (saleKey: string, batch: string | undefined) => (batch ? indexInBatch(batchKey(batch), saleKey) : undefined);
   const report = async (changes: Parameters<RecordChangeSink>[0]) => {
     if (changes.length > 0) await options.onChange?.(changes);
   };

@@ -14,7 +14,8 @@ export interface SaleRecordCommands {
   tgSaleRefresh(key: string, version: string, refunded: string, voided: string, settled: string, ...external: string[]): Promise<unknown>;
   /** `args`: the kind, then its values (lua/hear.lua). */
   tgSaleHear(key: string, ...args: string[]): Promise<unknown>;
-  tgSaleIndexBatch(batch: string, saleKey: string, ttlMs: number): Promise<unknown>;
+  /** `saleKeys`: one or more sales of the batch. */
+  tgSaleIndexBatch(batch: string, ttlMs: number, ...saleKeys: string[]): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;

@@ -3,7 +3,7 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import { toCents } from '../gateway/money';
 import type { TransactionDetail } from '../gateway/types';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from '../redis/errors';
 import type { Logger } from '../observability/logger';
 import type { GatewaySaleState, SaleRecord, SaleRecords, SaleView } from '../sale-records';
 import type { Budget } from '../tokens/token-service';

@@ -1,3 +1,4 @@
+import { cardUpdate, CardUpdateError, type CardUpdateRequest } from './card-updater';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { brandOf } from './cards';
 import { isLoopback, normaliseIp, type SandboxCore } from './core';
@@ -83,11 +84,24 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     core.ledger.scripted.set(stringField(req.body, 'pmkey'), Number(body?.attempts), typeof body?.error_code === 'string' ? body.error_code : undefined);
     res.status(204).end();
   });
+  router.post('/card-updates', (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const opt = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
+    const kind = opt('kind') as CardUpdateRequest['kind'];
+    const expiration = opt('expiration');
+    const number = opt('number');
+    const sourceTransaction = opt('source_transaction');
+    core.webhooks.announce(cardUpdate(core, {
+      custkey: stringField(req.body, 'custkey'), pmkey: stringField(req.body, 'pmkey'), kind,
+      ...(expiration ? { expiration } : {}), ...(number ? { number } : {}), ...(sourceTransaction ? { sourceTransaction } : {}),
+    }, Date.now()));
+    res.status(204).end();
+  });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const message = err instanceof FaultError || err instanceof SettingsError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
+    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
     res.status(400).json({ error: message });
   });
   return router;

@@ -1,3 +1,4 @@
+import { cardUpdate, type CardUpdateRequest } from './card-updater';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -53,6 +54,8 @@ export interface RunningSandbox {
   setTokenExpires(custkey: string, pmkey: string, expires: string): void;
   /** The next `attempts` sales on the stored card `pmkey` decline with `errorCode` (default 10251), then its own outcome returns. */
   declineNext(pmkey: string, attempts: number, errorCode?: string): void;
+  /** The card updater changes a stored card and the gateway's `cardupdate.<kind>` webhook tells of it (card-updater.ts). */
+  cardUpdate(request: CardUpdateRequest): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -117,6 +120,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
     setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),
     declineNext: (pmkey, attempts, errorCode) => core.ledger.scripted.set(pmkey, attempts, errorCode),
+    cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, Date.now())),
     reset: () => core.reset(),
     close() {
       closing ??= Promise.all([

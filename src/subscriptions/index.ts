@@ -5,6 +5,7 @@ import type { Config } from '../config/types';
 import type { EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
 import { RECURRING_CLASS, type Checkout, type RenderSale } from '../sales/checkout';
+import type { WalletStore } from '../wallet/types';
 import type { WalletView } from '../wallet/wallet-view';
 import { createTestClock, createWallClock, type Clock } from './clock';
 import { createMemorySubscriptionStore } from './memory-subscription-store';
@@ -33,6 +34,8 @@ export interface SubscriptionsDeps {
   config: Pick<Config, 'env' | 'redis' | 'subscriptions'>;
   checkout: Checkout;
   view: Pick<WalletView, 'read' | 'withMethod'>;
+  /** The card updater's flags (a closed account is not charged). */
+  walletStore?: Pick<WalletStore, 'isClosed'>;
   /** How the renewals' sale answers are stored (the same rendering as `POST /v1/sales`). */
   render: RenderSale;
   events?: EventSink;
@@ -49,7 +52,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const store = redis ? createRedisSubscriptionStore({ redis, keyPrefix }) : createMemorySubscriptionStore();
   // Production's clock is the wall clock: nothing can move it (contract: `/test/clock` answers 404 there).
   const clock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix });
-  const methods = createPaymentMethods(deps.view);
+  const methods = createPaymentMethods(deps.view, deps.walletStore);
   const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
   const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs });
   const renewals = createRenewals({

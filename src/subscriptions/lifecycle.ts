@@ -33,7 +33,11 @@ export type Outcome =
   | { kind: 'approved'; transaction: Transaction }
   | { kind: 'declined' | 'error'; transaction: Transaction }
   /** Never sent because the card or the customer was removed (guarantee 10): a hard decline on that card. */
-  | { kind: 'removed' };
+  | { kind: 'removed' }
+  /** Never sent because the card updater said the card's account is closed: a hard decline on that card. */
+  | { kind: 'closed' };
+
+const notSent = (o: Outcome): o is { kind: 'removed' } | { kind: 'closed' } => o.kind === 'removed' || o.kind === 'closed';
 
 /** The events a transition makes, named by the contract. */
 export type SubscriptionEventType =
@@ -59,7 +63,7 @@ export function applyOutcome(r: SubscriptionRecord, period: number, attempt: num
 }
 
 function transition(r: SubscriptionRecord, period: number, attempt: number, outcome: Outcome, nowMs: number, policy: RetryPolicy, pm: string): Transition {
-  const sale = outcome.kind === 'removed' ? null : outcome.transaction.key || null;
+  const sale = notSent(outcome) ? null : outcome.transaction.key || null;
   if (outcome.kind === 'approved') {
     const plan = planNext(r, period + 1);
     const record: Attempt = { period, sale, result: 'approved', decline_class: null, decline_code: null, at: iso(nowMs), next_retry_at: null };
@@ -68,12 +72,12 @@ function transition(r: SubscriptionRecord, period: number, attempt: number, outc
     if (next.status === 'completed') events.push('subscription.completed');
     return { next, events };
   }
-  const cls: DeclineClass = outcome.kind === 'removed' ? 'hard' : declineClassOf(outcome.transaction);
-  const code = outcome.kind === 'removed' ? 'removed' : outcome.transaction.error_code ?? null;
+  const cls: DeclineClass = notSent(outcome) ? 'hard' : declineClassOf(outcome.transaction);
+  const code = notSent(outcome) ? (outcome.kind === 'closed' ? 'account_closed' : 'removed') : outcome.transaction.error_code ?? null;
   const retryAt = cls === 'soft' ? policy.scheduleMs[attempt] : undefined;
   // A retry falls after the due date by the schedule; one already behind the clock runs at once.
   const due = retryAt === undefined ? null : Math.max(nowMs, periodDue(r, period) + retryAt);
-  const record: Attempt = { period, sale, result: outcome.kind === 'removed' ? 'not_sent' : outcome.kind, decline_class: cls, decline_code: code, at: iso(nowMs), next_retry_at: due === null ? null : iso(due) };
+  const record: Attempt = { period, sale, result: notSent(outcome) ? 'not_sent' : outcome.kind, decline_class: cls, decline_code: code, at: iso(nowMs), next_retry_at: due === null ? null : iso(due) };
   const exhausted = cls === 'soft' && due === null;
   let status: SubscriptionStatus = 'past_due';
   if (exhausted) status = policy.exhausted === 'cancel' ? 'canceled' : 'unpaid';

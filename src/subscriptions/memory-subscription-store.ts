@@ -3,6 +3,7 @@ import type { SubscriptionRecord, SubscriptionStore } from './types';
 /** SubscriptionStore in memory (development without Redis): the same rules as the Redis one, one process. */
 export function createMemorySubscriptionStore(): SubscriptionStore {
   const records = new Map<string, string>();
+  const spills = new Set<string>();
   const claims = new Map<string, { owner: string; until: number }>();
   const copy = (raw: string | undefined) => (raw === undefined ? undefined : (JSON.parse(raw) as SubscriptionRecord));
   const all = () => [...records.values()].map((raw) => JSON.parse(raw) as SubscriptionRecord);
@@ -31,6 +32,14 @@ export function createMemorySubscriptionStore(): SubscriptionStore {
     },
     async dueCount(nowMs) {
       return all().filter((r) => r.due_ms !== null && r.due_ms <= nowMs).length;
+    },
+    async dueBetween(fromMs, toMs) {
+      return all().filter((r) => r.due_ms !== null && r.due_ms >= fromMs && r.due_ms <= toMs).length;
+    },
+    async recordSpill(day) {
+      if (spills.has(day)) return false;
+      spills.add(day);
+      return true;
     },
     async claim(key, owner, ttlMs) {
       const held = claims.get(key);

@@ -3,10 +3,12 @@ import type { Clock } from './clock';
 import type { SubscriptionStore } from './types';
 
 /** A renewal attempt's end, as the metric counts it. */
-export type RenewalResult = 'approved' | 'declined' | 'error' | 'removed' | 'deferred';
+export type RenewalResult = 'approved' | 'declined' | 'error' | 'removed' | 'closed' | 'deferred';
 
 export interface RenewalMetrics {
   attempts: Counter<'result'>;
+  /** Renewals a day's budget could not hold, moved to the next day (src/subscriptions/day-pacing.ts). */
+  spilled: Counter;
 }
 
 /** How far behind its due time a renewal counts as late (the alert TokengateRenewalsLate). */
@@ -29,9 +31,14 @@ export function createRenewalMetrics(registry: Registry, due: { store: Subscript
     },
   });
   return {
+    spilled: new Counter({
+      name: 'tokengate_subscription_renewals_spilled_total',
+      help: 'Renewals due on a day (tokengate\'s clock, UTC) still not done when it ended: the day\'s budget less its checkouts could not hold them; they go first the next day. Counted once across replicas',
+      registers: [registry],
+    }),
     attempts: new Counter({
       name: 'tokengate_subscription_renewals_total',
-      help: 'Renewal attempts of this replica by result: approved, declined, error (result E), removed (the card or customer was removed: not sent), deferred (not sent now or of unknown outcome: the period stays due)',
+      help: 'Renewal attempts of this replica by result: approved, declined, error (result E), removed (the card or customer was removed: not sent), closed (the card updater said its account is closed: not sent), deferred (not sent now or of unknown outcome: the period stays due)',
       labelNames: ['result'],
       registers: [registry],
     }),

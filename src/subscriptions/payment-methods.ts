@@ -1,5 +1,6 @@
 import { NotFoundError, type Caller } from '../access';
 import { defaultMethodOf } from '../wallet/objects';
+import type { WalletStore } from '../wallet/types';
 import type { WalletView } from '../wallet/wallet-view';
 
 /** Which of the customer's cards a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
@@ -9,10 +10,13 @@ export interface PaymentMethods {
    * for a card or customer the view does not hold (or that was removed: guarantee 10), or a customer with no card.
    */
   resolve(caller: Caller, custkey: string, pmkey: string | undefined): Promise<string>;
+  /** The card updater flagged the card's account closed (src/webhooks/card-updates.ts): charging it wastes a call. */
+  isClosed(custkey: string, pmkey: string): Promise<boolean>;
 }
 
-export function createPaymentMethods(view: Pick<WalletView, 'read' | 'withMethod'>): PaymentMethods {
+export function createPaymentMethods(view: Pick<WalletView, 'read' | 'withMethod'>, flags?: Pick<WalletStore, 'isClosed'>): PaymentMethods {
   return {
+    isClosed: (custkey, pmkey) => (flags ? flags.isClosed(custkey, pmkey) : Promise.resolve(false)),
     async resolve(caller, custkey, pmkey) {
       if (pmkey !== undefined) {
         const read = await view.withMethod(caller, custkey, pmkey);

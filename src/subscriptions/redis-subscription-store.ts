@@ -8,7 +8,8 @@ export interface RedisSubscriptionStoreOptions {
   /**
    * `redis.keyPrefix`. Keys, one hash tag so a record and the due set change in one script:
    * `{<p>:subs}:s:<key>` (the record, JSON), `{<p>:subs}:due` (sorted set: key → due ms), `{<p>:subs}:cust:<custkey>`
-   * (sorted set: the customer's subscriptions by creation), `{<p>:subs}:claim:<key>` (a replica's renewal claim).
+   * (sorted set: the customer's subscriptions by creation), `{<p>:subs}:claim:<key>` (a replica's renewal claim),
+   * `{<p>:subs}:spill:<YYYY-MM-DD>` (how many of that day's renewals moved to the next day: judged once).
    */
   keyPrefix: string;
   opTimeoutMs?: number;
@@ -52,6 +53,12 @@ export function createRedisSubscriptionStore(options: RedisSubscriptionStoreOpti
     },
     async dueCount(nowMs) {
       return call('due', () => redis.zcount(due, '-inf', String(nowMs)));
+    },
+    async dueBetween(fromMs, toMs) {
+      return call('due', () => redis.zcount(due, String(fromMs), String(toMs)));
+    },
+    async recordSpill(day, count) {
+      return (await call('spill', () => redis.set(`${tag}:spill:${day}`, String(count), 'PX', SUBSCRIPTION_TTL_MS, 'NX'))) === 'OK';
     },
     async claim(key, owner, ttlMs) {
       return (await call('claim', () => redis.set(claimKey(key), owner, 'PX', ttlMs, 'NX'))) === 'OK';

@@ -7,6 +7,7 @@ import type { Checkout, RenderSale } from '../sales/checkout';
 import { sentness, unwrapNotSent } from '../writes';
 import type { Clock } from './clock';
 import { createCommit } from './commit';
+import { createDayPacing } from './day-pacing';
 import { applyOutcome, endAtPeriodEnd, type Outcome, type RetryPolicy } from './lifecycle';
 import type { RenewalMetrics, RenewalResult } from './metrics';
 import type { PaymentMethods } from './payment-methods';
@@ -64,6 +65,7 @@ export const RENEWALS_CALLER: Caller = { sub: 'tokengate\u0000renewals', anyCust
 export function createRenewals(deps: RenewalDeps): Renewals {
   const { store, clock, checkout, methods, logger, settings } = deps;
   const commit = createCommit(deps);
+  const pacing = createDayPacing({ store, pollMs: settings.pollMs, batch: settings.batch, spilled: deps.metrics?.spilled, logger });
   const owner = randomUUID();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
@@ -90,6 +92,11 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     if (pm === r.blocked_method) {
       // A hard decline's card is never charged again: the subscription waits for a new one (PATCH, a new default).
       await commit(key, (cur) => (cur.version === r.version ? { next: { ...cur, due_ms: null, version: cur.version + 1 }, events: [] } : undefined));
+      return;
+    }
+    if (await methods.isClosed(r.customer, pm)) {
+      // The card updater said its account is closed: a hard decline on this card, without a gateway call.
+      await settle(key, period, attempt, { kind: 'closed' }, pm);
       return;
     }
     // The mark a cancel waits for: from here to the answer, no cancel answers (so none answers before a charge).
@@ -134,7 +141,7 @@ export function createRenewals(deps: RenewalDeps): Renewals {
 
   async function tick(): Promise<number> {
     const now = await clock.now();
-    const keys = await store.due(now, settings.batch);
+    const keys = await store.due(now, await pacing.allowance(now));
     let worked = 0;
     for (const key of keys) {
       if (closing) break;

@@ -48,7 +48,15 @@ export interface SubscriptionService {
   list(caller: Caller, custkey: string): Promise<SubscriptionRecord[]>;
   update(caller: Caller, key: string, input: UpdateInput): Promise<SubscriptionRecord>;
   cancel(caller: Caller, key: string, atPeriodEnd: boolean): Promise<SubscriptionRecord>;
+  /**
+   * The customer was deleted (src/wallet/removals.ts): each of its subscriptions not ended yet is canceled now
+   * (`subscription.canceled`), as a cancel does (after a renewal in flight answers). Idempotent. Answers how many.
+   */
+  cancelAllOf(custkey: string): Promise<number>;
 }
+
+/** The caller of the cancels a customer's deletion makes (a control character: no token's `sub` can be it). */
+const REMOVALS_CALLER: Caller = { sub: 'tokengate\u0000removals', anyCustomer: true };
 
 export interface SubscriptionServiceDeps {
   store: SubscriptionStore;
@@ -83,7 +91,21 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
   const changed = (r: SubscriptionRecord, change: Partial<SubscriptionRecord>, events: Transition['events'] = ['subscription.updated']): Transition =>
     ({ next: { ...r, ...change, version: r.version + 1 }, events });
 
-  return {
+  const service: SubscriptionService = {
+    async cancelAllOf(custkey) {
+      let canceled = 0;
+      for (const r of await store.listByCustomer(custkey)) {
+        if (!isChangeable(r.status)) continue;
+        try {
+          await service.cancel(REMOVALS_CALLER, r.key, false);
+          canceled += 1;
+        } catch (err) {
+          if (!(err instanceof SubscriptionNotActiveError)) throw err; // ended meanwhile
+        }
+      }
+      return canceled;
+    },
+
     async create({ caller, custkey, idempotencyKey, fingerprint, input }, render, log) {
       assertAccess(caller, custkey);
       const key = subscriptionKey(caller.sub, idempotencyKey);
@@ -205,4 +227,5 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
       }
     },
   };
+  return service;
 }

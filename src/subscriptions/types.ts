@@ -84,6 +84,13 @@ export interface SubscriptionStore {
   release(key: string, owner: string): Promise<void>;
   /** How many subscriptions are due at or before `nowMs` (a gauge: renewals behind). */
   dueCount(nowMs: number): Promise<number>;
+  /** How many are due in [fromMs, toMs] (a day's renewals still undone: spilled). */
+  dueBetween(fromMs: number, toMs: number): Promise<number>;
+  /**
+   * Records a day's spill (`day` YYYY-MM-DD, by tokengate's clock) once across replicas: true for the one call
+   * that recorded it (that replica counts it in the metric), false when it was judged already.
+   */
+  recordSpill(day: string, count: number): Promise<boolean>;
 }
 
 /** 400 days: a yearly subscription's record outlives the gap between its charges. Refreshed by every change. */

@@ -36,6 +36,8 @@ export interface WalletDeps {
   writes: WriteProtocol;
   logger: Logger;
   config: Pick<Config, 'gateway' | 'limiter' | 'view' | 'cache'>;
+  /** Called once a customer's removal reached the gateway (its subscriptions end); idempotent. */
+  onCustomerRemoved?: (custkey: string) => Promise<void>;
 }
 
 export function createWallet(deps: WalletDeps): Wallet {
@@ -48,7 +50,7 @@ export function createWallet(deps: WalletDeps): Wallet {
   // A wallet write's attempt: its wait for a (capture-class) slot and the gateway's call, with a margin.
   const writeLeaseMs = config.limiter.saleMaxWaitMs + config.gateway.timeoutMs + 10_000;
   const removals = createWalletRemovals({
-    gateway, budget, store, view, tokens, writes, logger,
+    gateway, budget, store, view, tokens, writes, logger, onCustomerRemoved: deps.onCustomerRemoved,
     settings: { leaseMs: writeLeaseMs + guardLeaseMs, guardLeaseMs, tombstoneTtlMs: Math.max(WALLET_TTL_MS, 2 * config.cache.tokenMaxTtlMs) },
   });
   const customers = createWalletCustomers({ gateway, budget, store, view, writes, logger, settings: { leaseMs: writeLeaseMs + 5_000 } });

@@ -31,6 +31,8 @@ const copy = <T>(v: T): T => structuredClone(v);
 export function createMemoryWalletStore(now: () => number = Date.now): WalletStore {
   const customers = new Map<string, Kept>();
   const claims = new Map<string, string>();
+  const owners = new Map<string, string>();
+  const closed = new Set<string>();
   const of = (custkey: string): Kept => {
     let k = customers.get(custkey);
     if (!k) {
@@ -53,6 +55,7 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
       const k = of(custkey);
       if (k.deleted) return 'deleted';
       if (k.version !== version) return 'stale';
+      for (const m of methods) owners.set(m.key, custkey);
       k.customer = copy(customer);
       k.methods = new Map(methods.filter((m) => !k.removed.has(m.key)).map((m) => [m.key, copy(m)]));
       if (k.chosenDefault !== undefined && !k.methods.has(k.chosenDefault)) k.chosenDefault = undefined;
@@ -62,6 +65,7 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
     },
     async putMethod(custkey, pmkey, method, makeDefault) {
       const k = of(custkey);
+      owners.set(pmkey, custkey);
       if (gone(k, pmkey)) return false;
       if (method && k.seenMs !== undefined) k.methods.set(pmkey, copy(method));
       if (makeDefault) k.chosenDefault = pmkey;
@@ -130,6 +134,15 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
         const f = k.flights.get(a);
         return f !== undefined && f.state === 'sending' && f.untilMs > now();
       }).length;
+    },
+    async customerOf(pmkey) {
+      return owners.get(pmkey);
+    },
+    async flagClosed(custkey, pmkey) {
+      closed.add(`${custkey}\u0000${pmkey}`);
+    },
+    async isClosed(custkey, pmkey) {
+      return closed.has(`${custkey}\u0000${pmkey}`);
     },
     async claimCustomerId(customerid, attempt): Promise<CustomerIdClaim> {
       const held = claims.get(customerid);

@@ -52,6 +52,9 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
   const view = (custkey: string) => `${tag(custkey)}:view`;
   const guard = (custkey: string) => `${tag(custkey)}:guard`;
   // Hashed: the merchant's own id never lands in a key name as written.
+  // The card updater's index: one key per method (no hot slot), written beside the customer's own writes.
+  const pmIndex = (pmkey: string) => `{${options.keyPrefix}:pmcust:${encodeURIComponent(pmkey)}}`;
+  const index = (custkey: string, pmkeys: readonly string[]) => pmkeys.map((pm) => redis.set(pmIndex(pm), custkey, 'PX', WALLET_TTL_MS));
   const claimKey = (customerid: string) => `{${options.keyPrefix}:custid:${createHash('sha256').update(customerid).digest('base64url').slice(0, 22)}}`;
 
   return {
@@ -62,11 +65,14 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
     },
     async refresh(custkey, version, customer, methods): Promise<RefreshResult> {
       const pairs = methods.flatMap((m) => [m.key, JSON.stringify(m)]);
-      const reply = Number(await call('refresh', () => redis.tgWalletRefresh(view(custkey), guard(custkey), String(version), WALLET_TTL_MS, JSON.stringify(customer), ...pairs)));
+      // Issued in one tick with the index's writes: auto-pipelined, one round trip.
+      const [out] = await call('refresh', () => Promise.all([redis.tgWalletRefresh(view(custkey), guard(custkey), String(version), WALLET_TTL_MS, JSON.stringify(customer), ...pairs), ...index(custkey, methods.map((m) => m.key))]));
+      const reply = Number(out);
       return reply === 1 ? 'applied' : reply === -1 ? 'deleted' : 'stale';
     },
     async putMethod(custkey, pmkey, method, makeDefault) {
-      return Number(await call('putMethod', () => redis.tgWalletPutMethod(view(custkey), guard(custkey), pmkey, method ? JSON.stringify(method) : '', makeDefault ? '1' : '0', WALLET_TTL_MS))) === 1;
+      const [out] = await call('putMethod', () => Promise.all([redis.tgWalletPutMethod(view(custkey), guard(custkey), pmkey, method ? JSON.stringify(method) : '', makeDefault ? '1' : '0', WALLET_TTL_MS), ...index(custkey, [pmkey])]));
+      return Number(out) === 1;
     },
     async putCustomer(custkey, customer, created) {
       await call('putCustomer', () => redis.tgWalletPutCustomer(view(custkey), guard(custkey), JSON.stringify(customer), created ? '1' : '0', WALLET_TTL_MS));
@@ -100,6 +106,15 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
     async stillSending(custkey, attempts) {
       if (attempts.length === 0) return 0;
       return Number(await call('stillSending', () => redis.tgWalletSending(guard(custkey), ...attempts)));
+    },
+    async customerOf(pmkey) {
+      return (await call('customerOf', () => redis.get(pmIndex(pmkey)))) ?? undefined;
+    },
+    async flagClosed(custkey, pmkey) {
+      await call('flagClosed', () => redis.multi().hset(guard(custkey), `closed:${pmkey}`, '1').pexpire(guard(custkey), WALLET_TTL_MS).exec());
+    },
+    async isClosed(custkey, pmkey) {
+      return (await call('isClosed', () => redis.hexists(guard(custkey), `closed:${pmkey}`))) === 1;
     },
     async claimCustomerId(customerid, attempt): Promise<CustomerIdClaim> {
       // SET NX GET (Redis 7): the holder's value when taken, null when this call took it.

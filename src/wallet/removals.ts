@@ -62,6 +62,11 @@ export interface RemovalDeps {
   writes: WriteProtocol;
   logger: Logger;
   settings: RemovalSettings;
+  /**
+   * What else ends with the customer (its subscriptions: src/subscriptions cancels them), after the gateway's
+   * delete; it must be idempotent: a removal left unfinished runs it again from the reconciler.
+   */
+  onCustomerRemoved?: (custkey: string) => Promise<void>;
 }
 
 export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
@@ -107,6 +112,7 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
       // Its customerid may be used for a new sign-up.
       const customerid = removed.customer?.customerid;
       if (customerid) await store.releaseCustomerId(customerid, { custkey });
+      await deps.onCustomerRemoved?.(custkey);
     } catch (err) {
       throw new RemovalPendingError(err);
     }

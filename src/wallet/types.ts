@@ -13,7 +13,8 @@ import type { Customer, PaymentMethod } from '../gateway/types';
  *          end>` or `…|waiting|…`). A DELETE tombstones first and waits for the attempts `sending`; every charge
  *          checks the tombstones atomically before it is sent (src/wallet/README.md, "The removal guard").
  *
- * and one key per merchant `customerid` created through tokengate (`{<prefix>:custid:<hash>}`): the attempt
+ * one key per payment method tokengate learned of (`{<prefix>:pmcust:<pmkey>}` = its custkey: the card updater's
+ * index), and one key per merchant `customerid` created through tokengate (`{<prefix>:custid:<hash>}`): the attempt
  * creating it, then its custkey, so a sign-up retried under a fresh Idempotency-Key makes no second customer.
  */
 
@@ -83,6 +84,16 @@ export interface WalletStore {
   removedOf(custkey: string): Promise<{ pmkeys: string[]; customer: CustomerRecord | undefined }>;
   /** How many of `attempts` are still `sending` with their lease running (Redis clock). */
   stillSending(custkey: string, attempts: readonly string[]): Promise<number>;
+
+  /**
+   * The customer a payment method belongs to (the card updater's events name only the method): indexed by every
+   * write that tells tokengate of a card (a refresh's load, a card added or stored by a sale). Undefined: unknown.
+   */
+  customerOf(pmkey: string): Promise<string | undefined>;
+  /** The card updater said the card's account is closed: renewals count it a hard decline without a gateway call. */
+  flagClosed(custkey: string, pmkey: string): Promise<void>;
+  /** Whether `pmkey` was flagged closed (flagClosed). */
+  isClosed(custkey: string, pmkey: string): Promise<boolean>;
 
   /** Claims `customerid` for `attempt` (SET NX), or says who holds it. */
   claimCustomerId(customerid: string, attempt: string): Promise<CustomerIdClaim>;

@@ -4,3 +4,4 @@ export { createWebhookConfirmation, type Confirm, type WebhookConfirmation } fro
 export { createMemoryWebhookStore, createRedisWebhookStore } from './redis-webhook-store';
 export { signatureHolds } from './signature';
 export type { WebhookStore } from './types';
+export { createCardUpdates, type CardUpdates } from './card-updates';

@@ -3,6 +3,7 @@ import { containsPan } from '../card/pan';
 import type { Secret } from '../config/secret';
 import type { Logger } from '../observability/logger';
 import type { Heard, HearResult, SaleRecords } from '../sale-records';
+import type { CardUpdates } from './card-updates';
 import { APPLIED_TYPES, IGNORED_TYPES, parseGatewayEvent, readTransaction, type EventTransaction, type GatewayEvent } from './envelope';
 import { signatureHolds } from './signature';
 import type { WebhookStore } from './types';
@@ -52,6 +53,8 @@ export interface IntakeDeps {
   confirm?: (about: { saleKey: string; refundKey?: string; type: string }) => Promise<void>;
   logger: Logger;
   registry: Registry;
+  /** The card updater's events (card-updates.ts); without it they are ignored. */
+  cardUpdates?: CardUpdates;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
@@ -106,6 +109,7 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
   }
 
   async function apply(event: GatewayEvent, log: Logger): Promise<Outcome | 'invalid'> {
+    if (deps.cardUpdates?.handles(event.type)) return deps.cardUpdates.apply(event);
     if (!KNOWN.has(event.type)) return 'ignored';
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;

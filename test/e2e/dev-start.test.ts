@@ -13,7 +13,7 @@ import { eventually } from '../support/wait';
 
 /**
  * The contract's "`npm ci && npm start` on a fresh clone prints a curl that succeeds against it as printed".
- * `npm start` is `npm run build` (prestart) then `node dist/main.js` in development mode; the test runs the
+ * `npm start` is a build when a source is newer than dist/ (prestart) then `node dist/main.js` in development mode; the test runs the
  * built file as a process (npm is not run inside a test), reads the banner from its stdout, and runs the
  * printed `export TOKEN=...` line and curl commands through bash, byte for byte as printed.
  */

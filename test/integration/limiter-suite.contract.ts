@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError } from '../../src/gateway/errors';
-import { maxInAnyWindow, orderViolations, RateLimitExceededError, type UpstreamScheduler } from '../../src/limiter';
-import { counterValue, GUARANTEED, ok, recorder, setup, sleep, SPAN, TOL, type Fired, type SchedulerBackend, type Setup } from './limiter-harness';
+import { maxInAnyWindow, orderViolations, probeTimes, RateLimitExceededError, type UpstreamScheduler } from '../../src/limiter';
+import { counterValue, GUARANTEED, LIMITS, ok, recorder, setup, sleep, SPAN, TOL, type Fired, type SchedulerBackend, type Setup } from './limiter-harness';
 
 export type { SchedulerBackend } from './limiter-harness';
 
@@ -248,58 +248,82 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect((third.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
     });
 
-    it('when the gateway answers 429 with errorcode 155, then no call starts for a full window and the call is re-sent once', async () => {
-      s = await setup(backend, 2, { perWindow: 2 }, { saleReservedSlots: 0 });
+    it('when the gateway answers a 429 the budget did not predict, then one probe goes after a short wait, no other call while it is out, and full pace once it is answered', async () => {
+      s = await setup(backend, 2, {}, { saleReservedSlots: 0 });
       const rec = recorder();
+      const { baseMs } = probeTimes(LIMITS);
       let rejectedAt = 0;
-      // The 429 arrives only once the window's other call has started (an event, not a timer: on a loaded
-      // machine a timer let that call start after the 429 and the count below included it).
-      let secondStarted: () => void = () => undefined;
-      const started = new Promise<void>((resolve) => (secondStarted = resolve));
+      let probeAnsweredAt = 0;
+      // Events, not timers: the 429 comes once the other call started; the probe answers when the test says.
+      let otherStarted: () => void = () => undefined;
+      const started = new Promise<void>((resolve) => (otherStarted = resolve));
+      let probeOut: () => void = () => undefined;
+      const probing = new Promise<void>((resolve) => (probeOut = resolve));
+      let answerProbe: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (answerProbe = resolve));
       const limited = rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, async (attempt) => {
-        if (attempt > 1) return ok();
+        if (attempt > 1) {
+          probeOut();
+          await gate;
+          probeAnsweredAt = performance.now();
+          return ok();
+        }
         await started;
-        await sleep(5);
         rejectedAt = performance.now();
         throw new GatewayRateLimitedError('rate limited', { status: 429, errorcode: 155 });
       });
-      await sleep(5);
-      // Two more: one now, one reserved for the next window before the 429 arrives.
-      const others = [
-        rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', {}, async () => {
-          secondStarted();
-          return ok();
-        }),
-        rec.fire(s.replicas[1] as UpstreamScheduler, 'sale'),
-      ];
+      const other = rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', {}, async () => (otherStarted(), ok()));
+      await probing;
+      // While the probe is out, sales at either replica wait (not refused), and a call that may not wait is refused.
+      const waiting = [rec.fire(s.replicas[1] as UpstreamScheduler, 'sale'), rec.fire(s.replicas[0] as UpstreamScheduler, 'sale')];
+      const impatient = await rec.fire(s.replicas[1] as UpstreamScheduler, 'read', { maxWaitMs: 0 });
+      expect(impatient.error).toBeInstanceOf(RateLimitExceededError);
+      await sleep(150);
+      expect(rec.starts().filter((t) => t > rejectedAt)).toHaveLength(1);
+      answerProbe();
       const a = await limited;
-      await Promise.all(others);
+      await Promise.all([other, ...waiting]);
       expect(a.error).toBeUndefined();
       expect(a.attempts).toHaveLength(2);
-      if (rejectedAt < Math.min(...rec.starts()) + SPAN - TOL) {
-        // The 429 came before the next window opened: the re-send and the call reserved there both wait it out.
-        const after = rec.starts().filter((t) => t > rejectedAt);
-        expect(after).toHaveLength(2);
-        for (const t of after) expect(t).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
-      } else {
-        // A loaded box stalled the 429 past the next window's opening, where the third call may have gone already.
-        expect(a.attempts[1]).toBeGreaterThanOrEqual(rejectedAt + SPAN - TOL);
-      }
+      // The probe: after the short wait, long before the full window the key used to be blocked for.
+      const probeAt = a.attempts[1] as number;
+      expect(probeAt).toBeGreaterThanOrEqual(rejectedAt + baseMs - TOL);
+      expect(probeAt).toBeLessThan(rejectedAt + SPAN / 2 + s.stallMs());
+      // Then full pace: both waiting sales start once the probe is answered, one poll later at most.
+      const after = rec.starts().filter((t) => t > probeAt);
+      expect(after).toHaveLength(2);
+      for (const t of after) expect(t).toBeGreaterThanOrEqual(probeAnsweredAt);
+      expect(Math.max(...after)).toBeLessThan(probeAnsweredAt + probeTimes(LIMITS).pollMs + 100 + s.stallMs());
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
       expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(1);
     });
 
-    it('when 429/155 comes twice, or the deadline is too short, then the call is not sent a third time or is refused', async () => {
-      s = await setup(backend, 1);
+    it('when the probe is refused too, then the next waits twice as long, and the refused calls still count', async () => {
+      s = await setup(backend, 2, { perWindow: 2 }, { saleReservedSlots: 0 });
       const rec = recorder();
+      const { baseMs } = probeTimes(LIMITS);
+      const refusedAt: number[] = [];
       const always = async () => {
+        refusedAt.push(performance.now());
         throw new GatewayRateLimitedError('rate limited', { status: 429, errorcode: 155 });
       };
+      const queued = rec.fire(s.replicas[1] as UpstreamScheduler, 'sale');
       const twice = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, always);
+      // Re-sent once (the probe), not a third time.
       expect(twice.error).toBeInstanceOf(GatewayRateLimitedError);
       expect(twice.attempts).toHaveLength(2);
-      const short = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', { maxWaitMs: SPAN - 200 }, always);
-      expect(short.error).toBeInstanceOf(RateLimitExceededError);
-      expect(short.attempts).toHaveLength(0);
+      const next = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
+      await queued;
+      expect(next.error).toBeUndefined();
+      const [first, second] = refusedAt as [number, number];
+      // Each probe after its wait: base, then twice base (and the window's own limit).
+      expect((twice.attempts[1] as number)).toBeGreaterThanOrEqual(first + baseMs - TOL);
+      const afterSecond = rec.starts().filter((t) => t > second).sort((x, y) => x - y);
+      expect(afterSecond.length).toBeGreaterThanOrEqual(1);
+      expect(afterSecond[0] as number).toBeGreaterThanOrEqual(second + 2 * baseMs - TOL);
+      // Refused calls stay in the log (whether the gateway counts them is not documented): all hold the limit.
+      expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(2);
+      expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(2);
     });
 
     it('when the gateway times out, fails or answers a 429 without 155, then the call is not re-sent', async () => {
@@ -317,9 +341,9 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
         expect(c.error).toBe(err);
         expect(c.attempts).toHaveLength(1);
       }
-      // The bare 429 still proves our count was short: the key is blocked for a full window.
+      // The bare 429 still proves our count was short: the next call is a probe, after the short wait.
       const next = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
-      expect((next.attempts[0] as number) - (rec.calls[2]?.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect((next.attempts[0] as number) - (rec.calls[2]?.attempts[0] as number)).toBeGreaterThanOrEqual(probeTimes(LIMITS).baseMs - TOL);
     });
   });
 }

@@ -41,7 +41,9 @@ export async function startServiceProcess(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 15000);
+  // A ceiling, not a bound: a replica on a busy 2-core machine (three booting at once beside a test run) can take
+  // well over 15 s; the loop ends as soon as /readyz answers or the process exits.
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60000);
   let ready = false;
   while (Date.now() < deadline && child.exitCode === null) {
     try {

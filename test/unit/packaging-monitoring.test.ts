@@ -27,7 +27,7 @@ interface DocsCheck {
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
 const docsCheck = require('../../scripts/docs-check') as DocsCheck;
 
-const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateUnknownOutcomePastDeadline', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate'];
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateUnknownOutcomePastDeadline', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate', 'TokengateRenewalsSpilled'];
 
 function promtool(groups: unknown): { ok: boolean; output: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { gatewayTime } from '../lookups';
-import type { LifecycleEvent, WebhookEventType } from './events';
+import type { CardUpdateEventType, LifecycleEvent, WebhookEventType } from './events';
 
 /**
  * The body the gateway posts (gateway-facts.md, Webhooks):
@@ -11,7 +11,7 @@ import type { LifecycleEvent, WebhookEventType } from './events';
 
 export interface WebhookEvent {
   event_id: string;
-  event_type: WebhookEventType;
+  event_type: WebhookEventType | CardUpdateEventType;
   event_triggered: string;
   /** The exact bytes posted and signed. */
   raw: string;

@@ -24,8 +24,11 @@ export type WebhookEventType =
   | 'transaction.refund.voided'
   | 'settlement.batch.success';
 
+/** The card updater's events, on request (../card-updater.ts): about a stored card, not a transaction. */
+export type CardUpdateEventType = `cardupdate.${'updated_expiration' | 'updated_card' | 'account_closed' | 'contact_customer'}`;
+
 export interface LifecycleEvent {
-  type: WebhookEventType;
+  type: WebhookEventType | CardUpdateEventType;
   object: Fields;
   changes: { old: Fields; new: Fields };
   /** Sandbox clock (epoch ms) of the change. */

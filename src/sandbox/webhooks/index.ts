@@ -50,6 +50,8 @@ export interface WebhookControl {
 }
 
 export interface SandboxWebhooks extends WebhookControl {
+  /** An event of no lifecycle change (the card updater's): sent as any other while receivers are set. */
+  announce(change: LifecycleEvent): void;
   /** After a settings change: the batch timer and the receivers' connections follow. */
   configure(): void;
   /** Forgets events, holds and pending retries (the sandbox's reset()); settings stay. */
@@ -147,6 +149,9 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
     },
     redeliver: (eventId) => release([eventId]),
     configure,
+    announce: (change) => {
+      if (enabled()) emit(change);
+    },
     reset() {
       log = [];
       held = [];
