@@ -104,7 +104,7 @@ const RULES: Record<string, string> = {
  * ajv errors as details. An unknown field is reported at its parent's path: the name itself is caller input.
  * `instancePath` is a JSON pointer over property names the schema declares, so it is safe to show.
  */
-function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
+export function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
   const seen = new Set<string>();
   const out: ErrorDetail[] = [];
   for (const e of errors ?? []) {
