@@ -42,9 +42,6 @@ import { createSubscriptions, type Subscriptions } from './subscriptions';
 import { renderSale } from './http/routes/sales';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
-/** The look at `GET /batches` for batches closed since the last settlement kept: one background call an hour. */
-const SETTLEMENT_LOOK_MS = 3_600_000;
-
 /**
  * Builds the whole service from one config: Redis (or in-memory stores in development), the gateway client
  * (or the embedded sandbox when no gateway URL is set outside production), the budget, the use cases, the
@@ -184,10 +181,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const appended = () => delivery.nudge();
   onChange = createSaleEvents({ records, events, appended });
   // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
-  // gateway's settlement.batch.success and at an hourly look at the batches closed since the last one kept.
+  // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
   const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
   const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: createSettlementMetrics(metrics.registry), logger });
-  const settlementLook = createSettlementLook({ settler, everyMs: SETTLEMENT_LOOK_MS, logger });
+  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger });
   settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
