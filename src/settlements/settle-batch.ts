@@ -41,6 +41,15 @@ export interface Settler {
  * appended before it is kept, each with its own `change` (the log's dedupe): a replica that dies in between
  * leaves the batch unkept, the next look reads it again, and nothing is reported twice.
  */
+/**
+ * Where a settlement sorts in the list: its close, then the batch's sequence (closes carry whole seconds, so two
+ * batches closed within one second keep the gateway's order). An integer: exact as a sorted set's score.
+ */
+function orderOf(batch: Batch): number {
+  const closedMs = closedMsOf(batch.closed) ?? Date.now();
+  return Math.floor(closedMs / 1000) * 1000 + (Number.parseInt(batch.sequence, 10) % 1000 || 0);
+}
+
 export function createSettler(deps: SettlerDeps): Settler {
   const { store, gateway, budget, metrics } = deps;
   const pageSize = deps.pageSize ?? 100;
@@ -76,7 +85,7 @@ export function createSettler(deps: SettlerDeps): Settler {
   async function settleRead(batch: Batch, owner: string): Promise<SettleOutcome> {
     const settlement = settlementOf(batch, await lines(batch.key));
     await report(settlement);
-    if (await store.save(settlement, owner, closedMsOf(batch.closed) ?? Date.now())) {
+    if (await store.save(settlement, owner, orderOf(batch))) {
       for (const line of settlement.lines) metrics.lines.inc({ verdict: line.verdict });
       metrics.batches.inc();
       deps.logger.info('settlement kept', { batch: batch.key, ...settlement.counts });
