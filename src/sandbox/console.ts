@@ -1,7 +1,7 @@
 import type { SandboxCore } from './core';
 import { randomAlnum } from './fixtures';
 import type { LifecycleTx } from './lifecycle';
-import { formatCents, toCents } from './sale-request';
+import { toCents } from './sale-request';
 import { SettingsError } from './settings';
 
 /**
