@@ -191,7 +191,8 @@ function setup(r, minutes, code = (s) => s) {
 }
 
 function outcome(r, faults) {
-  const sales = r.sales_attempted !== undefined ? [`${fmt(r.sales_succeeded)} of ${fmt(r.sales_attempted)} sales succeeded`] : [];
+  // "Charges": sales and authorizations together; "sale" in the operations table is one operation of the mix.
+  const sales = r.sales_attempted !== undefined ? [`${fmt(r.sales_succeeded)} of ${fmt(r.sales_attempted)} charges (sales and authorizations) succeeded`] : [];
   return [...sales, faults.length ? plural(faults.length, 'fault') : 'no faults'];
 }
 
@@ -205,9 +206,18 @@ function header(result, faults) {
   ];
 }
 
+/**
+ * The samples the chart plots: the load's, in time order. A sample after the load stopped (duration_s) is the
+ * judge's end-of-run replay check, not the merchant's traffic: plotted, it showed as a spike of sales (issue 41).
+ */
+function plottedSamples(timeline, result) {
+  const end = Number.isFinite(result?.duration_s) ? result.duration_s : Infinity;
+  return [...(timeline?.samples ?? [])].filter((s) => Number.isFinite(s.t) && s.t <= end).sort((a, b) => a.t - b.t);
+}
+
 /** The timeline as four panels on one time axis in minutes, with a dashed line at each fault. */
 function renderSvg(timeline, result) {
-  const samples = [...(timeline?.samples ?? [])].filter((s) => Number.isFinite(s.t)).sort((a, b) => a.t - b.t);
+  const samples = plottedSamples(timeline, result);
   const interval = timeline?.interval_s ?? (samples.length > 1 ? samples[1].t - samples[0].t : 5);
   const faults = faultsOf(result, timeline);
   const endMin = Math.max(result?.duration_s ?? 0, samples.at(-1)?.t ?? 0, faults.at(-1)?.t ?? 0, interval) / 60;
@@ -322,6 +332,25 @@ function title(r) {
   return `${fmtDuration(r.duration_s)} ${r.faults_on === false ? 'without' : 'with'} faults (${r.mode ?? '?'})`;
 }
 
+/** The operations table's names where the soak's own would read ambiguously. */
+const OPERATION_NAMES = { sale: 'sale (a stored card)', new_card_sale: 'new_card_sale (a card from Pay.js, kept)' };
+
+/**
+ * Why there are 429s, when the gateway's injected 429s explain them: each one makes the budget keep the key closed
+ * for the rest of the gateway's window (docs/budget.md), so every call in that window waits its maximum and is
+ * answered 429 rate_limited with Retry-After instead of being sent. Upstream 429s are the judged target, not these.
+ */
+function tooManyRequests(r) {
+  const count = r.requests?.by_status?.['429'];
+  const injected = r.gateway?.injected_429;
+  if (!count || !r.requests?.total) return undefined;
+  const share = `${Math.round((count / r.requests.total) * 1000) / 10} %`;
+  if (!injected) return `The ${fmt(count)} answers 429 (${share} of all) are tokengate's \`rate_limited\`: the budget had no room within a call's maximum wait.`;
+  return `The ${fmt(count)} answers 429 (${share} of all) are tokengate's own \`rate_limited\`, not the gateway's (upstream_429 is ${fmt(r.upstream_429 ?? 0)}): `
+    + `each of the ${fmt(injected)} gateway 429s the faults injected closes the budget for the rest of the gateway's window, so the calls of that window `
+    + 'wait their maximum and are refused with Retry-After rather than sent (docs/budget.md). A fault, not a failing: clients retry after the window.';
+}
+
 function renderMarkdown(result, timeline) {
   const r = result ?? {};
   const faults = faultsOf(r, timeline);
@@ -334,16 +363,19 @@ function renderMarkdown(result, timeline) {
   const said = setup(r, false, (s) => `\`${s}\``).join(', ');
   out.push(`${said ? `${said[0].toUpperCase()}${said.slice(1)}: ` : ''}${verdict} (${outcome(r, faults).join(', ')}).`, '');
   out.push(...table(['target', 'value', 'bound', 'pass', 'how judged'],
-    targets.map((t) => [t.name, t.value, t.bound, t.pass === undefined ? '–' : t.pass ? 'yes' : '**NO**', t.how ?? ''])));
+    // Runs before issue 41 stored pass: true beside a "not judged" reason: read as what it was.
+    targets.map((t) => [t.name, t.value, t.bound, t.pass === undefined || /^not judged/.test(t.how ?? '') ? 'not measured' : t.pass ? 'yes' : '**NO**', t.how ?? ''])));
   out.push('![soak timeline](soak.svg)', '');
   if (r.operations) {
-    out.push('## Operations', '', ...table(['operation', 'attempted', 'succeeded'],
-      Object.entries(r.operations).map(([k, o]) => [k, o?.attempted, o?.succeeded])));
+    out.push('## Operations', '', 'One row per operation of the merchant\'s mix; the charges above are `sale`, `new_card_sale` and `authorize` together.', '',
+      ...table(['operation', 'attempted', 'succeeded'], Object.entries(r.operations).map(([k, o]) => [OPERATION_NAMES[k] ?? k, o?.attempted, o?.succeeded])));
   }
   const byStatus = r.requests?.by_status;
   if (byStatus) {
     const keys = Object.keys(byStatus).sort(statusOrder);
     out.push('## Answers by status', '', ...table([...keys, 'total'], [[...keys.map((k) => byStatus[k]), r.requests.total]]));
+    const why = tooManyRequests(r);
+    if (why) out.push(why, '');
   }
   if (r.rss_growth_mb_per_hour && typeof r.rss_growth_mb_per_hour === 'object') {
     const el = r.event_loop_delay_p99_ms_by_replica ?? {};
@@ -367,7 +399,7 @@ function writeReport(result, timeline, outDir) {
   return { md, svg };
 }
 
-module.exports = { writeReport, renderSvg, renderMarkdown };
+module.exports = { writeReport, renderSvg, renderMarkdown, plottedSamples };
 
 if (require.main === module) {
   const dir = process.argv[2];

@@ -5,13 +5,14 @@
  * gateway injects faults on a schedule, a load generator runs a merchant's mix at the budget's pace (scaled), and
  * at the end the run is judged from the sandbox's ledger and tokengate's own answers:
  *
- *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out bench/results] [--faults off]
+ *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out <dir>] [--faults off]
  *
  * `--faults off` runs the load alone (a memory baseline). SOAK_NODE_OPTIONS is passed to the replicas as
  * NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of a running replica);
  * SOAK_REPLICA_<n>_ENV (space-separated NAME=value) adds settings to replica n alone (e.g. MALLOC_ARENA_MAX=2).
  *
- * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg`; exits 1 when a
+ * Writes `<out>/soak.json`, `<out>/soak-timeline.json`, `<out>/soak.md` and `<out>/soak.svg` (`<out>` is a new
+ * folder bench/results/soak-<UTC time>-<mode> unless given, never the committed results); exits 1 when a
  * target fails. Needs `npm run build` first (the npm script does it) and `redis-server` on PATH.
  * Every process's log stays in the run directory (printed at the start) for the card-data scan and for a person.
  */
@@ -24,7 +25,7 @@ const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, sta
 const { SoakClient } = require('./soak/client');
 const { Load, NEW_CARDS } = require('./soak/load');
 const { playFaults } = require('./soak/faults');
-const { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
+const { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
 const { writeReport } = require('./soak-report');
 
 /** The soak's choices for tokengate: short timeouts so a stalled gateway and an unknown outcome resolve within a run. */
@@ -48,8 +49,23 @@ const REDIS_MIN_SALES = 1000;
 /** A process must live this long after its warm-up for its memory growth to be judged. */
 const RSS_MIN_SPAN_S = 600;
 
-function parseArgs(argv) {
-  const args = { duration: '10m', mode: 'aof', scale: 10, out: path.join(ROOT, 'bench', 'results'), faults: 'on' };
+/**
+ * Where a run writes when no `--out` is given: a new folder of its own, bench/results/soak-<UTC time>-<mode>
+ * (issue 41: the default was bench/results itself, so a run with the defaults overwrote the committed 30-minute
+ * results). `--out bench/results` still writes there when that is meant.
+ */
+function defaultOut(mode, faults, now = new Date()) {
+  const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+  return path.join(ROOT, 'bench', 'results', `soak-${stamp}-${mode}${faults === 'off' ? '-no-faults' : ''}`);
+}
+
+/** A target's pass: within its bound. One not judged has none (the report says "not measured", issue 41), never a pass it did not earn. */
+function judgeTarget({ judged = true, ...t }) {
+  return judged ? { ...t, pass: t.value !== null && t.value <= t.bound } : t;
+}
+
+function parseArgs(argv, now = new Date()) {
+  const args = { duration: '10m', mode: 'aof', scale: 10, out: undefined, faults: 'on' };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].replace(/^--/, '').split('=');
     const value = inline ?? argv[++i];
@@ -63,7 +79,7 @@ function parseArgs(argv) {
   const scale = Number(args.scale);
   if (!(scale > 0)) throw new Error('soak: --scale is a positive number');
   if (!['on', 'off'].includes(args.faults)) throw new Error('soak: --faults is on or off');
-  return { durationMs, mode: args.mode, scale, out: path.resolve(args.out), faults: args.faults === 'on' };
+  return { durationMs, mode: args.mode, scale, out: args.out === undefined ? defaultOut(args.mode, args.faults, now) : path.resolve(args.out), faults: args.faults === 'on' };
 }
 
 const log = (...a) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -194,7 +210,7 @@ async function main() {
   const loadStopsAt = startedAt + opts.durationMs;
   const visitsPerSecond = Math.max(0.5, 0.4 * opts.scale);
   const rounds = opts.faults ? Math.max(1, Math.round(opts.durationMs / 600_000)) : 0;
-  const ctx = { sandbox, slots, redis, client };
+  const ctx = { sandbox, slots, redis, client, load };
   const faults = playFaults(ctx, {
     startedAt, durationMs: opts.durationMs, loadStopsAt, rounds,
     onFault: (f) => { timeline.faults.push(f); log(`fault ${f.kind}: ${f.detail}`); },
@@ -249,6 +265,13 @@ async function main() {
   // The ledger.
   const [entries, transactions, operations, stats] = await Promise.all(['ledger', 'transactions', 'operations', 'stats'].map((r) => sandbox.admin('GET', r)));
   const ledger = judgeLedger({ entries, transactions, operations, keys: client.keys, invoicePrefix: run.slice(0, 3), removed: load.removed });
+  // Money views: every sale tokengate answered, read from its own view (no gateway call), against the ledger.
+  const standing = new Set(entries.filter((e) => !e.voided && e.state !== 'voided' && e.result_code !== 'D').map((e) => e.key));
+  const views = new Map();
+  await pool([...load.saleKeys.keys()].filter((k) => standing.has(k)), 8, async (key) => {
+    views.set(key, await client.send('GET', `/v1/sales/${key}`, { token: load.internal }));
+  });
+  const { disagree: moneyViewsDisagree, diffs: viewDiffs, judged: moneyJudged } = judgeMoneyViews(entries, views);
   const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
   const injected429 = Object.values(stats.endpoints).reduce((s, e) => s + e.injected429, 0);
 
@@ -287,12 +310,13 @@ async function main() {
     { name: 'followups_sent_twice', value: ledger.followupsTwice, bound: 0, how: 'sandbox operations: approved voids of one transaction beyond the first (concurrent voids on 3 replicas included)' },
     { name: 'refunds_sent_twice', value: ledger.refundsTwice, bound: 0, how: 'sandbox operations: approved refunds of one sale beyond the refund keys sent for it (one Idempotency-Key, one refund; the look-up lists no refunds: SANDBOX_LOOKUP_REFUNDS=none)' },
     { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
+    { name: 'money_views_disagree', value: moneyViewsDisagree, bound: 0, how: `each of ${moneyJudged} standing sales tokengate answered, read from its view at the end: amount_refunded against the ledger's refunded + adjusted (a refund voided at the gateway included)` },
     { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected)` },
     ...growthTargets('heap_growth_mb_per_hour', heapGrowth, 'JS heap in use: slope'),
     ...growthTargets('rss_growth_mb_per_hour', growth, 'slope'),
     { name: 'redis_bytes_per_sale', value: redisBytesPerSale, bound: BOUNDS.redis_bytes_per_sale, judged: salesSucceeded >= REDIS_MIN_SALES, how: salesSucceeded < REDIS_MIN_SALES ? `not judged under ${REDIS_MIN_SALES} sales (fixed costs, the budget's windows and new shoppers' wallets, dominate)` : 'used_memory at the end less at the start, per approved sale or authorization' },
-  ].map(({ judged = true, ...t }) => ({ ...t, pass: !judged || (t.value !== null && t.value <= t.bound) }));
-  const passed = targets.every((t) => t.pass) && errors.filter((e) => !e.startsWith('visit')).length === 0;
+  ].map(judgeTarget);
+  const passed = targets.every((t) => t.pass !== false) && errors.filter((e) => !e.startsWith('visit')).length === 0;
 
   const result = {
     mode: opts.mode, faults_on: opts.faults, build: builtFrom,
@@ -302,7 +326,7 @@ async function main() {
     sales_attempted: salesAttempted, sales_succeeded: salesSucceeded,
     double_charges: ledger.doubleCharges, beyond_bounds: ledger.beyondBounds, replay_mismatches: replayMismatches,
     unknown_open_after_deadline: unknownOpen, upstream_429: upstream429, card_data_found: logs.found.length + redisScan.found.length,
-    answers_disagree_with_ledger: ledger.disagreements, followups_sent_twice: ledger.followupsTwice, refunds_sent_twice: ledger.refundsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
+    answers_disagree_with_ledger: ledger.disagreements, money_views_disagree: moneyViewsDisagree, followups_sent_twice: ledger.followupsTwice, refunds_sent_twice: ledger.refundsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
     rss_growth_mb_per_hour: growth, heap_growth_mb_per_hour: heapGrowth, redis_bytes_per_sale: redisBytesPerSale,
     event_loop_delay_p99_ms: Math.max(...Object.values(elBy).filter((v) => v !== null)),
     event_loop_delay_p99_ms_by_replica: elBy, event_loop_delay_p99_ms_worst_interval: elMax,
@@ -313,7 +337,7 @@ async function main() {
     redis_keys: redisScan.keys,
     events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
     faults: timeline.faults,
-    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms; sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,
@@ -323,7 +347,7 @@ async function main() {
   fs.writeFileSync(path.join(opts.out, 'soak.json'), `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(path.join(opts.out, 'soak-timeline.json'), `${JSON.stringify(timeline)}\n`);
   writeReport(result, timeline, opts.out);
-  for (const t of targets) log(`${t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value} (bound ${t.bound})`);
+  for (const t of targets) log(`${t.pass === undefined ? 'n/m ' : t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value} (bound ${t.bound})`);
   if (errors.length) log(`errors: ${errors.slice(0, 10).join(' | ')}`);
   log(`${passed ? 'PASSED' : 'FAILED'}: ${salesSucceeded}/${salesAttempted} sales, ${timeline.faults.length} faults; ${path.relative(process.cwd(), path.join(opts.out, 'soak.md'))}`);
 
@@ -335,6 +359,8 @@ async function main() {
   await redis.stop();
   return passed;
 }
+
+module.exports = { parseArgs, defaultOut, judgeTarget };
 
 // Run, not required: a require() (a syntax check, a test) must not start three replicas and a soak.
 if (require.main === module) {

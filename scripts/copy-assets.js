@@ -10,7 +10,7 @@ function walk(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const from = path.join(dir, entry.name);
     if (entry.isDirectory()) walk(from);
-    else if (/\.(lua|json|html)$/.test(entry.name) || (BROWSER_DIRS.has(path.basename(dir)) && /\.(js|css)$/.test(entry.name))) {
+    else if (/\.(lua|json|html)$/.test(entry.name) || (BROWSER_DIRS.has(path.basename(dir)) && /\.(js|css|svg)$/.test(entry.name))) {
       const to = path.join(root, 'dist', path.relative(path.join(root, 'src'), from));
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.copyFileSync(from, to);
@@ -18,3 +18,5 @@ function walk(dir) {
   }
 }
 walk(path.join(root, 'src'));
+// The build's time, for scripts/build-if-stale.js (npm run token skips the build when nothing changed since).
+fs.writeFileSync(path.join(root, 'dist', '.build-stamp'), `${new Date().toISOString()}\n`);

@@ -1,5 +1,6 @@
 // `npm run docs:check` (in `npm run lint`): every relative link in the repository's Markdown resolves to a file
-// (and, with `#anchor`, to a heading of that file, as GitHub names it), and every alert rule of
+// (and, with `#anchor`, to a heading of that file, as GitHub names it), no link or path in code names a file
+// outside the repository, and every alert rule of
 // k8s/components/monitoring carries a runbook_url naming its page docs/runbooks/<alert>.md, which exists and
 // answers the four questions; every page there belongs to a rule.
 const fs = require('node:fs');
@@ -78,6 +79,25 @@ function linkProblems(files = markdownFiles()) {
   return problems;
 }
 
+/**
+ * Paths the Markdown names outside the repository, in links or in code (`../shared/contract.md`): a clone has
+ * none of them (issue 41: the README pointed at the project's shared folder). A relative path in a code span
+ * or a fenced block that climbs a folder (`../`) and names a file must be one of the repository's.
+ */
+function outsideProblems(files = markdownFiles()) {
+  const problems = [];
+  for (const file of files) {
+    const where = path.relative(root, file);
+    const text = fs.readFileSync(file, 'utf8');
+    for (const [candidate] of text.matchAll(/(?<![\w./-])(?:\.\.\/)+[\w.-]+(?:\/[\w.-]+)*\.[A-Za-z]{1,5}\b/g)) {
+      const resolved = path.resolve(path.dirname(file), candidate);
+      if (path.relative(root, resolved).startsWith('..')) problems.push(`${where}: ${candidate} is outside the repository (copy what is needed into docs/)`);
+      else if (!fs.existsSync(resolved)) problems.push(`${where}: ${candidate} does not exist`);
+    }
+  }
+  return problems;
+}
+
 /** The alert rules as shipped: name and runbook_url. */
 function alertRules(file = RULES) {
   const doc = parse(fs.readFileSync(file, 'utf8'));
@@ -107,10 +127,10 @@ function runbookProblems(rules = alertRules(), dir = RUNBOOKS) {
   return problems;
 }
 
-module.exports = { linkProblems, runbookProblems, alertRules, markdownFiles, slug, RUNBOOK_SECTIONS };
+module.exports = { linkProblems, outsideProblems, runbookProblems, alertRules, markdownFiles, slug, RUNBOOK_SECTIONS };
 
 if (require.main === module) {
-  const problems = [...linkProblems(), ...runbookProblems()];
+  const problems = [...linkProblems(), ...outsideProblems(), ...runbookProblems()];
   for (const p of problems) console.error(p);
   if (problems.length > 0) {
     console.error(`docs:check: ${problems.length} problem(s)`);

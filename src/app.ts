@@ -85,7 +85,7 @@ export function createApp(deps: AppDeps): Express {
   // Only GET and HEAD can match the docs: other methods skip its router (entering one costs every sale).
   // The docs and demo routes answer before cardGuard below, so each runs the guard on its own routes: a
   // guard up here would scan every GET twice, or need jsonBody moved ahead of the docs for POST bodies.
-  const docs = docsRouter({ tryIt: config.env === 'development' });
+  const docs = docsRouter({ tryIt: config.env === 'development', demo: deps.demo !== undefined });
   app.use((req: Request, res: Response, next: NextFunction) => (req.method === 'GET' || req.method === 'HEAD' ? docs(req, res, next) : next()));
   if (deps.demo) app.use(demoRouter(deps.demo));
   app.use(jsonBody(config));

@@ -17,7 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
-import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore } from './webhooks';
+import { createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
@@ -188,9 +188,6 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
-  const gatewayWebhooks = config.gateway.webhookSecret
-    ? createGatewayWebhookIntake({ secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, onBatchClosed: settlementLook.closed })
-    : undefined;
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
     whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
@@ -226,6 +223,18 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       unknownKeyTtlMs: config.view.unknownKeyTtlMs,
     },
   });
+  // A change tokengate did not make is confirmed against the gateway in spare budget (guarantee 12).
+  const confirmations = createWebhookConfirmation({ gateway, budget, records, fold: lookup.fold, logger, registry: metrics.registry, deadlineMs: config.reconcile.deadlineMs, store: webhookStore,
+    // The reconciler's cadence: a confirmation left over is another look at the gateway in spare budget.
+    retryMs: config.reconcile.retryMs, pollMs: config.reconcile.intervalMs,
+  });
+  if (config.gateway.webhookSecret) confirmations.start();
+  const gatewayWebhooks = config.gateway.webhookSecret
+    ? createGatewayWebhookIntake({
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
+      ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
+    })
+    : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
@@ -278,7 +287,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

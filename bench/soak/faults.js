@@ -70,6 +70,21 @@ const FAULTS = {
   async redis_restart({ redis }) {
     return redis.mode === 'sentinel' ? `failover: ${await redis.failover()}` : `restart: ${await redis.restart()}`;
   },
+  async refund_voided({ sandbox, client, load }) {
+    // The merchant voids a refund in the console before its batch closes (issue 36): the money is no longer
+    // refunded, and the gateway's transaction.refund.voided names no sale, only the refund. The soak's own refunds
+    // are of unsettled sales (no refund transaction of their own), so the fault makes one: it closes the batch,
+    // refunds 1.00 of a settled sale through tokengate (as the merchant's service does), then voids that refund
+    // at the gateway.
+    await sandbox.api('POST', 'batches/current/close');
+    const entries = new Map((await sandbox.admin('GET', 'ledger')).map((e) => [e.key, e]));
+    const sale = [...load.saleKeys.keys()].find((k) => { const e = entries.get(k); return e?.state === 'settled' && Number(e.captured) - Number(e.refunded) >= 1; });
+    if (!sale) return 'no settled sale to refund yet';
+    const made = await client.write('refund', 'POST', `/v1/sales/${sale}/refunds`, { token: load.internal, body: { amount: '1.00' }, key: load.key('fault-refund') });
+    if (made.status !== 201 || !made.body?.key || made.body.key === sale) return `refund of ${sale} answered ${made.status}: nothing to void`;
+    const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: made.body.key });
+    return `refund ${made.body.key} of 1.00 (sale ${sale}), made through tokengate, voided at the gateway: ${res?.result_code ?? 'no answer'}`;
+  },
   async webhook_twice_late({ sandbox, windowMs }) {
     await sandbox.admin('POST', 'webhooks/hold');
     await sleep(windowMs);
@@ -82,7 +97,7 @@ const FAULTS = {
   },
 };
 
-const ORDER = ['gateway_slow', 'replica_sigkill', 'gateway_stall', 'webhook_twice_late', 'gateway_reset_after', 'redis_restart', 'gateway_5xx',
+const ORDER = ['gateway_slow', 'replica_sigkill', 'gateway_stall', 'webhook_twice_late', 'gateway_reset_after', 'refund_voided', 'redis_restart', 'gateway_5xx',
   'gateway_reset_before', 'rolling_deploy', 'gateway_5xx_after', 'gateway_429'];
 
 const RESTARTS_REPLICAS = new Set(['replica_sigkill', 'rolling_deploy']);

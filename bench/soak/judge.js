@@ -107,6 +107,30 @@ function judgeLedger({ entries, transactions, operations, keys, invoicePrefix, r
   return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, refundsTwice, removedCharged, invoices: byInvoice.size };
 }
 
+/**
+ * Money views against the ledger (issue 36): of the sales tokengate answered, each one standing at the gateway
+ * (not voided, not declined) must read in tokengate's own view as refunded exactly what the gateway refunded:
+ * its refunds less the voided ones, plus what refund:adjust took off before settlement. `views` maps a sale key
+ * to tokengate's answer to `GET /v1/sales/{key}` ({status, body}).
+ */
+function judgeMoneyViews(entries, views) {
+  const byKey = new Map(entries.map((e) => [e.key, e]));
+  let disagree = 0;
+  const diffs = [];
+  let judged = 0;
+  for (const [key, res] of views) {
+    const e = byKey.get(key);
+    if (!e || e.voided || e.state === 'voided' || e.result_code === 'D') continue;
+    judged++;
+    const there = cents(e.refunded) + cents(e.adjusted);
+    if (res.status !== 200 || cents(res.body?.amount_refunded) !== there) {
+      disagree++;
+      if (diffs.length < 10) diffs.push(`${key}: tokengate ${res.status} ${res.body?.amount_refunded}, ledger refunded ${e.refunded} + adjusted ${e.adjusted}`);
+    }
+  }
+  return { disagree, diffs, judged };
+}
+
 /** A regex that finds any of `numbers`, whole, with or without separators between the digits. */
 function cardPattern(numbers) {
   const alts = [...new Set(numbers)].map((n) => n.split('').join('[\\s\\-.]{0,3}'));
@@ -217,4 +241,4 @@ function memoryGrowth(series, minSpanS, windowS = 120) {
   return { growth: out, spans };
 }
 
-module.exports = { canonical, differing, judgeLedger, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };
+module.exports = { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };

@@ -124,7 +124,13 @@ async function startSandbox(runDir, creds, { perMinute, perDay, webhookUrl, webh
     if (!res.ok) throw new Error(`sandbox ${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
     return text ? JSON.parse(text) : undefined;
   };
-  return { url, baseUrl: `${url}/api/v2/`, proc, admin };
+  // The gateway's API itself, signed with the merchant's key, as its console acts (a refund voided there).
+  const api = async (method, route, body) => {
+    const { callSandbox } = require(path.join(ROOT, 'dist', 'sandbox', 'client.js'));
+    const res = await callSandbox(`${url}/api/v2/`, method, route, { body, apiKey: creds.apiKey, apiPin: creds.apiPin });
+    return res.json;
+  };
+  return { url, baseUrl: `${url}/api/v2/`, proc, admin, api };
 }
 
 /**

@@ -172,6 +172,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where to start: this description, its page, and the demo checkout in development */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -257,7 +274,7 @@ export interface paths {
         put?: never;
         /**
          * The gateway's webhooks (called by the gateway, not by callers)
-         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows is acknowledged (204) and counted. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
+         * @description No JWT: the raw body's `X-Signature` (lowercase hex HMAC-SHA256 keyed with `GATEWAY_WEBHOOK_SECRET`) is checked in constant time before anything is parsed; anything else answers 401 and changes nothing. Each `event_id` takes effect once (at least 4 days, across replicas), in any order: an event never undoes what a record already knows (a voided sale stays voided). It updates the record of the sale it names (captured, voided, refunded, settled through its batch), resolves a write whose outcome was unknown, and makes no gateway call. An event about nothing tokengate knows, a refund it cannot tie to a sale it knows (a refund's event names none), and an event whose `merchant.merch_key` is not `GATEWAY_MERCHANT_KEY` are acknowledged (204), counted and change nothing. Of the event's object only `key` is required (the gateway's documented examples carry no `trantype_code` or `status_code`). A change tokengate did not make is confirmed against the gateway in spare budget afterwards, and undone if the gateway contradicts it. With `GATEWAY_WEBHOOK_SECRET` unset the route does not exist (404).
          */
         post: operations["receiveGatewayWebhook"];
         delete?: never;
@@ -621,9 +638,12 @@ export interface components {
             data: components["schemas"]["PaymentMethod"][];
             total: number;
         };
+        /** @description What is at fault: the field (`path`) and the rule it breaks; for a 403, `path` `token.scope`, rule `insufficient_scope` and the `scope` missing. */
         ErrorDetail: {
             path: string;
             rule: string;
+            /** @description 403 only: the scope the token lacks */
+            scope?: string;
         };
         ErrorObject: {
             /** @enum {string} */
@@ -669,6 +689,11 @@ export interface components {
             created?: string;
             /** @description Listed refunds only, once tokengate has read the gateway's record of the sale: the gateway's status of the refund (`P` pending settlement, `S` settled, `V` voided, …; gateway status codes) */
             status_code?: string;
+            /**
+             * @description `voided` once the gateway voided the refund (its `transaction.refund.voided`): listed still, no longer counted in `amount_refunded`
+             * @enum {string}
+             */
+            status?: "voided";
         };
         /** @description A card collected in the browser by Pay.js: only its single-use payment key, never card data. */
         AddPaymentMethodRequest: {
@@ -713,17 +738,17 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
         };
-        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. */
+        /** @description Money returned: tokengate's own refund as `POST /v1/sales/{key}/refunds` answered it (`method` `void` when it voided an unsettled sale), or one made at the gateway (its console) that tokengate heard of. `refund.voided`: a refund voided at the gateway before its batch closed (its amount is no longer refunded; `status` `voided`). */
         RefundEvent: {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "refund.succeeded";
+            type: "refund.succeeded" | "refund.voided";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Refund"];
@@ -1048,10 +1073,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token lacks the scope */
+        /** @description The token lacks the scope named in `details` and in `WWW-Authenticate` */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description RFC 6750 §3.1: `Bearer error="insufficient_scope", scope="<the scopes needed>"` */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1833,6 +1860,43 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API's own pages, by path on this origin (`demo` only where /demo exists: development with the embedded sandbox) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        links: {
+                            docs: string;
+                            openapi: string;
+                            demo?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            422: components["responses"]["CardDataForbidden"];
         };
     };
     getOpenApi: {

@@ -151,7 +151,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
  * both hold (the reconcile deadline). Logged as warnings; the service starts.
  */
 export function configWarnings(c: Config): string[] {
-  if (c.env === 'production') return [];
+  // Production: webhooks on with no merchant named take any signed event as this merchant's (issue 36, item 3).
+  const merchant = c.gateway.webhookSecret && !c.gateway.merchantKey
+    ? ['GATEWAY_WEBHOOK_SECRET is set without GATEWAY_MERCHANT_KEY: a signed webhook of any merchant account is applied as this one\'s']
+    : [];
+  if (c.env === 'production') return merchant;
   const deadline = deadlineProblem(c.reconcile);
-  return deadline ? [deadline] : [];
+  return deadline ? [deadline, ...merchant] : merchant;
 }

@@ -23,6 +23,8 @@ export interface GatewayConfig {
   duplicateFolding: boolean;
   /** GATEWAY_WEBHOOK_SECRET: the key of the gateway's webhook signatures; unset, POST /v1/webhooks/gateway is 404. */
   webhookSecret: Secret | undefined;
+  /** GATEWAY_MERCHANT_KEY: the merchant whose webhooks apply; unset, every signed one does (production warns). */
+  merchantKey: string | undefined;
 }
 
 /** Subscriptions (contract, "Subscriptions"; issue 37). */
@@ -159,6 +161,10 @@ export interface SandboxConfig {
   lookupRefunds: 'none' | 'listed';
   /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
   customFields: 'echoed' | 'dropped';
+  /** SANDBOX_MERCHANT_KEY: the `merch_key` of its webhooks. */
+  merchantKey: string;
+  /** SANDBOX_REFUND_WITHOUT_AMOUNT: a refund without amount after a partial one: what is left, or the original (refused). */
+  refundWithoutAmount: 'left' | 'original';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

@@ -8,7 +8,7 @@ export const EVENT_ID = /^evt_(\d{1,16})-(\d{1,19})$/;
 
 const TYPES: ReadonlySet<string> = new Set<PaymentEventType>([
   'sale.succeeded', 'sale.authorized', 'sale.declined', 'sale.captured', 'sale.voided', 'sale.settled', 'refund.succeeded',
-  'payment_method.added', 'payment_method.removed', 'customer.created', 'customer.deleted',
+  'refund.voided', 'sale.unvoided', 'sale.adjusted', 'payment_method.added', 'payment_method.removed', 'customer.created', 'customer.deleted',
   'subscription.created', 'subscription.renewed', 'subscription.payment_failed', 'subscription.past_due', 'subscription.unpaid',
   'subscription.canceled', 'subscription.completed', 'subscription.updated',
   'settlement.closed', 'settlement.mismatch',

@@ -131,6 +131,7 @@ export function parseTransactionDetail(body: unknown): TransactionDetail {
     refunds: o.refunds === undefined || o.refunds === null ? [] : Array.isArray(o.refunds) ? o.refunds.map(refundSummary) : [],
   };
   if (o.refunds !== undefined && o.refunds !== null && !Array.isArray(o.refunds)) throw new ShapeError('refunds is not an array');
+  if (Array.isArray(o.refunds)) tx.refundsListed = true;
   const resultCode = str(o, 'result_code', false);
   if (resultCode !== undefined) {
     if (!RESULT_CODES.includes(resultCode)) throw new ShapeError('result_code is unknown');

@@ -250,6 +250,11 @@ export interface TransactionDetail {
   cvc?: { result_code: string; result: string };
   batch?: Transaction['batch'];
   refunds: RefundSummary[];
+  /**
+   * The look-up carried a `refunds` list at all: neither the reference nor the real capture shows one
+   * (gateway-facts.md, Looking transactions up), so without it `refunds` is empty and says nothing.
+   */
+  refundsListed?: boolean;
   /** On a refund: the transaction it returned money for. */
   original?: { key: string; refnum: string };
   /** Text custom fields, when the gateway kept some (a refund tokengate tagged: src/reconcile/refund-tag.ts). */

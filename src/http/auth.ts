@@ -30,6 +30,7 @@ import { Forbidden, NotFound, Unauthenticated } from './errors';
 import { createJwksKeySource, KeyUnavailable } from './jwks';
 import { ANY_CUSTOMER_SCOPE, callerOf, checkToken, type CheckedToken, type TokenRules } from './token-checks';
 import { signatureMatches } from './token-signature';
+import type { Scope } from './scopes';
 import type { AuthContext } from './types';
 import { createVerifiedTokens } from './verified-tokens';
 
@@ -192,13 +193,13 @@ export function requireAuth(req: Request): AuthContext {
 }
 
 /** 403 forbidden unless the token carries `scope`. Mount after `authenticate`. */
-export function requireScope(scope: string): RequestHandler {
+export function requireScope(scope: Scope): RequestHandler {
   return (req, _res, next) => {
     const auth = req.auth;
     if (!auth) return next(new Unauthenticated());
     if (!auth.scopes.has(scope)) {
       req.log?.debug('scope missing', { scope });
-      return next(new Forbidden());
+      return next(new Forbidden([scope]));
     }
     next();
   };
@@ -208,7 +209,7 @@ export function requireScope(scope: string): RequestHandler {
 export function requireAnyCustomer(): RequestHandler {
   return (req, _res, next) => {
     if (!req.auth) return next(new Unauthenticated());
-    next(req.auth.anyCustomer ? undefined : new Forbidden());
+    next(req.auth.anyCustomer ? undefined : new Forbidden(['customers:any']));
   };
 }
 

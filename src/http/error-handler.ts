@@ -12,7 +12,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { isGatewayError } from '../gateway/errors';
 import type { Logger } from '../observability/logger';
 import { NotFoundError } from '../access';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from '../redis/errors';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { ApiError, InternalError, InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unavailable, fromGatewayError } from './errors';
 import { REQUEST_ID_HEADER } from './request-id';

@@ -11,6 +11,7 @@
  */
 import { redactPansDeep } from '../card/pan';
 import type { GatewayError } from '../gateway/errors';
+import type { Scope } from './scopes';
 
 export type ApiErrorCode =
   | 'invalid_request'
@@ -36,10 +37,14 @@ export type ApiErrorCode =
   | 'subscription_not_active'
   | 'internal_error';
 
-/** One validation problem: where (`body.amount`, `query.limit`, `header.idempotency-key`) and which rule. */
+/**
+ * One problem: where (`body.amount`, `query.limit`, `header.idempotency-key`, `token.scope`) and which rule; a
+ * 403's detail names the `scope` the token lacks.
+ */
 export interface ErrorDetail {
   path: string;
   rule: string;
+  scope?: string;
 }
 
 export interface ErrorBody {
@@ -110,9 +115,21 @@ export class Unauthenticated extends ApiError {
   }
 }
 
+/**
+ * 403: the token lacks a scope. The answer names it (issue 41), as RFC 6750 §3.1 does in the challenge:
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="refunds:create"`, and in `details`
+ * (`{"path": "token.scope", "rule": "insufficient_scope", "scope": "refunds:create"}`). Scope names come from
+ * the code's scope table, never from the token.
+ */
 export class Forbidden extends ApiError {
-  constructor() {
-    super(403, 'forbidden', 'The token does not allow this operation.');
+  constructor(readonly scopes: readonly Scope[] = []) {
+    super(403, 'forbidden', scopes.length > 0 ? `The token does not allow this operation: it needs the scope ${scopes.join(' and ')}.` : 'The token does not allow this operation.', {
+      details: scopes.map((scope) => ({ path: 'token.scope', rule: 'insufficient_scope', scope })),
+    });
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return this.scopes.length > 0 ? { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${this.scopes.join(' ')}"` } : {};
   }
 }
 

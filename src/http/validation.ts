@@ -101,8 +101,20 @@ const RULES: Record<string, string> = {
 };
 
 /**
- * ajv errors as details. An unknown field is reported at its parent's path: the name itself is caller input.
- * `instancePath` is a JSON pointer over property names the schema declares, so it is safe to show.
+ * A field name the caller sent that the schema does not know, when it is safe to say back: a plain identifier
+ * (letters, digits, `_`, `-`; at most 64 characters) with fewer than six digits, so it can never carry a card
+ * number or most of one (issue 41: `path: "body"` did not say which field was wrong). Anything else is
+ * reported at its parent's path, as before: the name is caller input.
+ */
+const SAFE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+export function sayableFieldName(name: unknown): string | undefined {
+  if (typeof name !== 'string' || !SAFE_NAME.test(name)) return undefined;
+  return (name.match(/[0-9]/g)?.length ?? 0) < 6 ? name : undefined;
+}
+
+/**
+ * ajv errors as details. An unknown field is named when sayableFieldName allows it, else reported at its
+ * parent's path. `instancePath` is a JSON pointer over property names the schema declares, so it is safe to show.
  */
 export function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
   const seen = new Set<string>();
@@ -110,6 +122,10 @@ export function toDetails(prefix: string, errors: readonly ErrorObject[] | null 
   for (const e of errors ?? []) {
     let path = prefix + e.instancePath.replace(/\//g, '.');
     if (e.keyword === 'required') path += `.${String(e.params.missingProperty)}`;
+    if (e.keyword === 'additionalProperties') {
+      const name = sayableFieldName(e.params.additionalProperty);
+      if (name !== undefined) path += `.${name}`;
+    }
     const detail = { path, rule: RULES[e.keyword] ?? e.keyword };
     const id = `${detail.path} ${detail.rule}`;
     if (!seen.has(id)) {
@@ -226,7 +242,10 @@ export function parseUpdatePaymentMethod(body: unknown): { method_name?: string;
 export function parseEmptyBody(body: unknown): void {
   if (body === undefined) return;
   if (!isPlainObject(body)) throw new InvalidRequest([{ path: 'body', rule: 'type' }]);
-  if (Object.keys(body).length > 0) throw new InvalidRequest([{ path: 'body', rule: 'unknown_field' }]);
+  const extra = Object.keys(body);
+  if (extra.length > 0) {
+    throw new InvalidRequest(extra.slice(0, 10).map((k) => ({ path: sayableFieldName(k) === undefined ? 'body' : `body.${k}`, rule: 'unknown_field' })).filter((d, i, all) => all.findIndex((o) => o.path === d.path) === i));
+  }
 }
 
 const WHOLE = /^(0|[1-9][0-9]{0,9})$/;

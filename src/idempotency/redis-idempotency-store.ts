@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
-import { StoreUnavailableError } from './errors';
+import { StoreUnavailableError } from '../redis/errors';
 import { inProgress } from './in-progress';
 import { withIdempotencyScripts, type ScriptedClient } from './scripts';
 import { storedResponseJson } from './scrub';

@@ -23,5 +23,9 @@ export async function findNewMethod(
   const list = (await read(() => gateway.listPaymentMethods(custkey, { limit: 100, offset: 0 }))).value;
   const candidates = list.data.filter((m) => (last4 === undefined || String(m.ccnum4last ?? '') === last4) && (expiration === undefined || String(m.expires ?? '') === expiration));
   // Newest by `added` ("YYYY-MM-DD hh:mm:ss" sorts as text); equal stamps: the later in the list.
-  return candidates.reduce<PaymentMethod | undefined>((best, m) => (!best || String(m.added ?? '') >= String(best.added ?? '') ? m : best), undefined);
+  const found = candidates.reduce<PaymentMethod | undefined>((best, m) => (!best || String(m.added ?? '') >= String(best.added ?? '') ? m : best), undefined);
+  // The customer's only card is its default (contract: exactly one default when it has any), whatever sortord the
+  // gateway gave it: the answer and the payment_method.added event said `default: false` for a first card
+  // (issue 36, item 5), while the list said true.
+  return found && list.data.length === 1 ? { ...found, default: true } : found;
 }

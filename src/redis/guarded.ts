@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from './errors';
 
 /** The error a store raises when Redis fails or is too slow (a class taking a message and the cause). */
 export type UnavailableError = new (message: string, cause?: unknown) => Error;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RedisClient } from './connect';
 import { guarded } from './guarded';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from './errors';
 
 /** While replicas are short, how often INFO may be asked whether they are back (ms). */
 const RECHECK_MS = 250;

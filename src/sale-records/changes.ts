@@ -7,6 +7,12 @@ import type { GatewaySaleState, Heard, RecordChange } from './types';
  * redelivery after a replica died between the change and its event must still emit it; the log's dedupe by
  * `change` keeps it one event). A refund or capture tokengate's own write has in flight is left to that write.
  */
+/** The script's result as the intake sees it (lua/hear.lua returns more kinds of "nothing new"). */
+export function hearResultOf(result: string): import('./types').HearResult {
+  if (result === 'absent' || result === 'busy' || result === 'unknown_refund') return result;
+  return result === 'applied' || result === 'changed' ? 'applied' : 'known';
+}
+
 export function changesOfHeard(saleKey: string, heard: Heard, result: string, state: string, cents: number): RecordChange[] {
   if (result === 'absent') return [];
   switch (heard.kind) {
@@ -22,7 +28,14 @@ export function changesOfHeard(saleKey: string, heard: Heard, result: string, st
     }
     case 'adjusted':
       // tokengate's own refund:adjust is its write's event (refund:<sale>:<write>); only one made elsewhere is new.
-      return result === 'applied' ? [{ saleKey, kind: 'refunded', change: adjustChange(saleKey, heard.leftCents), refund: { key: saleKey, cents } }] : [];
+      return result === 'applied' ? [{ saleKey, kind: 'adjusted', change: adjustChange(saleKey, heard.leftCents) }] : [];
+    case 'refund_voided':
+      return result === 'applied' || result === 'listed' ? [{ saleKey, kind: 'refund_voided', refund: { key: heard.refundKey, cents } }] : [];
+    case 'refund_restored':
+      // What really happened: the refund stands; the money left is what it was before the webhook.
+      return result === 'applied' ? [{ saleKey, kind: 'adjusted', change: `refund-restore:${heard.refundKey}` }] : [];
+    case 'unvoided':
+      return result === 'changed' ? [{ saleKey, kind: 'unvoided' }] : [];
   }
 }
 
@@ -33,6 +46,7 @@ export const adjustChange = (saleKey: string, leftCents: number) => `adjust:${sa
 export interface RefreshReport {
   voidedNow: boolean;
   settledNow: boolean;
+  unvoidedNow: boolean;
   refundedBefore: number;
   refundedAfter: number;
   capturedCents: number;
@@ -45,6 +59,7 @@ export interface RefreshReport {
 export function changesOfRefresh(saleKey: string, r: RefreshReport, seen: GatewaySaleState): RecordChange[] {
   const out: RecordChange[] = [];
   if (r.voidedNow) out.push({ saleKey, kind: 'voided' });
+  if (r.unvoidedNow) out.push({ saleKey, kind: 'unvoided' });
   if (r.settledNow && r.state === 'captured') out.push({ saleKey, kind: 'settled' });
   let listed = 0;
   for (const key of r.fresh) {
@@ -55,5 +70,8 @@ export function changesOfRefresh(saleKey: string, r: RefreshReport, seen: Gatewa
   }
   const unlisted = r.refundedAfter - r.refundedBefore - listed;
   if (unlisted > 0 && r.state === 'captured') out.push({ saleKey, kind: 'refunded', change: adjustChange(saleKey, r.capturedCents - r.refundedAfter), refund: { key: saleKey, cents: unlisted } });
+  // The gateway confirms less refunded than the record held (a voided refund, a webhook it contradicts): the
+  // money is back, and the sale's events say so.
+  if (r.refundedAfter < r.refundedBefore && r.state === 'captured') out.push({ saleKey, kind: 'adjusted', change: adjustChange(saleKey, r.capturedCents - r.refundedAfter) });
   return out;
 }

@@ -1,6 +1,7 @@
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
-import { mergeRefunds } from './refunds';
-import { changesOfHeard, changesOfRefresh } from './changes';
+import { adjusted, refundMoved } from './memory-money';
+import { markVoided, mergeRefunds } from './refunds';
+import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
 import type { Heard, ListedSaleRefund, RecordChange, RecordChangeSink, ReserveResult, ReservedOp, SaleFields, SaleRecord, SaleRecords, SaleState } from './types';
 
 interface Reservation {
@@ -13,7 +14,7 @@ interface Reservation {
 }
 
 /** What the memory store keeps beside a record (the Redis hash's other fields). */
-interface Kept extends SaleRecord {
+export interface Kept extends SaleRecord {
   reservations: Map<string, Reservation>;
   creditedRefunds: Set<string>;
   version: number;
@@ -21,6 +22,8 @@ interface Kept extends SaleRecord {
   settled: boolean;
   own: Map<string, ListedSaleRefund>;
   external: ListedSaleRefund[];
+  /** Refunds voided at the gateway, with their cents ('rv:' in Redis). */
+  voidedRefunds?: Map<string, number>;
 }
 
 /**
@@ -83,16 +86,19 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
         Object.assign(r, { refundedCents: Math.min(r.capturedCents, r.refundedCents + cents), version: r.version + 1 });
         return ['applied', r.state, cents];
       }
-      case 'adjusted': {
-        if (r.state !== 'captured') return ['unchanged', r.state, 0];
-        if (r.pendingRefundCents !== 0) return ['busy', r.state, 0];
-        const left = r.capturedCents - r.refundedCents;
-        if (heard.leftCents >= left) return ['listed', r.state, 0];
-        Object.assign(r, { refundedCents: r.capturedCents - heard.leftCents, version: r.version + 1 });
-        return ['applied', r.state, left - heard.leftCents];
-      }
+      case 'adjusted':
+        return adjusted(r, heard.leftCents);
+      case 'refund_voided':
+      case 'refund_restored':
+        return refundMoved(r, heard.kind, heard.refundKey);
+      case 'unvoided':
+        if (r.state === 'voiding') return ['busy', r.state, 0];
+        if (r.state !== 'voided') return ['unchanged', r.state, 0];
+        Object.assign(r, { state: r.capturedCents > 0 ? 'captured' : 'authorized', version: r.version + 1 });
+        return ['changed', r.state, 0];
     }
   };
+  const refundSales = new Map<string, string>();
   const keys = new WeakMap<Kept, string>();
   const saleKeyOf = (r: Kept) => keys.get(r) ?? '';
   const refreshing = new Map<string, number>();
@@ -110,7 +116,7 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
     async view(saleKey) {
       const r = records.get(saleKey);
       if (!r) return undefined;
-      const refunds = mergeRefunds([...r.own.values()].map((x) => ({ ...x })), r.external.map((x) => ({ ...x })));
+      const refunds = markVoided(mergeRefunds([...r.own.values()].map((x) => ({ ...x })), r.external.map((x) => ({ ...x }))), new Set(r.voidedRefunds?.keys()));
       return { record: recordOf(r), version: r.version, settled: r.settled, refunds, seenMs: r.seenMs, credited: new Set(r.creditedRefunds) };
     },
     async claimRefresh(saleKey, ttlMs) {
@@ -118,6 +124,12 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
       if (until > Date.now()) return false;
       refreshing.set(saleKey, Date.now() + ttlMs);
       return true;
+    },
+    async releaseRefresh(saleKey) {
+      refreshing.delete(saleKey);
+    },
+    async saleOfRefund(key) {
+      return refundSales.get(key);
     },
     async rememberUnknown(saleKey, ttlMs) {
       unknown.delete(saleKey);
@@ -136,16 +148,18 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
       if (!r || r.version !== version || r.state === 'capturing' || r.state === 'voiding' || r.pendingRefundCents !== 0) return false;
       const before = { refunded: r.refundedCents, settled: r.settled, listed: new Set(r.external.map((x) => x.key)) };
       const own = new Set([...r.creditedRefunds, ...[...r.own.values()].map((x) => x.key)]);
-      let voidedNow = false;
+      let [voidedNow, unvoidedNow] = [false, false];
       if ((r.state === 'captured' || r.state === 'authorized') && seen.voided) [r.state, voidedNow] = ['voided', true];
-      else if (r.state === 'captured' && seen.refundedCents > r.refundedCents) r.refundedCents = seen.refundedCents;
+      else if (r.state === 'voided' && !seen.voided && seen.restoreTo) [r.state, unvoidedNow] = [seen.restoreTo, true];
+      if (r.state === 'captured' && !voidedNow) [r.refundedCents, r.capturedCents] = [seen.refundedCents, seen.capturedCents];
+      for (const x of seen.gatewayRefunds) refundSales.set(x.key, saleKey);
       if (seen.settled) r.settled = true;
       r.external = seen.gatewayRefunds.map((x) => ({ key: x.key, refnum: x.refnum, cents: x.cents, created: x.created, statusCode: x.statusCode, method: 'refund', own: false }));
       r.seenMs = Date.now();
       r.version += 1;
       const fresh = r.external.map((x) => x.key).filter((k) => !before.listed.has(k) && !own.has(k));
       await report(changesOfRefresh(saleKey, {
-        voidedNow, settledNow: seen.settled && !before.settled, refundedBefore: before.refunded, refundedAfter: r.refundedCents, capturedCents: r.capturedCents, state: r.state, fresh,
+        voidedNow, unvoidedNow, settledNow: seen.settled && !before.settled, refundedBefore: before.refunded, refundedAfter: r.refundedCents, capturedCents: r.capturedCents, state: r.state, fresh,
       }, seen));
       return true;
     },
@@ -163,8 +177,9 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
     },
     async hear(saleKey, heard) {
       const [result, state, cents] = hearOne(records.get(saleKey), heard);
+      if (heard.kind === 'refunded' && result === 'applied') refundSales.set(heard.refund.key, saleKey);
       await report(changesOfHeard(saleKey, heard, result, state, cents));
-      return result !== 'absent';
+      return hearResultOf(result);
     },
     async settleBatch(batch) {
       const sales = [...(batches.get(batch) ?? [])];
@@ -217,6 +232,8 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
         if (how === 'applied') {
           r.refundedCents += applied ?? res.cents;
           if (refundKey) r.creditedRefunds.add(refundKey);
+          const key = refundKey ?? listed?.key;
+          if (key && key !== saleKey) refundSales.set(key, saleKey);
           if (listed) {
             const created = String(Math.floor(Date.now() / 1000));
             r.own.set(reservation, { key: listed.key, refnum: listed.refnum, cents: applied ?? res.cents, created, method: listed.method, own: true });

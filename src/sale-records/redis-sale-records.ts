@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { decodeSaleFields, encodeBatchFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { listedRefundsOf } from './refunds';
-import { changesOfHeard, changesOfRefresh } from './changes';
+import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
 import { BATCH_INDEX_TTL_MS, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
@@ -59,6 +59,11 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const timeoutMs = options.opTimeoutMs ?? 2000;
   // The sales of each batch (its key from the sale's answer, a capture's, or a lookup): a batch's close event
   // names the batch, not its sales (gateway-facts.md, Webhooks), and this settles them with no gateway read.
+  // Which sale each refund transaction belongs to (tokengate's own, or one listed on a sale): a refund's webhook
+  // names no sale, so this is how `transaction.refund.*` finds its sale without guessing.
+  const refundKey = (key: string) => `{${options.keyPrefix}:refund:${encodeURIComponent(key)}}`;
+  const indexRefund = (saleKey: string, key: string | undefined) =>
+    key && key !== saleKey ? call('refund index', () => redis.set(refundKey(key), saleKey, 'PX', ttlMs)) : undefined;
   const batchKey = (batch: string) => `{${options.keyPrefix}:batch:${encodeURIComponent(batch)}}`;
   const indexBatch = (saleKey: string, batch: string | undefined) =>
     batch ? call('batch', () => redis.tgSaleIndexBatch(batchKey(batch), saleKey, BATCH_INDEX_TTL_MS)) : undefined;
@@ -83,6 +88,9 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     async claimRefresh(saleKey, ttlMs) {
       return (await call('claimRefresh', () => redis.set(`${recordKey(saleKey)}:refreshing`, '1', 'PX', ttlMs, 'NX'))) === 'OK';
     },
+    async releaseRefresh(saleKey) {
+      await call('releaseRefresh', () => redis.del(`${recordKey(saleKey)}:refreshing`));
+    },
     async rememberUnknown(saleKey, ttlMs) {
       await call('rememberUnknown', () => redis.set(unknownKey(saleKey), '1', 'PX', ttlMs));
     },
@@ -91,11 +99,12 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async refresh(saleKey, version, seen) {
       const external = seen.gatewayRefunds.flatMap((r) => [`rx:${r.key}`, `${r.refnum}|${r.cents}|${r.created}|${r.statusCode}`]);
-      const reply = await call('refresh', () => redis.tgSaleRefresh(recordKey(saleKey), String(version), String(seen.refundedCents), seen.voided ? '1' : '0', seen.settled ? '1' : '0', ...external));
+      await Promise.all(seen.gatewayRefunds.map((r) => indexRefund(saleKey, r.key)));
+      const reply = await call('refresh', () => redis.tgSaleRefresh(recordKey(saleKey), String(version), String(seen.refundedCents), seen.voided ? '1' : '0', seen.settled ? '1' : '0', String(seen.capturedCents), seen.restoreTo ?? '', ...external));
       if (!Array.isArray(reply)) return false;
       const r = reply.map(String);
       await report(changesOfRefresh(saleKey, {
-        voidedNow: r[1] === '1', settledNow: r[2] === '1', refundedBefore: Number(r[3]), refundedAfter: Number(r[4]), capturedCents: Number(r[5]), state: r[6] ?? '', fresh: r.slice(7),
+        voidedNow: r[1] === '1', settledNow: r[2] === '1', refundedBefore: Number(r[3]), refundedAfter: Number(r[4]), capturedCents: Number(r[5]), state: r[6] ?? '', unvoidedNow: r[7] === '1', fresh: r.slice(8),
       }, seen));
       return true;
     },
@@ -112,10 +121,15 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       if (heard.kind === 'captured') args.push(String(heard.capturedCents), ...(heard.batch ? encodeBatchFields(heard.batch) : []));
       if (heard.kind === 'refunded') args.push(heard.refund.key, `${heard.refund.refnum}|${heard.refund.cents}|${heard.refund.created}|${heard.refund.statusCode}`);
       if (heard.kind === 'adjusted') args.push(String(heard.leftCents));
+      if (heard.kind === 'refund_voided' || heard.kind === 'refund_restored') args.push(heard.refundKey);
       const [result, state, cents] = ((await call('hear', () => redis.tgSaleHear(recordKey(saleKey), ...args))) as unknown[]).map(String);
       if (heard.kind === 'captured' && result === 'changed') await indexBatch(saleKey, heard.batch?.key);
+      if (heard.kind === 'refunded' && result === 'applied') await indexRefund(saleKey, heard.refund.key);
       await report(changesOfHeard(saleKey, heard, result ?? 'absent', state ?? '', Number(cents ?? 0)));
-      return result !== 'absent';
+      return hearResultOf(result ?? 'absent');
+    },
+    async saleOfRefund(key) {
+      return (await call('saleOfRefund', () => redis.get(refundKey(key)))) ?? undefined;
     },
     async settleBatch(batch) {
       const sales = await call('batch', () => redis.smembers(batchKey(batch)));
@@ -137,7 +151,10 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async settle(saleKey, _op, reservation, how, appliedCents, refundKey, listed) {
       const entry = listed ? `${listed.key}|${listed.refnum}|${listed.method}` : '';
-      await call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents), refundKey ?? '', entry));
+      await Promise.all([
+        call('settle', () => redis.tgSaleSettle(recordKey(saleKey), reservation, how, appliedCents === undefined ? '' : String(appliedCents), refundKey ?? '', entry)),
+        how === 'applied' ? indexRefund(saleKey, refundKey ?? listed?.key) : undefined,
+      ]);
     },
     async moves(saleKey) {
       const fields = await call('moves', () => redis.hgetall(recordKey(saleKey)));

@@ -13,7 +13,13 @@ export function listedRefundsOf(hash: Record<string, string>): ListedSaleRefund[
       seen.set(name.slice(3), { key: name.slice(3), refnum, cents: Number(cents), created, statusCode, method: 'refund', own: false });
     }
   }
-  return mergeRefunds(out, [...seen.values()]);
+  const voided = new Set(Object.keys(hash).filter((name) => name.startsWith('rv:')).map((name) => name.slice(3)));
+  return markVoided(mergeRefunds(out, [...seen.values()]), voided);
+}
+
+/** Refunds voided at the gateway (`rv:<key>`, lua/hear.lua) are listed as voided, with its status code V. */
+export function markVoided(refunds: ListedSaleRefund[], voided: ReadonlySet<string>): ListedSaleRefund[] {
+  return voided.size === 0 ? refunds : refunds.map((r) => (voided.has(r.key) ? { ...r, voided: true, statusCode: 'V' } : r));
 }
 
 /** A sortable "YYYY-MM-DD hh:mm:ss" for either form of `created` (tokengate's own refunds keep Unix seconds). */

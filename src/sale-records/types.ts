@@ -147,6 +147,8 @@ export interface SaleRecords {
    * this caller holds it.
    */
   claimRefresh(saleKey: string, ttlMs: number): Promise<boolean>;
+  /** Gives the claim up (its gateway read failed): the next read past the bound may refresh at once. */
+  releaseRefresh(saleKey: string): Promise<void>;
   /**
    * Remembers for `ttlMs` that the gateway does not know `saleKey` as a sale (guarantee 11: a key the gateway has
    * said it does not know is not asked about again for a while). A sale tokengate makes has a record, which is
@@ -160,10 +162,23 @@ export interface SaleRecords {
    * the record knows, never counting a refund twice, leaving tokengate's own writes in flight to their answers.
    * Reports (`onChange`) what now holds and is an event. False when tokengate keeps no record of the sale.
    */
-  hear(saleKey: string, heard: Heard): Promise<boolean>;
+  hear(saleKey: string, heard: Heard): Promise<HearResult>;
+  /**
+   * The sale a refund transaction belongs to, from tokengate's own records (a refund it made, or one it saw listed
+   * on a sale): a refund's webhook names no sale (gateway-facts.md, Money webhooks in detail). Undefined: not
+   * known here, and never guessed.
+   */
+  saleOfRefund(refundKey: string): Promise<string | undefined>;
   /** The batch closed: its captured sales are settled (each reported). How many sales the batch held. */
   settleBatch(batchKey: string): Promise<number>;
 }
+
+/**
+ * What a webhook did to a record: `absent` no record; `applied` it changed the money or state; `known` it only
+ * confirmed what the record held (tokengate's own write, or a redelivery); `busy` a write of tokengate's in flight
+ * decides; `unknown_refund` a refund the record does not list.
+ */
+export type HearResult = 'absent' | 'applied' | 'known' | 'busy' | 'unknown_refund';
 
 /** What a gateway webhook reports about a sale (src/webhooks reads it from the event's subset object). */
 export type Heard =
@@ -171,7 +186,14 @@ export type Heard =
   | { kind: 'voided' }
   | { kind: 'captured'; capturedCents: number; batch?: Transaction['batch'] }
   | { kind: 'refunded'; refund: HeardRefund }
-  | { kind: 'adjusted'; leftCents: number };
+  /** The gateway's new amount: an authorization's hold, or what a captured sale has left (issue 36). */
+  | { kind: 'adjusted'; leftCents: number }
+  /** A refund the record lists was voided at the gateway: its amount is no longer refunded. */
+  | { kind: 'refund_voided'; refundKey: string }
+  /** A refund marked voided that the gateway shows standing (the webhook that said so was contradicted). */
+  | { kind: 'refund_restored'; refundKey: string }
+  /** A voided sale was restored at the gateway. */
+  | { kind: 'unvoided' };
 
 /** A refund with a transaction of its own, as the gateway shows it. */
 export interface HeardRefund {
@@ -190,7 +212,9 @@ export interface HeardRefund {
  */
 export type RecordChange =
   | { saleKey: string; kind: 'sale'; type: 'sale.succeeded' | 'sale.authorized' | 'sale.declined' }
-  | { saleKey: string; kind: 'captured' | 'voided' | 'settled' }
+  | { saleKey: string; kind: 'captured' | 'voided' | 'settled' | 'unvoided' }
+  | { saleKey: string; kind: 'adjusted'; change: string }
+  | { saleKey: string; kind: 'refund_voided'; refund: { key: string; cents: number } }
   | { saleKey: string; kind: 'refunded'; change: string; refund: { key: string; refnum?: string; cents: number } };
 
 /** Where a store reports record changes (the event log's renderer); a failure fails the call that changed it. */
@@ -215,6 +239,8 @@ export interface ListedSaleRefund {
   /** The gateway's status code of a refund it listed; tokengate's own have none. */
   statusCode?: string;
   own: boolean;
+  /** Voided at the gateway (its `transaction.refund.voided`): listed, no longer counted in what was refunded. */
+  voided?: boolean;
 }
 
 export interface SaleView {
@@ -232,8 +258,13 @@ export interface SaleView {
 
 /** What a gateway read of the sale shows, as a refresh folds it in. */
 export interface GatewaySaleState {
+  /** Refunded as the gateway confirms it (set as is: guarantee 12, both directions). */
   refundedCents: number;
+  /** Captured as the gateway confirms it (an adjustment up raises it). */
+  capturedCents: number;
   voided: boolean;
+  /** The gateway shows a sale the record holds voided as standing (unvoided): the state it is restored to. */
+  restoreTo?: 'captured' | 'authorized';
   settled: boolean;
   /**
    * The refunds the gateway lists on the sale. Those made outside tokengate are listed as the gateway's; those of

@@ -50,5 +50,18 @@ function draftOf(c: RecordChange, view: SaleView | undefined): EventDraft[] {
       };
       return [{ type: 'refund.succeeded', change: c.change, data: refund }];
     }
+    case 'unvoided':
+      return [{ type: 'sale.unvoided', change: `unvoid:${c.saleKey}`, data: sale() }];
+    case 'adjusted':
+      return [{ type: 'sale.adjusted', change: c.change, data: sale() }];
+    case 'refund_voided': {
+      // The refund as the sale now lists it (status voided), or, if no longer listed, what the record knew of it.
+      const listed = view.refunds.find((r) => r.key === c.refund.key);
+      const refund = {
+        type: 'refund', key: c.refund.key, refnum: listed?.refnum ?? '', sale: c.saleKey, amount: fromCents(listed?.cents ?? c.refund.cents),
+        result_code: 'A', result: 'Approved', method: listed?.method ?? 'refund', status_code: 'V', status: 'voided',
+      };
+      return [{ type: 'refund.voided', change: `refund-void:${c.refund.key}`, data: refund }];
+    }
   }
 }

@@ -3,14 +3,14 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import { toCents } from '../gateway/money';
 import type { TransactionDetail } from '../gateway/types';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from '../redis/errors';
 import type { Logger } from '../observability/logger';
 import type { GatewaySaleState, SaleRecord, SaleRecords, SaleView } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { factsOfDetail, factsOfView, type SaleFacts } from './sale-object';
 import { createBackgroundRefresh } from '../views/background-refresh';
 import { freshnessOf, REFRESH_CLASS, type Freshness } from '../views/freshness';
-import { capturedCents, fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
+import { fieldsOfDetail, isSale, recordFromDetail, refundedCents, statusOf } from './sale-view';
 
 
 /** What a sale lookup found: the record (ownership, bounds) and, when it asked the gateway, its answer. */
@@ -56,17 +56,28 @@ export interface SaleLookup {
   fold(saleKey: string, view: SaleView, detail: TransactionDetail): Promise<void>;
 }
 
-/** What a gateway read shows of a sale, beside what tokengate's record knows (`view`). */
+/**
+ * What a gateway read confirms of a sale, beside what tokengate's record knows (`view`). Guarantee 12: the
+ * gateway's word wins in both directions where its read says it. An unsettled sale's `auth_amount` is what it has
+ * left (a refund:adjust lowers it, an adjustment changes it); a settled sale's refunds are transactions of their
+ * own, which its look-up lists only on some gateways (`refundsListed`): without that list the record's refunded
+ * stands (tokengate's own refunds, the webhooks it could link), never a guess from the look-up.
+ */
 export function gatewayState(view: SaleView, detail: TransactionDetail): GatewaySaleState {
   const { record } = view;
   const status = statusOf(detail);
-  // Less left at the gateway than the record says: refunded elsewhere (the console), never the other way.
-  const leftHere = record.capturedCents - record.refundedCents;
-  const leftThere = capturedCents(detail) - refundedCents(detail);
-  const refundedElsewhere = status !== 'voided' && record.state === 'captured' && leftThere < leftHere ? leftHere - leftThere : 0;
+  let { refundedCents: refunded, capturedCents: captured } = record;
+  const standing = status === 'pending_settlement' || status === 'settled';
+  if (record.state === 'captured' && standing && (status !== 'settled' || detail.refundsListed)) {
+    const left = toCents(detail.auth_amount ?? detail.amount) - (detail.refundsListed ? refundedCents(detail) : 0);
+    if (left > captured) captured = left;
+    refunded = Math.max(0, captured - left);
+  }
   return {
-    refundedCents: record.refundedCents + refundedElsewhere,
+    refundedCents: refunded,
+    capturedCents: captured,
     voided: status === 'voided',
+    ...(record.state === 'voided' && standing ? { restoreTo: 'captured' as const } : record.state === 'voided' && status === 'authorized' ? { restoreTo: 'authorized' as const } : {}),
     settled: status === 'settled',
     gatewayRefunds: detail.refunds.map((r) => ({ key: r.key, refnum: r.refnum, cents: toCents(r.amount), created: r.created, statusCode: r.status_code })),
   };
@@ -117,9 +128,37 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
   function refreshLater(caller: Caller, saleKey: string, view: SaleView): void {
     refresher.start(saleKey, async () => {
       if (!(await records.claimRefresh(saleKey, settings.refreshLockMs ?? 30_000))) return;
-      const detail = (await budget.run(REFRESH_CLASS, () => gateway.getTransaction(saleKey), { maxWaitMs: 0, caller: caller.sub })).value;
+      let detail: TransactionDetail;
+      try {
+        detail = (await budget.run(REFRESH_CLASS, () => gateway.getTransaction(saleKey), { maxWaitMs: 0, caller: caller.sub })).value;
+      } catch (err) {
+        // The read failed (no spare budget, the gateway down): the claim goes at once, so the next read past the
+        // bound tries again instead of the view staying stale for the claim's 30 s (issue 36, item 6).
+        await records.releaseRefresh(saleKey).catch(() => undefined);
+        throw err;
+      }
       await fold(saleKey, view, detail);
+      await checkRefunds(saleKey, view, detail, REFRESH_CLASS, caller.sub);
     });
+  }
+
+  /**
+   * A settled sale's refunds are transactions of their own, and its look-up may not list them (gateway-facts.md,
+   * Looking transactions up): each refund the view lists as standing is looked up by its own key (one read each,
+   * in the same class as the sale's), and one the gateway shows voided is given back (`refund.voided`). With the
+   * list, nothing more is read: its statuses came with the sale.
+   */
+  async function checkRefunds(saleKey: string, view: SaleView, detail: TransactionDetail, cls: 'read' | typeof REFRESH_CLASS, sub: string): Promise<void> {
+    if (detail.refundsListed || statusOf(detail) !== 'settled') return;
+    const standing = view.refunds.filter((r) => !r.voided && r.method === 'refund' && r.key !== saleKey);
+    for (const refund of standing) {
+      try {
+        const there = (await budget.run(cls, () => gateway.getTransaction(refund.key), { caller: sub, ...(cls === REFRESH_CLASS ? { maxWaitMs: 0 } : {}) })).value;
+        if (there.status_code === 'V') await records.hear(saleKey, { kind: 'refund_voided', refundKey: refund.key });
+      } catch (err) {
+        logger.debug('a refund of a sale was not checked now', { err });
+      }
+    }
   }
 
   return {
@@ -182,6 +221,7 @@ export function createSaleLookup(deps: SaleLookupDeps): SaleLookup {
         // The gateway's word, asked for (or a record kept before its fields were): one read in the caller's share.
         const detail = await askGateway(caller, saleKey, false);
         await fold(saleKey, view, detail);
+        await checkRefunds(saleKey, view, detail, 'read', caller.sub);
         view = (await records.view(saleKey)) ?? view;
         freshness = { kind: options.fresh ? 'forced' : 'miss' };
       }

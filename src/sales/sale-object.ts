@@ -122,7 +122,7 @@ function refundOfView(saleKey: string, r: ListedSaleRefund): ListedRefund {
   const failed = r.statusCode === 'E';
   return {
     type: 'refund', key: r.key, refnum: r.refnum, sale: saleKey, amount: fromCents(r.cents), result_code: failed ? 'E' : 'A', result: failed ? 'Error' : 'Approved',
-    method: r.method, created: createdText(r.created), ...(r.statusCode ? { status_code: r.statusCode } : {}),
+    method: r.method, created: createdText(r.created), ...(r.statusCode ? { status_code: r.statusCode } : {}), ...(r.voided ? { status: 'voided' as const } : {}),
   };
 }
 

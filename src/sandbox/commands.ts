@@ -23,6 +23,10 @@ const ALIASES: Readonly<Record<string, string>> = {
   'refund:adjust': 'refund:adjust',
   'cc:refund:adjust': 'refund:adjust',
   'cc:save': 'cc:save',
+  'cc:adjust': 'cc:adjust',
+  adjust: 'cc:adjust',
+  unvoid: 'unvoid',
+  'cc:unvoid': 'unvoid',
 };
 
 /**
@@ -32,8 +36,8 @@ const ALIASES: Readonly<Record<string, string>> = {
  */
 const REAL_ONLY = new Set([
   'check:sale', 'cash:sale', 'quicksale', 'cc:credit', 'credit', 'check:credit', 'cash:refund', 'quickrefund',
-  'cc:capture:reauth', 'cc:capture:override', 'cc:capture:error', 'cc:adjust', 'cc:postauth', 'postauth',
-  'unvoid', 'customer:sale', 'customer:refund',
+  'cc:capture:reauth', 'cc:capture:override', 'cc:capture:error', 'cc:postauth', 'postauth',
+  'customer:sale', 'customer:refund',
 ]);
 
 export type CommandClass =

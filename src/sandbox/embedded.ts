@@ -36,6 +36,9 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
       customFields: s.customFields,
+      // The merchant tokengate serves, when named: the embedded sandbox is that merchant's gateway.
+      merchantKey: config.gateway.merchantKey ?? s.merchantKey,
+      refundWithoutAmount: s.refundWithoutAmount,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

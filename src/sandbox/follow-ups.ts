@@ -12,7 +12,7 @@ import { amountCents, formatCents, isTruthyFlag } from './sale-request';
  * lists which code answers which state).
  */
 
-export const FOLLOW_UP_COMMANDS = new Set(['cc:capture', 'void', 'cc:void:release', 'refund', 'creditvoid', 'refund:adjust']);
+export const FOLLOW_UP_COMMANDS = new Set(['cc:capture', 'void', 'cc:void:release', 'refund', 'creditvoid', 'refund:adjust', 'cc:adjust', 'unvoid']);
 
 /** Transaction-level refusals. Codes from gateway-facts.md; where it gives none for a state, README says which we chose. */
 export const LIFECYCLE_ERRORS = {
@@ -56,7 +56,7 @@ export function parseFollowUp(body: Record<string, unknown>, command: string): F
   if (has(body.amount)) {
     cents = amountCents(body.amount, false);
     if (cents === undefined) return { ok: false, reject: ERRORS.invalidAmount, detail: 'a decimal > 0 with at most 2 decimals' };
-  } else if (command === 'refund:adjust') {
+  } else if (command === 'refund:adjust' || command === 'cc:adjust') {
     return { ok: false, reject: ERRORS.missingAmount };
   }
   let customFields: Record<string, string> | undefined;
@@ -96,6 +96,8 @@ export interface FollowUpContext {
   now: number;
   duplicateFolding: boolean;
   nextRefnum: (now: number) => string;
+  /** SANDBOX_REFUND_WITHOUT_AMOUNT (README.md, Payment lifecycle): a refund without amount after a partial one. */
+  refundWithoutAmount?: 'left' | 'original';
 }
 
 /** Folding memory of approved follow-ups: same command, original and amount within the window. */
@@ -164,13 +166,19 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
     case 'void':
     case 'cc:void:release': {
       if (!tx) return { refusal: E.voidNotFound };
-      return voidIt(life, tx, ctx.now);
+      const voided = voidIt(life, tx, ctx.now);
+      // Funds released: an unvoid can no longer restore it (gateway-facts.md, Money webhooks in detail).
+      if (input.command === 'cc:void:release' && 'response' in voided) delete tx.voidedAuthCents;
+      return voided;
     }
     case 'refund': {
       if (!tx) return { refusal: E.refundNotFound };
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
       if (tx.state !== 'settled') return { refusal: E.refundNotSettled };
+      // No amount: "a full refund on the transaction" (the reference). After a partial refund that is either
+      // what is left or the original amount (then refused as exceeding it): a knob, as the gateway does not say.
+      if (input.amountCents === undefined && ctx.refundWithoutAmount === 'original') return credit(life, tx, tx.capturedCents, E.refundExceeds, ctx, input.customFields);
       return credit(life, tx, input.amountCents, E.refundExceeds, ctx, input.customFields);
     }
     case 'creditvoid': {
@@ -194,6 +202,29 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
       }
       return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
     }
+    case 'cc:adjust': {
+      // The authorized amount changed (up: an incremental authorization; down: a partial reversal), only while
+      // the batch is open (gateway-facts.md, Money webhooks in detail). The emulator's choice: any amount > 0.
+      if (!tx) return { refusal: E.originalNotFound };
+      if (tx.state === 'voided') return { refusal: E.alreadyVoided };
+      if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
+      if (tx.state === 'settled') return { refusal: E.alreadySettled };
+      tx.authCents = input.amountCents as number;
+      if (tx.state === 'unsettled') tx.capturedCents = tx.authCents;
+      return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
+    }
+    case 'unvoid': {
+      // A voided sale restored: only in the open batch (gateway-facts.md, Money webhooks in detail); its hold
+      // comes back as it was before the void. A voided refund is not unvoided here (no document shows it).
+      if (!tx) return { refusal: E.originalNotFound };
+      if (tx.state !== 'voided' || tx.kind === 'refund' || tx.voidedAuthCents === undefined) return { refusal: E.notApproved };
+      if (tx.batchKey !== undefined && life.batches.get(tx.batchKey, 0)?.closed !== undefined) return { refusal: E.alreadySettled };
+      tx.state = tx.kind === 'authonly' && tx.capturedAt === undefined ? 'authorized' : 'unsettled';
+      tx.authCents = tx.voidedAuthCents;
+      delete tx.voidedAuthCents;
+      delete tx.voidedAt;
+      return { response: { ...minimal(tx), auth_amount: formatCents(tx.authCents) } };
+    }
     default:
       throw new Error(`not a follow-up: ${input.command}`);
   }
@@ -206,6 +237,7 @@ function voidIt(life: Lifecycle, tx: LifecycleTx, now: number): Applied {
   if (tx.state === 'settled') return { refusal: E.batchClosed };
   tx.state = 'voided';
   tx.voidedAt = now;
+  tx.voidedAuthCents = tx.authCents;
   tx.authCents = 0;
   if (tx.original) {
     // A voided refund gives its amount back to what the original can still refund.

@@ -72,6 +72,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       now,
       duplicateFolding: core.settings.duplicateFolding,
       nextRefnum: (t) => core.ledger.nextRefnum(t),
+      refundWithoutAmount: core.settings.refundWithoutAmount,
     });
     return { ...plain, answer: { status: 200, body: out.response, record: out.record } };
   }

@@ -49,6 +49,8 @@ export interface LifecycleTx {
   capturedAt?: number;
   settledAt?: number;
   voidedAt?: number;
+  /** What was held when it was voided (an unvoid gives it back). */
+  voidedAuthCents?: number;
 }
 
 /** A follow-up the sandbox PROCESSED (approved or refused): the judge of "sent once". */

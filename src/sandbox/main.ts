@@ -29,6 +29,8 @@ async function main(): Promise<void> {
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
       customFields: s.customFields,
+      merchantKey: s.merchantKey,
+      refundWithoutAmount: s.refundWithoutAmount,
       ...webhookSettingsFromConfig(s),
     },
   });

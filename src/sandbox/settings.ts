@@ -63,6 +63,14 @@ export interface SandboxSettings extends WebhookSettings {
   deletedCardref: SandboxDeletedCardref;
   lookupRefunds: SandboxLookupRefunds;
   customFields: SandboxCustomFields;
+  /** The `merch_key` its webhooks carry (README.md, Webhooks). */
+  merchantKey: string;
+  /**
+   * A `refund` without `amount` after an earlier partial refund (undocumented: the reference says only "a full
+   * refund on the transaction"): `left` refunds what is left; `original` asks for the original amount, refused
+   * as exceeding it once anything was refunded.
+   */
+  refundWithoutAmount: 'left' | 'original';
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -85,6 +93,9 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   deletedCardref: 'refused',
   lookupRefunds: 'none',
   customFields: 'echoed',
+  // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
+  merchantKey: '5qwnn5b51gnkd1b',
+  refundWithoutAmount: 'left',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -176,6 +187,12 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'customFields') {
       if (value !== 'echoed' && value !== 'dropped') throw new SettingsError('customFields must be echoed or dropped');
       out.customFields = value;
+    } else if (name === 'merchantKey') {
+      if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{4,64}$/.test(value)) throw new SettingsError('merchantKey must be 4-64 of [A-Za-z0-9_-]');
+      out.merchantKey = value;
+    } else if (name === 'refundWithoutAmount') {
+      if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
+      out.refundWithoutAmount = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {

@@ -5,7 +5,7 @@ import { taggedReference } from '../writes/reference';
 import { VERDICTS, type Settlement, type SettlementLine, type Verdict } from './types';
 
 /** What matching needs of tokengate's records: a sale's record, and the refunds credited to its own writes. */
-export type MatchRecords = Pick<SaleRecords, 'get' | 'moves'>;
+export type MatchRecords = Pick<SaleRecords, 'get' | 'moves' | 'saleOfRefund'>;
 
 const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
 
@@ -15,7 +15,8 @@ const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
  *     batch's amount (`auth_amount`: what was captured, lowered by an adjust; else `amount`) is what the record
  *     captured; a void listed in the batch is matched when the record is voided too;
  *   - a credit (C; Z a voided one): tokengate's when it carries tokengate's tag (custom field 20, src/writes)
- *     or, when the gateway names its `original`, it is credited to one of that sale's own refunds. The tag
+ *     or it is credited to one of its sale's own refunds (the sale from the gateway's `original`, or from the
+ *     records' refund index: a gateway that drops custom fields still shows tokengate's refunds as its own). The tag
  *     carries no amount: a tagged credit is matched on its tag (the refund's amount is checked by the write).
  * Anything else in the batch is `not_ours`. Declined or errored lines moved nothing and are left out.
  */
@@ -26,10 +27,11 @@ export async function matchLine(records: MatchRecords, tx: TransactionDetail): P
   const base = { transaction: tx.key, gateway_amount: fromCents(gatewayCents) };
   if (CREDIT_CODES.has(tx.trantype_code)) {
     const line = { ...base, gateway_amount: fromCents(voided ? 0 : toCents(tx.amount)), kind: voided ? ('void' as const) : ('refund' as const) };
-    const sale = tx.original?.key;
-    if (sale !== undefined && (await records.moves(sale)).creditedRefunds.has(tx.key)) return { ...line, sale, verdict: 'matched' };
-    if (taggedReference(tx.custom_fields) !== undefined) return { ...line, ...(sale !== undefined ? { sale } : {}), verdict: 'matched' };
-    return { ...line, verdict: 'not_ours' };
+    const sale = tx.original?.key ?? (await records.saleOfRefund(tx.key));
+    const credited = sale !== undefined && (await records.moves(sale)).creditedRefunds.has(tx.key);
+    const own = credited || taggedReference(tx.custom_fields) !== undefined;
+    // A console refund of tokengate's sale is still not tokengate's: the line names the sale, for finance.
+    return { ...line, ...(sale !== undefined ? { sale } : {}), verdict: own ? 'matched' : 'not_ours' };
   }
   const record = await records.get(tx.key);
   const kind = voided ? ('void' as const) : ('sale' as const);

@@ -2,7 +2,7 @@ import { NotFoundError, type Caller } from '../access';
 import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { Customer, PaymentMethod } from '../gateway/types';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from '../redis/errors';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
 import { createBackgroundRefresh } from '../views/background-refresh';

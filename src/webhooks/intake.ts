@@ -1,26 +1,30 @@
 import { Counter, type Registry } from 'prom-client';
 import { containsPan } from '../card/pan';
 import type { Secret } from '../config/secret';
-import { toCents } from '../gateway/money';
-import { parseTransactionDetail } from '../gateway/parse';
-import type { TransactionDetail } from '../gateway/types';
 import type { Logger } from '../observability/logger';
-import type { Heard, SaleRecords } from '../sale-records';
-import { APPLIED_TYPES, parseGatewayEvent, type GatewayEvent } from './envelope';
+import type { Heard, HearResult, SaleRecords } from '../sale-records';
+import { APPLIED_TYPES, IGNORED_TYPES, parseGatewayEvent, readTransaction, type EventTransaction, type GatewayEvent } from './envelope';
 import { signatureHolds } from './signature';
 import type { WebhookStore } from './types';
 
 /**
- * The gateway's webhooks in (contract, "Gateway webhooks (in)"; issue 27, item 1). In this order:
+ * The gateway's webhooks in (contract, "Gateway webhooks (in)"; issues 27 and 36). In this order:
  *   1. the raw body's X-Signature, in constant time, before anything is parsed (else: refused, nothing read,
  *      nothing logged of the body);
  *   2. no card number in the body (the gateway's objects carry masked ones; anything else is never stored);
- *   3. the event read; one already applied (its `event_id` marked in Redis for 5 days) is acknowledged again;
- *   4. applied by what it means to the sale it names (src/sale-records, lua/hear.lua): captured, voided, refunded,
- *      settled through its batch. Arrival order never matters: a voided sale stays voided, a capture applies only
- *      to an open authorization, a refund is counted once by its key. What now holds is reported by the records
- *      and becomes a payment event (the same `change` as tokengate's own write about that money: one event);
- *   5. marked applied. A replica killed between 4 and 5 leaves the event unmarked: the gateway delivers it again,
+ *   3. the event read: its type is its meaning, and of its object only `key` is required (the reference's own
+ *      examples, test/fixtures/gateway-webhooks/); one for another merchant (`merch_key` not
+ *      GATEWAY_MERCHANT_KEY) is acknowledged, counted `foreign` and changes nothing; one already applied (its
+ *      `event_id` marked in Redis for 5 days) is acknowledged again;
+ *   4. applied by what it means to the sale it is about (src/sale-records, lua/hear.lua): captured, voided,
+ *      unvoided, adjusted, refunded, a refund voided, settled through its batch. A refund's event names no sale:
+ *      its sale is found in tokengate's own records of that refund key, else it is counted `unlinked` and
+ *      logged, never guessed. Arrival order never matters. What now holds becomes a payment event (the same
+ *      `change` as tokengate's own write about that money: one event);
+ *   5. a change tokengate did not make (the console, another integration) is handed to `confirm`, which checks
+ *      it against the gateway in spare budget and undoes what the gateway contradicts (src/webhooks/confirm.ts);
+ *      an event about tokengate's own write only confirms it and costs no read;
+ *   6. marked applied. A replica killed between 4 and 6 leaves the event unmarked: the gateway delivers it again,
  *      and applying it again changes nothing and appends nothing new (the log's dedupe).
  * A sale's event is also kept by its invoice, so a sale of tokengate's whose answer was lost is resolved from it by
  * the reconciler with no gateway read (src/reconcile/find.ts). No gateway call is made here.
@@ -29,7 +33,10 @@ export type IntakeResult =
   | { kind: 'refused' }
   | { kind: 'invalid' }
   | { kind: 'card_data' }
-  | { kind: 'received'; outcome: 'applied' | 'unmatched' | 'duplicate' | 'ignored' };
+  | { kind: 'received'; outcome: Outcome | 'duplicate' };
+
+/** applied; unmatched: about nothing tokengate knows; unlinked: a refund tokengate cannot tie to a sale; foreign: another merchant's; ignored: on purpose. */
+type Outcome = 'applied' | 'unmatched' | 'unlinked' | 'foreign' | 'ignored';
 
 export interface GatewayWebhookIntake {
   receive(raw: Buffer, signature: string | undefined, log?: Logger): Promise<IntakeResult>;
@@ -37,8 +44,12 @@ export interface GatewayWebhookIntake {
 
 export interface IntakeDeps {
   secret: Secret;
-  records: Pick<SaleRecords, 'hear' | 'settleBatch'>;
+  records: Pick<SaleRecords, 'hear' | 'settleBatch' | 'saleOfRefund'>;
   store: WebhookStore;
+  /** GATEWAY_MERCHANT_KEY: events for any other merchant change nothing. Unset: every signed event applies. */
+  merchantKey?: string;
+  /** A change tokengate did not make, to be confirmed against the gateway in spare budget (resolves once queued). */
+  confirm?: (about: { saleKey: string; refundKey?: string; type: string }) => Promise<void>;
   logger: Logger;
   registry: Registry;
   /**
@@ -54,48 +65,52 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
   const { records, store } = deps;
   const received = new Counter({
     name: 'tokengate_gateway_webhooks_total',
-    help: 'Gateway webhooks received, by event type (other: any type not applied) and result (applied, unmatched: about nothing tokengate knows, duplicate, ignored, refused: bad signature, invalid)',
+    help: 'Gateway webhooks received, by event type (other: any type not applied or ignored on purpose) and result (applied, unmatched: about nothing tokengate knows, unlinked: a refund tied to no sale tokengate knows, foreign: another merchant\'s, duplicate, ignored, refused: bad signature, invalid)',
     labelNames: ['event_type', 'result'],
     registers: [deps.registry],
   });
-  const count = (type: string, result: string) => received.inc({ event_type: KNOWN.has(type) ? type : 'other', result });
+  const count = (type: string, result: string) => received.inc({ event_type: KNOWN.has(type) || type in IGNORED_TYPES ? type : 'other', result });
 
-  /** The sale a transaction event is about, and what the event means for it. */
-  async function applyTransaction(event: GatewayEvent, tx: TransactionDetail): Promise<'applied' | 'unmatched' | 'ignored'> {
-    let saleKey = tx.key;
-    let heard: Heard;
+  /** A transaction event's sale and what the event means for it; `own`: a change tokengate itself made. */
+  async function meaning(event: GatewayEvent, tx: EventTransaction): Promise<{ saleKey: string; heard: Heard; refundKey?: string } | Outcome> {
     switch (event.type) {
       case 'transaction.sale.success':
       case 'transaction.sale.failure': {
-        const declined = event.type === 'transaction.sale.failure' || tx.result_code === 'D' || tx.result_code === 'V';
-        if (!declined && tx.result_code !== 'A' && tx.result_code !== 'P') return 'ignored';
+        const declined = event.type === 'transaction.sale.failure' || tx.resultCode === 'D' || tx.resultCode === 'V';
+        if (!declined && tx.resultCode !== undefined && tx.resultCode !== 'A' && tx.resultCode !== 'P') return 'ignored';
         // Kept first: the sale may be tokengate's own, in flight now, its answer about to be lost.
-        if (tx.invoice) await store.keepSale(tx.invoice, event.object);
-        heard = { kind: 'sale', type: declined ? 'sale.declined' : tx.trantype_code === 'A' ? 'sale.authorized' : 'sale.succeeded' };
-        break;
+        if (tx.invoice) await store.keepSale(tx.invoice, forReconciler(event, tx));
+        return { saleKey: tx.key, heard: { kind: 'sale', type: declined ? 'sale.declined' : authOnly(tx) ? 'sale.authorized' : 'sale.succeeded' } };
       }
       case 'transaction.sale.voided':
-        heard = { kind: 'voided' };
-        break;
-      case 'transaction.sale.captured':
-        heard = { kind: 'captured', capturedCents: toCents(tx.auth_amount ?? tx.amount), ...(tx.batch ? { batch: tx.batch } : {}) };
-        break;
-      case 'transaction.sale.adjusted':
-        if (tx.auth_amount === undefined) return 'ignored';
-        heard = { kind: 'adjusted', leftCents: toCents(tx.auth_amount) };
-        break;
+        return { saleKey: tx.key, heard: { kind: 'voided' } };
+      case 'transaction.sale.unvoided':
+        return { saleKey: tx.key, heard: { kind: 'unvoided' } };
+      case 'transaction.sale.captured': {
+        const captured = tx.authCents ?? tx.amountCents;
+        if (captured === undefined) return 'ignored';
+        return { saleKey: tx.key, heard: { kind: 'captured', capturedCents: captured, ...(tx.batch ? { batch: { type: 'batch', key: tx.batch.key, batchrefnum: tx.batch.batchrefnum, sequence: tx.batch.sequence ?? '' } } : {}) } };
+      }
+      case 'transaction.sale.adjusted': {
+        const now = tx.authCents ?? tx.amountCents;
+        return now === undefined ? 'ignored' : { saleKey: tx.key, heard: { kind: 'adjusted', leftCents: now } };
+      }
       case 'transaction.refund.success':
-        if (!tx.original) return 'ignored';
-        saleKey = tx.original.key;
-        heard = { kind: 'refunded', refund: { key: tx.key, refnum: tx.refnum, cents: toCents(tx.amount), created: tx.created, statusCode: tx.status_code } };
-        break;
+      case 'transaction.refund.voided': {
+        const saleKey = tx.original ?? (await records.saleOfRefund(tx.key));
+        if (!saleKey) return 'unlinked';
+        if (event.type === 'transaction.refund.voided') return { saleKey, refundKey: tx.key, heard: { kind: 'refund_voided', refundKey: tx.key } };
+        const refunded = tx.authCents ?? tx.amountCents ?? tx.originalCents;
+        if (refunded === undefined) return 'ignored';
+        const refund = { key: tx.key, refnum: tx.refnum ?? '', cents: refunded, created: event.triggered ?? '', statusCode: 'P' };
+        return { saleKey, refundKey: tx.key, heard: { kind: 'refunded', refund } };
+      }
       default:
         return 'ignored';
     }
-    return (await records.hear(saleKey, heard)) ? 'applied' : 'unmatched';
   }
 
-  async function apply(event: GatewayEvent): Promise<'applied' | 'unmatched' | 'ignored' | 'invalid'> {
+  async function apply(event: GatewayEvent, log: Logger): Promise<Outcome | 'invalid'> {
     if (!KNOWN.has(event.type)) return 'ignored';
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;
@@ -104,14 +119,21 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
       deps.onBatchClosed?.(batch);
       return held > 0 ? 'applied' : 'unmatched';
     }
-    let tx: TransactionDetail;
-    try {
-      // A subset of the lookup: `created` may be left out (only its meaning-bearing codes are required).
-      tx = parseTransactionDetail({ created: '', ...event.object });
-    } catch {
-      return 'invalid';
+    const tx = readTransaction(event.object);
+    if (!tx) return 'invalid';
+    const meant = await meaning(event, tx);
+    if (typeof meant === 'string') {
+      if (meant === 'unlinked') log.warn('gateway webhook: a refund tokengate did not make and cannot tie to a sale', { event_type: event.type, event_id: event.id, refund: tx.key });
+      return meant;
     }
-    return applyTransaction(event, tx);
+    const result: HearResult = await records.hear(meant.saleKey, meant.heard);
+    if (result === 'absent') return 'unmatched';
+    if (result === 'unknown_refund') return 'unlinked';
+    // Applied over what the record held: a change made outside tokengate, so the gateway is asked (spare budget).
+    if (result === 'applied' && meant.heard.kind !== 'sale' && meant.heard.kind !== 'captured') {
+      await deps.confirm?.({ saleKey: meant.saleKey, type: event.type, ...(meant.refundKey ? { refundKey: meant.refundKey } : {}) });
+    }
+    return 'applied';
   }
 
   return {
@@ -132,11 +154,16 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
         count('other', 'invalid');
         return { kind: 'invalid' };
       }
+      if (deps.merchantKey !== undefined && event.merchant !== deps.merchantKey) {
+        count(event.type, 'foreign');
+        log.warn('gateway webhook for another merchant: acknowledged, nothing changed', { event_type: KNOWN.has(event.type) ? event.type : 'other', event_id: event.id });
+        return { kind: 'received', outcome: 'foreign' };
+      }
       if (await store.applied(event.id)) {
         count(event.type, 'duplicate');
         return { kind: 'received', outcome: 'duplicate' };
       }
-      const outcome = await apply(event);
+      const outcome = await apply(event, log);
       if (outcome === 'invalid') {
         count(event.type, 'invalid');
         return { kind: 'invalid' };
@@ -146,5 +173,24 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
       log.info('gateway webhook received', { event_type: KNOWN.has(event.type) ? event.type : 'other', event_id: event.id, outcome });
       return { kind: 'received', outcome };
     },
+  };
+}
+
+/** An authorization's event: its text says so, or (no text) it is in no batch yet (a sale joins one at once). */
+function authOnly(tx: EventTransaction): boolean {
+  return tx.trantype !== undefined ? /auth only/i.test(tx.trantype) : tx.batch === undefined;
+}
+
+/**
+ * The sale's object as the reconciler reads a transaction (src/reconcile/find.ts parses it as a look-up): what
+ * the event lacks and a look-up has is filled from its meaning (a type from `authOnly`, pending settlement).
+ */
+function forReconciler(event: GatewayEvent, tx: EventTransaction): Record<string, unknown> {
+  return {
+    ...event.object,
+    refnum: tx.refnum ?? '',
+    created: event.triggered ?? '',
+    trantype_code: authOnly(tx) ? 'A' : 'S',
+    status_code: 'P',
   };
 }

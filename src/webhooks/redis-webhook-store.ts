@@ -22,6 +22,18 @@ export function createRedisWebhookStore(options: { redis: Redis | Cluster; keyPr
       const key = invoiceKey(invoice);
       await call('keep', () => redis.multi().rpush(key, JSON.stringify(object)).ltrim(key, -10, -1).pexpire(key, SALE_EVIDENCE_MS).exec());
     },
+    async queueConfirm(item, dueMs) {
+      await call('queue confirm', () => redis.zadd(`${tag}:confirm`, dueMs, item));
+    },
+    async doneConfirm(item) {
+      await call('done confirm', () => redis.zrem(`${tag}:confirm`, item));
+    },
+    async takeDueConfirms(nowMs, limit) {
+      const due = await call('due confirms', () => redis.zrangebyscore(`${tag}:confirm`, '-inf', nowMs, 'LIMIT', 0, limit));
+      // ZREM answers 1 to one replica only: the one that takes the item.
+      const taken = await Promise.all(due.map((item) => call('take confirm', () => redis.zrem(`${tag}:confirm`, item))));
+      return due.filter((_, i) => taken[i] === 1);
+    },
     async salesByInvoice(invoice) {
       const items = await call('sales', () => redis.lrange(invoiceKey(invoice), 0, -1));
       return items.flatMap((item) => {
@@ -39,7 +51,19 @@ export function createRedisWebhookStore(options: { redis: Redis | Cluster; keyPr
 export function createMemoryWebhookStore(now: () => number = Date.now): WebhookStore {
   const marks = new Map<string, number>();
   const sales = new Map<string, { until: number; items: Record<string, unknown>[] }>();
+  const confirms = new Map<string, number>();
   return {
+    async queueConfirm(item, dueMs) {
+      confirms.set(item, dueMs);
+    },
+    async doneConfirm(item) {
+      confirms.delete(item);
+    },
+    async takeDueConfirms(nowMs, limit) {
+      const due = [...confirms].filter(([, at]) => at <= nowMs).slice(0, limit).map(([item]) => item);
+      for (const item of due) confirms.delete(item);
+      return due;
+    },
     async applied(eventId) {
       return (marks.get(eventId) ?? 0) > now();
     },

@@ -10,6 +10,13 @@ export interface WebhookStore {
   keepSale(invoice: string, object: Record<string, unknown>): Promise<void>;
   /** The sales the gateway told of under `invoice`, newest last (src/reconcile resolves an unknown sale with them). */
   salesByInvoice(invoice: string): Promise<Record<string, unknown>[]>;
+  /**
+   * Confirmations to make (src/webhooks/confirm.ts), kept until done so a replica's restart loses none: `item` is
+   * due at `dueMs`. `takeDue` hands each due item to one caller only (it is removed as it is taken).
+   */
+  queueConfirm(item: string, dueMs: number): Promise<void>;
+  doneConfirm(item: string): Promise<void>;
+  takeDueConfirms(nowMs: number, limit: number): Promise<string[]>;
 }
 
 /** How long an event's mark and a sale told of by invoice are kept. */

@@ -1,5 +1,5 @@
 import { GatewayError } from '../gateway/errors';
-import { StoreUnavailableError } from '../idempotency/errors';
+import { StoreUnavailableError } from '../redis/errors';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter/errors';
 
 /**

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_FLAGS, describeIfChromium, screenshotPath } from '../support/chromium';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { SCOPES } from '../../src/http/scopes';
 
 /**
  * The /docs page in a real browser: Debian's Chromium driven by playwright-core (the machines cannot download
@@ -104,6 +105,25 @@ describeWithChromium('docs page in headless Chromium', () => {
     await page.screenshot({ path: screenshotPath('docs-screenshot.png'), fullPage: false });
 
     expect(await cspViolations(page)).toEqual([]);
+    expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });
+    await page.close();
+  }, 30000);
+
+  it('when /docs is opened, then it begins with what the API is and how to get a dev token, and the Authorize dialog lists every scope of the code\'s table (issue 41)', async () => {
+    const { page, problems } = await openDocs();
+    const intro = page.locator('.information-container .description p').first();
+    expect(await intro.innerText()).toMatch(/^tokengate is a payment backend-for-frontend/);
+    const info = await page.locator('.information-container .description').innerText();
+    expect(info.indexOf('npm run token')).toBeGreaterThan(-1);
+    expect(info.indexOf('npm run token')).toBeLessThan(info.indexOf('card_data_forbidden'));
+    // The card-number rule's detail lives on the card-data page, not at the top of /docs.
+    expect(info).not.toMatch(/Arabic-Indic|snowflake/);
+    await page.locator('button.authorize').first().click();
+    const dialog = page.locator('.dialog-ux .modal-ux');
+    await dialog.waitFor({ state: 'visible', timeout: 5000 });
+    const text = await dialog.innerText();
+    expect(text).toContain('npm run token');
+    expect(Object.keys(SCOPES).filter((scope) => !text.includes(scope))).toEqual([]);
     expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });
     await page.close();
   }, 30000);

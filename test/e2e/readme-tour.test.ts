@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
@@ -11,6 +11,13 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
  * `npm run -s token -- …` runs what package.json says it runs after its build (`node dist/cli/token.js …`; the
  * build is `npm test`'s own pretest), through an `npm` on PATH that does only that.
  */
+/** A command's stdout, run from the repository's root (rejects with its stderr when it fails). */
+function run(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd: ROOT, env: { ...process.env, NODE_ENV: 'development' }, timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${err.message} ${stderr}`)) : resolve(stdout)));
+  });
+}
+
 interface Step {
   n: number;
   out: string;
@@ -54,9 +61,39 @@ describe('the README\'s five-step tour against npm start', () => {
     if (bin) rmSync(bin, { recursive: true, force: true });
   });
 
-  it('when package.json is read, then `npm run token` is the build and then node dist/cli/token.js (what the test\'s npm runs)', () => {
+  it('when package.json is read, then `npm run token` is a build when the sources are newer and then node dist/cli/token.js (what the test\'s npm runs)', () => {
     const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect({ pretoken: scripts.pretoken, token: scripts.token }).toEqual({ pretoken: 'npm run build', token: 'node dist/cli/token.js' });
+    expect({ pretoken: scripts.pretoken, token: scripts.token }).toEqual({ pretoken: 'node scripts/build-if-stale.js', token: 'node dist/cli/token.js' });
+  });
+
+  it('when the build is current, then the real `npm run token` mints a token without building again (issue 41: it rebuilt for 28-48 s)', async () => {
+    const stamp = path.join(ROOT, 'dist', '.build-stamp');
+    // npm test's pretest has just built: nothing is newer than that build.
+    expect(await run('node', ['scripts/build-if-stale.js', '--check'])).toBe('current\n');
+    const before = statSync(stamp).mtimeMs;
+    const out = await run('npm', ['run', '-s', 'token', '--', '--sub', 'tour-fast', '--scope', 'sales:read']);
+    expect(out.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(statSync(stamp).mtimeMs).toBe(before);
+  });
+
+  it('when a source is newer than the build, then the pretoken check says the build is stale', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-stale-'));
+    try {
+      mkdirSync(path.join(dir, 'src'));
+      mkdirSync(path.join(dir, 'dist'));
+      writeFileSync(path.join(dir, 'src', 'a.ts'), '');
+      writeFileSync(path.join(dir, 'dist', '.build-stamp'), '');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
+      const { isStale } = require(path.join(ROOT, 'scripts', 'build-if-stale.js')) as { isStale(dir: string): boolean };
+      utimesSync(path.join(dir, 'src', 'a.ts'), new Date(2000), new Date(2000));
+      expect(isStale(dir)).toBe(false);
+      utimesSync(path.join(dir, 'src', 'a.ts'), new Date(), new Date(Date.now() + 60_000));
+      expect(isStale(dir)).toBe(true);
+      rmSync(path.join(dir, 'dist', '.build-stamp'));
+      expect(isStale(dir)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('when the tour is pasted into bash, then each step answers as its comment says: cards listed, a sale paid, read from the view, refunded', async () => {
@@ -71,7 +108,7 @@ describe('the README\'s five-step tour against npm start', () => {
     const byStep = steps(out);
     expect(byStep.map((s) => s.n)).toEqual([1, 2, 3, 4, 5]);
     const [token, list, pay, lookUp, refund] = byStep.map((s) => s.out);
-    expect({ token, pay }).toEqual({ token: '', pay: '' });
+    expect(token).toBe('');
 
     // 2. The shopper's cards, masked, exactly one the default, the approving test card among them.
     const cards = JSON.parse(list as string) as { type: string; data: { key: string; default: boolean; ccnum4last: string }[] };
@@ -86,6 +123,8 @@ describe('the README\'s five-step tour against npm start', () => {
     expect(head).toMatch(/^cache-status: tokengate; hit/im);
     const sale = JSON.parse(body as string) as { key: string; result_code: string; amount: string; status: string; customer: string };
     expect(sale).toMatchObject({ result_code: 'A', amount: '12.34', status: 'pending_settlement', customer: 'vty8kn121g3pp8mk' });
+    // 3. The same line sent again under the same key (in $KEY) replays the answer: the same sale, not a second one.
+    expect(pay).toBe(sale.key);
 
     // 5. Refunded in full by the back office's token: unsettled, so the gateway voided it.
     expect(JSON.parse(refund as string)).toMatchObject({ type: 'refund', sale: sale.key, amount: '12.34', result_code: 'A', method: 'void' });

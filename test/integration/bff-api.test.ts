@@ -181,7 +181,7 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
 
     it.each([
       ['malformed JSON', '{"customer":'],
-      ['an unknown field', JSON.stringify({ customer: 'c', payment_method: 'p', amount: '1.00', surprise: 1 })],
+      ['an unknown field whose name holds a long digit run', JSON.stringify({ customer: 'c', payment_method: 'p', amount: '1.00', surprise_12345678: 1 })],
       ['a numeric amount', JSON.stringify({ customer: 'c', payment_method: 'p', amount: 1 })],
       ['three decimals', JSON.stringify({ customer: 'c', payment_method: 'p', amount: '1.001' })],
       ['a zero amount', JSON.stringify({ customer: 'c', payment_method: 'p', amount: '0.00' })],
@@ -192,6 +192,26 @@ describe.each(MODES)('tokengate API (%s)', (mode) => {
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
       expect(JSON.stringify(res.body)).not.toContain('surprise');
+    });
+
+    it('when the body has an unknown field, then 400 names the field in details, never its value (issue 41)', async () => {
+      const res = await sale({ customer: custA, payment_method: approved, amount: '1.00', note: 'secret-value-77' }, key());
+      expect([res.status, res.body.error.details]).toEqual([400, [{ path: 'body.note', rule: 'unknown_field' }]]);
+      expect(JSON.stringify(res.body)).not.toContain('secret-value-77');
+    });
+
+    it('when a token lacks the route\'s scope, then the 403 names it: RFC 6750\'s insufficient_scope challenge and the error\'s details (issue 41)', async () => {
+      const shopper = token({ sub: 'scoped', custkey: custA, scope: 'sales:create sales:read' });
+      const done = await sale({ customer: custA, payment_method: approved, amount: '2.00' }, key(), shopper);
+      const refund = await request(bff.url).post(`/v1/sales/${done.body.key}/refunds`).set('Authorization', `Bearer ${shopper}`).set('Idempotency-Key', key());
+      expect(refund.status).toBe(403);
+      expect(refund.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="refunds:create"');
+      expect(refund.body.error).toMatchObject({ code: 'forbidden', details: [{ path: 'token.scope', rule: 'insufficient_scope', scope: 'refunds:create' }] });
+      expect(refund.body.error.message).toContain('refunds:create');
+      const list = await request(bff.url).get('/v1/customers').set('Authorization', `Bearer ${token({ sub: 'svc', custkey: custA, scope: 'customers:read' })}`);
+      expect([list.status, list.headers['www-authenticate'], list.body.error.details]).toEqual([403, 'Bearer error="insufficient_scope", scope="customers:any"', [{ path: 'token.scope', rule: 'insufficient_scope', scope: 'customers:any' }]]);
+      const keep = await sale({ customer: custA, payment_key: 'pk-unused-0001', save_payment_method: true, amount: '1.00' }, key(), shopper);
+      expect([keep.status, keep.headers['www-authenticate']]).toEqual([403, 'Bearer error="insufficient_scope", scope="payment_methods:write"']);
     });
 
     it.each([

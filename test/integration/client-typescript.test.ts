@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTokengateClient, type PaymentEvent } from '../../clients/typescript';
+import { createTokengateClient, type PaymentEvent } from '../../clients/typescript/index';
 import { startBff, token, type Bff } from '../support/bff';
 
 /**

@@ -86,7 +86,9 @@ describe('payment events out', () => {
     const [hit] = hitsFor(res.body.key) as [ReceivedHook];
     expect(hit.payload).toEqual({ id: expect.stringMatching(/^evt_\d+-\d+$/), type: 'sale.succeeded', created: expect.any(Number), data: res.body });
     expect(hit.headers['webhook-id']).toBe(hit.payload.id);
-    expect(Math.abs(Number(hit.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
+    // The time of sending, in seconds: within the 5 minutes a Standard Webhooks receiver tolerates (a busy box may
+    // take seconds between the send and this line; a wrong unit or clock is off by far more).
+    expect(Math.abs(Number(hit.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
     expect(String(hit.headers['webhook-signature']).split(' ')).toHaveLength(2);
     // A receiver that knows either secret verifies it; one that knows neither refuses it.
     expect(verify(hit, OLD_SECRET)).toEqual(hit.payload);

@@ -3,6 +3,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV, TEST_JWT_SECRET, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { eventually } from '../support/wait';
 
 /**
  * The shutdown sequence of issue 5 item 3 on the real artefact: `node dist/main.js` in production mode, SIGTERM
@@ -90,7 +91,7 @@ describe('graceful shutdown of node dist/main.js', () => {
   });
 
   test('when SIGTERM arrives during a slow sale, then /readyz turns 503 at once, new connections are refused, the sale completes 201 and the process exits 0', async () => {
-    proc = await startServiceProcess(productionEnv({ SHUTDOWN_GRACE_MS: '3000' }));
+    proc = await startServiceProcess(productionEnv({ SHUTDOWN_GRACE_MS: '20000' }));
     const { url, adminUrl } = proc;
     expect(await statusOf(`${adminUrl}/readyz`)).toBe(200);
     const exited = new Promise<number | null>((resolve) => proc?.child.once('exit', (code) => resolve(code)));
@@ -102,9 +103,9 @@ describe('graceful shutdown of node dist/main.js', () => {
     proc.child.kill('SIGTERM');
     const signalledAt = Date.now();
 
-    // Readiness flips at once; liveness keeps answering while the sale drains.
-    await sleep(50);
-    expect(await statusOf(`${adminUrl}/readyz`)).toBe(503);
+    // Readiness flips at once (waited for, not slept on: a busy box delivers the signal late); liveness keeps
+    // answering while the sale drains.
+    await eventually(async () => (await statusOf(`${adminUrl}/readyz`)) === 503, 10_000, 10);
     expect(await statusOf(`${adminUrl}/healthz`)).toBe(200);
     expect(await tryConnect(url)).toBe('ECONNREFUSED');
 
@@ -116,8 +117,9 @@ describe('graceful shutdown of node dist/main.js', () => {
     // port last (a clean CI run once saw it refused by then). Liveness during the drain is checked above.
 
     expect(await exited).toBe(0);
-    // Well before the hard deadline (timeout + grace = 8 s): the sale's keep-alive socket must not hold the close.
-    expect(Date.now() - signalledAt).toBeLessThan(5000);
+    // Well before the hard deadline (timeout + grace = 25 s): the sale's keep-alive socket must not hold the close.
+    // A ceiling far from both (the drain itself takes the sale's second), so a busy box does not fail it.
+    expect(Date.now() - signalledAt).toBeLessThan(15_000);
     expect(sandbox.transactions().filter((t) => t.invoice === invoice)).toHaveLength(1);
     const log = proc.output();
     expect(log).toContain('"shutting down"');

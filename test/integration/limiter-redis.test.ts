@@ -70,7 +70,8 @@ describe('Redis scheduler, degraded', () => {
       const sale = await timed(s, 'sale');
       expect(sale.error).toBeInstanceOf(LimiterUnavailableError);
       expect(sale.startedAt).toBeUndefined();
-      expect(performance.now() - before).toBeLessThan(100);
+      // Refused at once rather than after its 3 s wait: a ceiling half that far, with room for a busy box.
+      expect(performance.now() - before).toBeLessThan(1_500);
       expect(await gauge(registry, 'tokengate_limiter_fallback_mode')).toBe(1);
     } finally {
       await s.close();

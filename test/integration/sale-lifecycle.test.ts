@@ -472,8 +472,9 @@ describe('sale lifecycle', () => {
     });
 
     it('when a settled sale made elsewhere is refunded, then its bounds come from the gateway\'s record (captured, already refunded)', async () => {
-      // The view reads a refund made elsewhere from the look-up's refunds list, which only the `listed` reading
-      // has (issue 42); converging without it is issue 36's.
+      // Under the `listed` reading (a gateway whose look-up lists a sale's refunds) the view follows a refund made
+      // elsewhere from that list. Under `none` (the documented gateway, the default) no document links a console refund
+      // to its sale: test/integration/gateway-webhooks.test.ts shows it reported unlinked and the excess refused by the gateway.
       bff.sandbox.update({ lookupRefunds: 'listed' });
       try {
         const k = await direct(custA, '10.00');

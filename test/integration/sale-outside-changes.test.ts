@@ -17,8 +17,9 @@ describe('sales changed at the gateway directly', () => {
   const idem = () => `so-${Date.now().toString(36)}-${seq++}`;
 
   beforeAll(async () => {
-    // The sale's view learns of a refund made elsewhere from the look-up's refunds list, which only the `listed`
-    // reading has (issue 42); converging without it (webhooks, batch lists) is issue 36's. The reconciler never reads it.
+    // Under the `listed` reading (a gateway whose look-up lists a sale's refunds) the view follows a refund made
+    // elsewhere from that list. Under `none` (the documented gateway, the default) no document links a console refund
+    // to its sale: test/integration/gateway-webhooks.test.ts shows it reported unlinked and the excess refused by the gateway.
     bff = await startBff({ sandbox: { lookupRefunds: 'listed' }, env: { REDIS_KEY_PREFIX: prefix } });
     cust = bff.sandbox.fixtures.firstCustomer().key;
     approved = (bff.sandbox.fixtures.paymentMethods(cust).find((p) => p.number.endsWith('2224')) as { key: string }).key;

@@ -165,10 +165,9 @@ describe('POST /v1/sales with a payment key, when no read slot is free at once',
     await new Promise((r) => setTimeout(r, 3200)); // the payment-config read leaves the window
     // The window's one read slot goes to the wallet's first list.
     const before = (await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c))).body.data as Listed[];
-    const t0 = Date.now();
     const res = await call(bff.url, 'POST', '/v1/sales', shopper(c), { customer: c, amount: '9.00', payment_key: pk, save_payment_method: true }, { 'idempotency-key': id('later') });
     expect(res.status).toBe(201);
-    expect(Date.now() - t0).toBeLessThan(1500);
+    // It did not wait for the read slot: had it waited, the answer would name the card (no clock involved).
     expect(res.body.payment_method).toBeUndefined();
     const stored = () => bff.sandbox.fixtures.paymentMethods(c).find((m) => !before.some((b) => b.key === m.key));
     expect(stored()).toBeDefined();

@@ -196,7 +196,7 @@ describe('sandbox webhooks: delivery', () => {
     sb.update({ batchCloseIntervalMs: 200 });
     await sale();
     await eventually(() => receiver.hits.length >= 2, 3000);
-    expect(receiver.hits[1]?.payload).toMatchObject({ event_type: 'settlement.batch.success', event_body: { object: { type: 'batch', numsales: '1' } } });
+    expect(receiver.hits[1]?.payload).toMatchObject({ event_type: 'settlement.batch.success', event_body: { object: { type: 'batch', numsales: 1 } } }); // a JSON number, as the reference's example
   });
 
   it('when the sandbox closes, then its retry timers, batch timer and sockets are gone and nothing more is sent', async () => {

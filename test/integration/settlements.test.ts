@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createMemoryEventLog } from '../../src/events';
 import { createMemorySaleRecords } from '../../src/sale-records';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { callSandbox } from '../../src/sandbox/client';
 import { createRedisSettlementStore, createSettlementMetrics, createSettler } from '../../src/settlements';
 import { createLogger } from '../../src/observability/logger';
 import { Registry } from 'prom-client';
@@ -91,7 +92,7 @@ describe('settlements, read on the gateway\'s settlement.batch.success', () => {
     expect(mismatches).toEqual([changed, consoleRefund, consoleSale].sort());
   });
 
-  it('when tokengate refunds a settled sale, then its credit in the next batch is matched (its tag), and the sale line of the batch before stays matched', async () => {
+  it('when tokengate refunds a settled sale, then its credit in the next batch is matched and names its sale, and the sale line of the batch before stays matched', async () => {
     const sale = await h.sale('30.00');
     const first = bff.sandbox.ledger.closeBatch();
     await eventually(() => h.kept(first), 10_000);
@@ -99,8 +100,27 @@ describe('settlements, read on the gateway\'s settlement.batch.success', () => {
     const second = bff.sandbox.ledger.closeBatch();
     await eventually(() => h.kept(second), 10_000);
     const lines = (await h.settlement(second)).body.lines as Line[];
-    expect(lines).toEqual([{ transaction: refund, gateway_amount: '12.00', kind: 'refund', verdict: 'matched' }]);
+    expect(lines).toEqual([{ transaction: refund, sale, gateway_amount: '12.00', kind: 'refund', verdict: 'matched' }]);
     expect(((await h.settlement(first)).body.lines as Line[]).find((l) => l.transaction === sale)?.verdict).toBe('matched');
+  });
+
+  it('when the gateway drops custom fields (no tag on the credit), then tokengate\'s own refund is still matched by its sale\'s records, and a console refund of the same sale is not_ours naming the sale', async () => {
+    bff.sandbox.update({ customFields: 'dropped' });
+    try {
+      const sale = await h.sale('40.00');
+      const first = bff.sandbox.ledger.closeBatch();
+      await eventually(() => h.kept(first), 10_000);
+      const refund = await h.refund(sale, '10.00');
+      // A refund made at the gateway directly (its console, another integration): tokengate never sent it.
+      const console = (await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body: { command: 'refund', trankey: sale, amount: '3.00' } })).json as { key: string };
+      const second = bff.sandbox.ledger.closeBatch();
+      await eventually(() => h.kept(second), 10_000);
+      const byKey = new Map(((await h.settlement(second)).body.lines as Line[]).map((l) => [l.transaction, l]));
+      expect(byKey.get(refund)).toEqual({ transaction: refund, sale, gateway_amount: '10.00', kind: 'refund', verdict: 'matched' });
+      expect(byKey.get(console.key)).toMatchObject({ gateway_amount: '3.00', kind: 'refund', verdict: 'not_ours' });
+    } finally {
+      bff.sandbox.update({ customFields: 'echoed' });
+    }
   });
 
   it('when finance asks for the lines as CSV, then one row per line with a header, and the list is newest first with its page cursor', async () => {

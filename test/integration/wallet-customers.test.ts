@@ -202,6 +202,20 @@ describe('GET, PATCH and DELETE /v1/customers/{custkey}', () => {
   });
 });
 
+describe('a new customer\'s first card', () => {
+  it('when a customer\'s first card is added, then the 201 says default: true, the payment_method.added event says the same, and the list agrees (exactly one default)', async () => {
+    const c = (await create(signUp(id('first')))).body.key as string;
+    const writer = shopper(c, 'payment_methods:read payment_methods:write');
+    const added = await call(bff.url, 'POST', `/v1/customers/${c}/payment_methods`, writer, { payment_key: await mintPaymentKey(bff, writer, '4000100011112224') }, { 'idempotency-key': id('first-card') });
+    expect([added.status, added.body.default]).toEqual([201, true]);
+    const ledger = token({ sub: 'events-ledger', scope: 'events:read customers:any' });
+    const events = (await call(bff.url, 'GET', '/v1/events?limit=1000', ledger)).body.data as { type: string; data: { key?: string; default?: boolean } }[];
+    expect(events.filter((e) => e.type === 'payment_method.added' && e.data.key === added.body.key).map((e) => e.data.default)).toEqual([true]);
+    const listed = (await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, writer)).body.data as { key: string; default: boolean }[];
+    expect(listed.filter((m) => m.default).map((m) => m.key)).toEqual([added.body.key]);
+  });
+});
+
 describe('the wallet in the payment event log', () => {
   it('when a customer is created, a card stored and removed, and the customer removed, then the event log tells each once', async () => {
     const made = await create(signUp(id('user')));

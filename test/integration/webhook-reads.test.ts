@@ -41,7 +41,12 @@ async function merchantDay(webhooks: boolean): Promise<{ reads: number; refusedW
     // One sale in fifty is refunded in the merchant's console.
     await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body: { command: 'refund', trankey: keys[0], amount: '10.00' } });
     const view = (key: string) => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${bearer}`);
-    if (webhooks) await eventually(async () => (await view(keys[0] as string)).body.amount_refunded === '10.00');
+    // With webhooks: wait for the one event this needs, the console refund's, answered by tokengate (it names no
+    // sale, so tokengate counts it unlinked: gateway-facts.md, Money webhooks in detail).
+    if (webhooks) {
+      const refundEvent = () => bff.sandbox.webhooks.events().find((e) => e.event_type === 'transaction.refund.success');
+      await eventually(() => bff.sandbox.webhooks.attempts().some((a) => a.event_id === refundEvent()?.event_id && a.outcome === 'delivered'));
+    }
     // Support, unaware of the console refund, refunds the same sale in full: tokengate asks the gateway only if its
     // view does not know the console refund yet (then the gateway refuses it, and tokengate reads the sale).
     const before = refunds();
@@ -61,7 +66,7 @@ async function merchantDay(webhooks: boolean): Promise<{ reads: number; refusedW
 }
 
 describe('gateway reads a merchant\'s day costs, with and without webhooks', () => {
-  it('when the ledger learns every settlement and a console refund, then webhooks spend no gateway read where reading costs at least one per sale', async () => {
+  it('when the ledger learns every settlement and a console refund, then webhooks spend at most one gateway read where reading costs at least one per sale', async () => {
     const without = await merchantDay(false);
     const withHooks = await merchantDay(true);
     // eslint-disable-next-line no-console -- the figure the issue asks for, printed where CI logs keep it
@@ -70,8 +75,39 @@ describe('gateway reads a merchant\'s day costs, with and without webhooks', () 
     expect(withHooks.settled).toBe(SALES);
     expect(without.reads).toBeGreaterThanOrEqual(SALES + 1);
     expect(without.refusedWrites).toBe(1);
-    expect(withHooks.reads).toBe(0);
-    expect(withHooks.refusedWrites).toBe(0);
-    expect(withHooks.refundSeen).toBe(true);
+    // The console refund names no sale: tokengate does not guess, so support's refund of all goes out with the
+    // 10.00 it knows is left and the gateway refuses it, with webhooks or without (issue 36).
+    expect(withHooks.reads).toBeLessThanOrEqual(1);
+    expect(withHooks.refusedWrites).toBe(1);
+    // Seen only if the gateway's look-up lists refunds (the refused refund's read): the same with webhooks or not.
+    expect(withHooks.refundSeen).toBe(without.refundSeen);
   }, 60_000);
+});
+
+describe('a stale view whose refresh failed', () => {
+  it('when the refresh\'s gateway read fails, then its claim is released and the next stale read refreshes at once (not after the claim\'s 30 s)', async () => {
+    const bff = await startBff({ env: { REDIS_KEY_PREFIX: uniquePrefix('refresh-claim').replace(/[^A-Za-z0-9:_-]/g, '_'), VIEW_SALE_FRESH_MS: '1' } });
+    try {
+      const customer = bff.sandbox.fixtures.firstCustomer().key;
+      const pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
+      const bearer = token({ sub: 'refresh-claim', scope: 'customers:any sales:create sales:read' });
+      const made = await request(bff.url).post('/v1/sales').set('Authorization', `Bearer ${bearer}`).set('Idempotency-Key', 'claim-1').set('Content-Type', 'application/json')
+        .send(JSON.stringify({ customer, payment_method: pm, amount: '5.00' }));
+      const key = made.body.key as string;
+      const lookups = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0), 0);
+      const view = () => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${bearer}`);
+      // Two: a read is re-sent once after a 5xx, so both tries fail.
+      bff.sandbox.faults.next({ kind: '5xx', match: 'lookup', count: 2 });
+      await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body: { command: 'void', trankey: key } });
+      const before = lookups();
+      expect((await view()).headers['cache-status']).toMatch(/ttl=-/); // stale: answered, refreshed behind
+      // The event this needs: the refresh's read reached the sandbox and failed (the fault is spent).
+      await eventually(() => bff.sandbox.faults.pending().length === 0);
+      // Each stale read starts a refresh; with the claim released, one of them reads the gateway now.
+      await eventually(async () => (await view()).body.status === 'voided', 5000, 50);
+      expect(lookups()).toBeGreaterThan(before);
+    } finally {
+      await bff.stop();
+    }
+  }, 30_000);
 });

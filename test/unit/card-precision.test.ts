@@ -1,6 +1,6 @@
 import { containsPan } from '../../src/card/pan';
 import { findCardData } from '../../src/http/card-guard';
-import { MERCHANT_ID_KINDS, merchantIds } from '../support/merchant-ids';
+import { MERCHANT_ID_KINDS, merchantIds, seededRandom } from '../support/merchant-ids';
 import { oracleHasNetworkCandidate } from '../support/pan-oracle';
 
 /**
@@ -36,5 +36,28 @@ describe('card detector precision on merchant identifiers', () => {
   it('when clock-based invoices and keys are used (ORD-<ms>, order-<ms>-3, order-<ms>-42, <s>-00042, µs, ns), then none is refused', () => {
     const clock = ids.filter((id) => id.kind.endsWith('timestamp') || id.kind === 'clock-counter');
     expect(clock.filter((id) => refused(id.text)).map((id) => id.text)).toEqual([]);
+  });
+
+  /**
+   * Commas and colons are not separators (issue 36, item 5; docs/card-data.md): they join a list's items and a
+   * time's parts. Counted as separators, 932 of these 10,000 comma-joined order-number lists, 321 time lists and
+   * 328 CSV rows of figures would be refused (measured with the same seed, as the same text with spaces).
+   */
+  it('when numbers are listed with commas or times written with colons, then none is refused, and neither is a card number grouped by commas or colons', () => {
+    const rnd = seededRandom(41);
+    const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+    const two = (n: number) => String(n).padStart(2, '0');
+    const texts: string[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      const base = int(1000, 999999);
+      texts.push(Array.from({ length: int(2, 6) }, (_, j) => String(base + j * int(1, 50))).join(rnd() < 0.5 ? ',' : ', '));
+      texts.push(Array.from({ length: int(1, 3) }, () => `${two(int(0, 23))}:${two(int(0, 59))}:${two(int(0, 59))}`).join(','));
+      texts.push(`${int(1000, 9999)},${int(1, 999)},${int(100, 9999)},${int(1000, 9999)}`);
+    }
+    expect(texts.filter((t) => refused(t))).toEqual([]);
+    // As spaces, the same lists hold card numbers: the rule decides, not the digits.
+    expect(texts.filter((t) => containsPan(t.replace(/[,:]/g, ' '))).length).toBeGreaterThan(1000);
+    for (const grouped of ['4000,1000,1111,2224', '4000:1000:1111:2224', '4000, 1000, 1111, 2224']) expect(refused(grouped)).toBe(false);
+    expect(refused('4000 1000 1111 2224')).toBe(true);
   });
 });

@@ -249,6 +249,14 @@ describe('loadConfig', () => {
     });
   });
 
+  it('when production takes the gateway\'s webhooks without GATEWAY_MERCHANT_KEY, then it starts and warns that any merchant\'s signed event would apply (issue 36)', () => {
+    const hooks = { ...prodEnv, GATEWAY_WEBHOOK_SECRET: 'signature-key-0123' };
+    expect(configWarnings(loadConfig({ env: hooks }))).toEqual([expect.stringContaining('GATEWAY_MERCHANT_KEY')]);
+    expect(configWarnings(loadConfig({ env: { ...hooks, GATEWAY_MERCHANT_KEY: '5qwnn5b51gnkd1b' } }))).toEqual([]);
+    expect(configWarnings(loadConfig({ env: prodEnv }))).toEqual([]);
+    expect(problemsOf(() => loadConfig({ env: { ...hooks, GATEWAY_MERCHANT_KEY: 'no spaces' } })).join('\n')).toContain('GATEWAY_MERCHANT_KEY');
+  });
+
   it('when JWT algorithms mix HS and RS, then it refuses (key confusion)', () => {
     expect(problemsOf(() => loadConfig({ env: { ...prodEnv, JWT_ALGORITHMS: 'HS256,RS256' } })).join('\n')).toContain('must not mix');
   });

@@ -9,6 +9,7 @@ import path from 'node:path';
 const ROOT = path.join(__dirname, '..', '..');
 interface DocsCheck {
   linkProblems(files?: string[]): string[];
+  outsideProblems(files?: string[]): string[];
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
 const docsCheck = require('../../scripts/docs-check') as DocsCheck;
@@ -27,6 +28,25 @@ describe('the README and docs/', () => {
 
   it('when every Markdown file of the repository is checked, then each relative link opens a file, and each #anchor a heading of it', () => {
     expect(docsCheck.linkProblems()).toEqual([]);
+  });
+
+  it('when the repository\'s Markdown is read, then no link or path in code leaves the repository (a clone has nothing outside it)', () => {
+    expect(docsCheck.outsideProblems()).toEqual([]);
+  });
+
+  it('when a page names a file outside the repository, in a link or in code, then the check names it', () => {
+    const dir = mkdtempSync(path.join(ROOT, 'docs', 'tmp-outside-'));
+    try {
+      const page = path.join(dir, 'page.md');
+      writeFileSync(page, 'The contract is `../../../shared/contract.md`; see [the spec](../../../shared/gateway-api-v2.md) and `../../README.md`.\n');
+      const where = path.relative(ROOT, page);
+      expect(docsCheck.outsideProblems([page])).toEqual([
+        `${where}: ../../../shared/contract.md is outside the repository (copy what is needed into docs/)`,
+        `${where}: ../../../shared/gateway-api-v2.md is outside the repository (copy what is needed into docs/)`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('when a link names a file or a heading that does not exist, then the check names each, and not the good ones', () => {

@@ -9,7 +9,7 @@ import {
   InvalidRequest, NotFound, OutcomeUnknown, PayloadTooLarge, RateLimited, Unauthenticated, Unavailable, fromGatewayError,
 } from '../../src/http/errors';
 import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
-import { StoreUnavailableError } from '../../src/idempotency/errors';
+import { StoreUnavailableError } from '../../src/redis/errors';
 import { jsonBody } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
 import { CapturingStream, createLogger } from '../../src/observability/logger';

@@ -1,6 +1,6 @@
 import openapi from '../../src/http/openapi.json';
 import { ApiError, type ErrorDetail } from '../../src/http/errors';
-import { parseIdempotencyKey, parseListQuery, parsePathKey, parseSaleRequest, toCents } from '../../src/http/validation';
+import { parseEmptyBody, parseIdempotencyKey, parseListQuery, parsePathKey, parseSaleRequest, toCents } from '../../src/http/validation';
 
 function detailsOf(fn: () => unknown): readonly ErrorDetail[] {
   try {
@@ -57,7 +57,7 @@ describe('parseSaleRequest', () => {
   it('when amount_detail is empty or has a bad part or an extra field, then 400', () => {
     expect(detailsOf(() => parseSaleRequest({ ...base, amount_detail: {} }))).toContainEqual({ path: 'body.amount_detail', rule: 'minProperties' });
     expect(detailsOf(() => parseSaleRequest({ ...base, amount_detail: { tax: '1.001' } }))).toContainEqual({ path: 'body.amount_detail.tax', rule: 'pattern' });
-    expect(detailsOf(() => parseSaleRequest({ ...base, amount_detail: { tax: '1', shipping: '2' } }))).toContainEqual({ path: 'body.amount_detail', rule: 'unknown_field' });
+    expect(detailsOf(() => parseSaleRequest({ ...base, amount_detail: { tax: '1', shipping: '2' } }))).toContainEqual({ path: 'body.amount_detail.shipping', rule: 'unknown_field' });
   });
 
   it('when required fields are missing, then each is named', () => {
@@ -67,10 +67,16 @@ describe('parseSaleRequest', () => {
     ]));
   });
 
-  it('when an unknown field is sent, then 400 unknown_field without echoing its name', () => {
-    const details = detailsOf(() => parseSaleRequest({ ...base, surprise_field_name: 1 }));
+  it('when an unknown field is sent, then 400 unknown_field names it (issue 41), and a nested one by its whole path', () => {
+    expect(detailsOf(() => parseSaleRequest({ ...base, surprise_field_name: 1 }))).toEqual([{ path: 'body.surprise_field_name', rule: 'unknown_field' }]);
+    expect(detailsOf(() => parseSaleRequest({ ...base, amount_detail: { tax: '1', shipping: '2' } }))).toContainEqual({ path: 'body.amount_detail.shipping', rule: 'unknown_field' });
+    expect(detailsOf(() => parseEmptyBody({ reason: 'x' }))).toEqual([{ path: 'body.reason', rule: 'unknown_field' }]);
+  });
+
+  it.each(['4000100011112224', 'n4000100011112224', 'pan_400010', 'a b', '<script>', 'x'.repeat(65), 'ünknown', '__proto__x\n'])('when an unknown field\'s name is %p (could carry card data or markup), then it is reported at its parent, never echoed', (name) => {
+    const details = detailsOf(() => parseSaleRequest({ ...base, [name]: 1 }));
     expect(details).toEqual([{ path: 'body', rule: 'unknown_field' }]);
-    expect(JSON.stringify(details)).not.toContain('surprise');
+    expect(detailsOf(() => parseEmptyBody({ [name]: 1 }))).toEqual([{ path: 'body', rule: 'unknown_field' }]);
   });
 
   it('when a value is wrong, then the details never contain it', () => {
@@ -122,7 +128,8 @@ describe('parseListQuery', () => {
     [{ limit: ['1', '2'] }, 'query.limit', 'integer'],
     [{ offset: '-5' }, 'query.offset', 'integer'],
     [{ offset: 'abc' }, 'query.offset', 'integer'],
-    [{ sort: 'name' }, 'query', 'unknown_field'],
+    [{ sort: 'name' }, 'query.sort', 'unknown_field'],
+    [{ '4000100011112224': 'x' }, 'query', 'unknown_field'],
   ])('when the query is %p, then 400 %s %s', (query, path, rule) => {
     expect(detailsOf(() => parseListQuery(query))).toContainEqual({ path, rule });
   });

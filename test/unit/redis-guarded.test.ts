@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../src/idempotency/errors';
+import { StoreUnavailableError } from '../../src/redis/errors';
 import { guarded } from '../../src/redis/guarded';
 
 /** Every store's Redis operation is bounded: an answer, or the store's unavailable error (a 503, key freed). */

@@ -11,6 +11,7 @@ const judge = require('../../bench/soak/judge') as {
     entries: Entry[]; transactions: { pmkey?: string; time: number; result_code: string }[]; operations: { command: string; trankey: string; result_code: string; folded?: boolean }[];
     keys: Map<string, KeyRecord>; invoicePrefix: string; removed: { pmkey: string; at: number }[];
   }): { doubleCharges: number; beyondBounds: number; disagreements: number; followupsTwice: number; refundsTwice: number; removedCharged: number };
+  judgeMoneyViews(entries: (Entry & { voided?: boolean })[], views: Map<string, { status: number; body?: { amount_refunded?: string } }>): { disagree: number; judged: number };
   cardPattern(numbers: string[]): RegExp;
   memoryGrowth(series: Record<string, [number, number][][]>, minSpanS: number): { growth: Record<string, number | null> };
 };
@@ -67,6 +68,19 @@ describe('the soak judge', () => {
   it('when a removed card is charged after its removal answered, then it counts; a charge before it does not', () => {
     const r = judged({ removed: [{ pmkey: 'pm1', at: 1000 }], transactions: [{ pmkey: 'pm1', time: 999, result_code: 'A' }, { pmkey: 'pm1', time: 1001, result_code: 'A' }] });
     expect(r.removedCharged).toBe(1);
+  });
+
+  it('when tokengate\'s view of a standing sale shows another amount refunded than the ledger (a voided refund kept), then the money views disagree; voided and declined sales are not judged', () => {
+    const entries = [
+      entry({ key: 's1', refunded: '1.00', adjusted: '2.00' }),
+      entry({ key: 's2', refunded: '0.00' }),
+      { ...entry({ key: 'v1', state: 'voided' }), voided: true },
+      entry({ key: 'd1', result_code: 'D' }),
+    ];
+    const view = (amount: string) => ({ status: 200, body: { amount_refunded: amount } });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', view('3.00')], ['s2', view('0.00')], ['v1', view('5.00')], ['d1', view('1.00')]]))).toMatchObject({ disagree: 0, judged: 2 });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', view('3.00')], ['s2', view('1.00')]]))).toMatchObject({ disagree: 1 });
+    expect(judge.judgeMoneyViews(entries, new Map([['s1', { status: 404 }]]))).toMatchObject({ disagree: 1 });
   });
 
   it('finds a card number plain, spaced, dashed or dotted, and not inside a longer digit run', () => {

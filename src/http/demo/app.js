@@ -100,8 +100,11 @@
    */
   function keptCard(sale, before, tries) {
     return wallet.refresh(sale.payment_method).then(function () {
-      var key = sale.payment_method || wallet.keys().filter(function (k) { return before.indexOf(k) < 0; })[0];
-      if (key || tries <= 0) return key && wallet.card(key);
+      if (sale.payment_method) return wallet.card(sale.payment_method);
+      var key = wallet.keys().filter(function (k) { return before.indexOf(k) < 0; })[0];
+      // Found by difference: redrawn once more with it checked (a plain redraw checks the default).
+      if (key) return wallet.refresh(key).then(function () { return wallet.card(key); });
+      if (tries <= 0) return undefined;
       return new Promise(function (r) { setTimeout(r, 400); }).then(function () { return keptCard(sale, before, tries - 1); });
     });
   }
@@ -133,6 +136,14 @@
     });
   }
 
+  /** "Voided sale of 20.00 on Visa ending 2224". */
+  function voided(sale) { return 'Voided sale of ' + p.money(sale.amount) + ' on ' + sale.label; }
+  /** What a void released: all of it, or what was left after partial refunds (issue 41: it said the whole sale). */
+  function released(sale) {
+    if (!sale.refunded) return 'the funds are released';
+    return p.money(sale.amount - sale.refunded) + ' released (' + p.money(sale.refunded) + ' was refunded)';
+  }
+
   function voidSale() {
     var sale = state.lastSale;
     if (!sale) return;
@@ -140,7 +151,7 @@
       if (res.status !== 200) return p.failed('void', res);
       sale.done = true;
       target(sale, 'voided');
-      p.show('approved', 'Voided sale of ' + p.money(sale.amount) + ' on ' + sale.label + ' — the funds are released', res.body);
+      p.show('approved', voided(sale) + ' — ' + released(sale), res.body);
     });
   }
 
@@ -165,7 +176,7 @@
       if (b.method === 'void') {
         sale.done = true;
         target(sale, 'voided');
-        return p.show('approved', 'Voided sale of ' + p.money(sale.amount) + ' on ' + sale.label + ' (not settled yet, so the refund became a void) — the funds are released', b);
+        return p.show('approved', voided(sale) + ' (not settled yet, so the refund became a void) — ' + released(sale), b);
       }
       sale.refunded += p.cents(b.amount);
       target(sale, p.money(sale.refunded) + ' refunded');

@@ -44,8 +44,16 @@
   function expiry(e) { return /^\d{4}$/.test(e || '') ? e.slice(0, 2) + '/' + e.slice(2) : e || '?'; }
   /** Every card said the same way, from the gateway's fields, whatever its method_name. */
   function label(m) { return (m.card_type && m.card_type !== 'Unknown' ? m.card_type : 'Card') + ' ending ' + (m.ccnum4last || '????'); }
-  /** The card with its expiry, as the list shows it (two cards may share a type and last four). */
-  function fullLabel(m) { return label(m) + ' · expires ' + expiry(m.expires); }
+  /**
+   * The card's own name, when someone gave it one: the gateway names a card it keeps by its masked number
+   * ("XXXXXXXXXXXX2224") or, for the sandbox's fixtures, by its type and last four: neither is a name.
+   */
+  function name(m) {
+    var n = String(m.method_name || '').trim();
+    return n && n !== label(m) && !/^[0-9]{0,6}[Xx*•]+[0-9]{4}$/.test(n) ? n : '';
+  }
+  /** The card with its expiry and its name, as the list shows it (two cards may share a type and last four). */
+  function fullLabel(m) { return label(m) + ' · expires ' + expiry(m.expires) + (name(m) ? ' · “' + name(m) + '”' : ''); }
 
   /** Marks `input` invalid with `message` in its `<id>-error` element, or clears it (message ''). */
   function fieldError(input, message) {
@@ -77,6 +85,6 @@
 
   window.demoPage = {
     state: state, $: $, show: show, api: api, methodsPath: methodsPath, cents: cents, money: money, said: said,
-    expiry: expiry, label: label, fullLabel: fullLabel, fieldError: fieldError, failed: failed,
+    expiry: expiry, label: label, name: name, fullLabel: fullLabel, fieldError: fieldError, failed: failed,
   };
 })();

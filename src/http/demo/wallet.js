@@ -2,8 +2,10 @@
  * The dev customer's stored cards on the /demo page (issue 26, item 7): each listed with its default mark, a
  * button to make it the default and one to remove it. Removal is final (the card is never charged again), so it
  * asks first, in place: "Yes, remove" or "Keep it" (Escape keeps it too). Every control is a button, reached with
- * Tab and named for screen readers after the card it acts on. window.demoWallet.refresh(select) redraws the list;
- * app.js charges the card whose radio is checked.
+ * Tab and named for screen readers after the card it acts on. A card can be renamed in place (its name is listed
+ * after its expiry, so two cards of one type and last four tell apart). window.demoWallet.refresh(select) redraws
+ * the list and checks the default card (issue 41: the first charge on load went to the partial-approval card, the
+ * last listed); app.js charges the card whose radio is checked.
  */
 (function () {
   'use strict';
@@ -48,9 +50,31 @@
     var actions = document.createElement('span');
     actions.className = 'card-actions';
     if (!m.default) actions.appendChild(button('Make default', 'make-default', 'Make default: ' + p.fullLabel(m), function () { makeDefault(m); }));
+    var rename = button('Rename', 'rename', 'Rename ' + p.fullLabel(m), function () { naming(true); });
+    actions.appendChild(rename);
     var remove = button('Remove', 'remove', 'Remove ' + p.fullLabel(m), function () { ask(true); });
     actions.appendChild(remove);
     li.appendChild(actions);
+
+    var form = document.createElement('form');
+    form.className = 'rename-form';
+    form.hidden = true;
+    var nameInput = document.createElement('input');
+    nameInput.id = id + '-name';
+    nameInput.maxLength = 100;
+    nameInput.autocomplete = 'off';
+    nameInput.value = p.name(m);
+    // Named by aria-label, not a <label>: the list's labels are the cards' own (one per radio).
+    nameInput.setAttribute('aria-label', 'Name for ' + p.fullLabel(m));
+    nameInput.placeholder = 'Card name';
+    var save = button('Save name', 'save-name', '', function () { renameCard(m, nameInput.value.trim()); });
+    save.type = 'submit';
+    form.appendChild(nameInput);
+    form.appendChild(save);
+    form.appendChild(button('Cancel', 'cancel-rename', '', function () { naming(false); }));
+    form.addEventListener('submit', function (e) { e.preventDefault(); renameCard(m, nameInput.value.trim()); });
+    form.addEventListener('keydown', function (e) { if (e.key === 'Escape') naming(false); });
+    li.appendChild(form);
 
     var confirm = document.createElement('div');
     confirm.className = 'confirm';
@@ -73,23 +97,30 @@
       confirm.hidden = !open;
       (open ? keep : remove).focus();
     }
+    /** Shows or leaves the rename form; focus goes to its field, then back to Rename. */
+    function naming(open) {
+      actions.hidden = open;
+      form.hidden = !open;
+      (open ? nameInput : rename).focus();
+    }
     return li;
   }
 
-  /** Redraws the list; the radio checked is `select`, else the one checked before (if still listed), else the last. */
+  /**
+   * Redraws the list; the radio checked is `select` (a card just added or kept), else the default, else the
+   * first: a change (a removal, a new default, a rename) leaves the default checked, never a fallback card.
+   */
   function refresh(select) {
-    var before = document.querySelector('input[name=pm]:checked');
-    var want = select || (before && before.value);
     return p.api('GET', p.methodsPath() + '?limit=100').then(function (res) {
       var ul = $('cards');
       ul.textContent = '';
       if (res.status !== 200) return p.failed('list the cards', res);
       var data = res.body.data;
-      var listed = data.some(function (m) { return m.key === want; });
+      var chosen = data.filter(function (m) { return m.key === select; })[0] || data.filter(function (m) { return m.default; })[0] || data[0];
       cards = {};
-      data.forEach(function (m, i) {
+      data.forEach(function (m) {
         cards[m.key] = m;
-        ul.appendChild(row(m, listed ? m.key === want : i === data.length - 1));
+        ul.appendChild(row(m, m === chosen));
       });
       $('charge').disabled = data.length === 0;
     });
@@ -106,11 +137,21 @@
     }).then(focusAnswer);
   }
 
+  function renameCard(m, name) {
+    if (!name) return $(('pm-' + m.key) + '-name').focus();
+    p.api('PATCH', p.methodsPath(m.key), { method_name: name }).then(function (res) {
+      if (res.status === 200) p.show('approved', 'Renamed ' + p.fullLabel(m) + ' to “' + name + '”', res.body);
+      else p.failed('rename ' + p.fullLabel(m), res);
+      return refresh();
+    }).then(focusAnswer);
+  }
+
   function removeCard(m) {
     p.api('DELETE', p.methodsPath(m.key), undefined, true).then(function (res) {
-      // 204 has no body: the line says it all. A failure redraws too (the list then shows what is true now).
-      if (res.status === 204) p.show('approved', 'Removed ' + p.label(m));
-      else p.failed('remove ' + p.label(m), res);
+      // 204 has no body: the line says it all, naming the card whole (two cards may share a type and last four).
+      // A failure redraws too (the list then shows what is true now).
+      if (res.status === 204) p.show('approved', 'Removed ' + p.fullLabel(m));
+      else p.failed('remove ' + p.fullLabel(m), res);
       return refresh();
     }).then(focusAnswer);
   }

@@ -9,6 +9,7 @@ import { setFreshness, wantsOrigin } from '../freshness';
 import { send } from '../send';
 import { parseAmountBody, parseEmptyBody, parseIdempotencyKey, parsePathKey } from '../validation';
 import { toApiError } from '../write-errors';
+import type { Scope } from '../scopes';
 
 export interface SaleLifecycleRouteDeps {
   lookup: SaleLookup;
@@ -36,7 +37,7 @@ export function saleLifecycleRouter(deps: SaleLifecycleRouteDeps): Router {
   const { lookup, actions } = deps;
   const router = Router();
 
-  function followUp(path: string, scope: string, op: 'capture' | 'void' | 'refund', parse: (body: unknown) => { amount?: string; amountCents?: number }): void {
+  function followUp(path: string, scope: Scope, op: 'capture' | 'void' | 'refund', parse: (body: unknown) => { amount?: string; amountCents?: number }): void {
     router.post(path, deps.authenticate, requireScope(scope), async (req: Request, res: Response) => {
       const caller = requireAuth(req);
       const saleKey = parsePathKey(req.params.key, 'key');

@@ -39,9 +39,9 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     const input = parseSaleRequest(req.body);
     // Keeping the card adds a payment method to the customer: the scope that allows adding one (contract,
     // `payment_methods:write`: "add a card to the bound customer from a client-side payment_key").
-    if (input.save && !caller.scopes.has('payment_methods:write')) throw new Forbidden();
+    if (input.save && !caller.scopes.has('payment_methods:write')) throw new Forbidden(['payment_methods:write']);
     // A charge the shopper does not start is an internal service's (contract, "Subscriptions"): never a shopper's token.
-    if (input.recurring && !caller.anyCustomer) throw new Forbidden();
+    if (input.recurring && !caller.anyCustomer) throw new Forbidden(['customers:any']);
     const fingerprint = fingerprintRequest('POST', '/v1/sales', req.body);
     try {
       send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id, input.paymentKey !== undefined), req.log));

@@ -12,9 +12,19 @@
 --                                 its answer or the reconciler accounts for it); else folded in as seen at the
 --                                 gateway ('rx:<key>' = entry '<refnum>|<cents>|<created>|<status>'), refunded
 --                                 raised by its cents (never past what was captured) → 'applied'
---   adjusted  cents left          a part of an unsettled sale refunded (refund:adjust): what the record has left
---                                 equals it → 'listed' (tokengate's own); more → refunded raised to match →
---                                 'applied' and the cents; a refund in flight → 'busy'
+--   adjusted  cents               the gateway's new amount (issue 36): an authorization holds it → 'applied';
+--                                 a captured sale has that much left: equal → 'listed' (tokengate's own
+--                                 refund:adjust); less → refunded raised, more → refunded lowered (and captured
+--                                 raised past it: an incremental authorization) → 'applied' and the cents moved
+--                                 (positive: given back); a capture, void or refund in flight → 'busy'
+--   refund_voided key             a refund the record lists (tokengate's own 'rf:', or seen 'rx:') voided at the
+--                                 gateway: its cents no longer refunded, marked 'rv:<key>' → 'applied' and the
+--                                 cents; voided already → 'listed'; not listed → 'unknown_refund'
+--   refund_restored key           a refund marked voided that the gateway shows standing (a webhook it
+--                                 contradicts): counted as refunded again (never past what was captured) →
+--                                 'applied' and the cents; not marked → 'unchanged'
+--   unvoided                      a voided sale restored: captured (or authorized when nothing was captured) →
+--                                 'changed'; a void of tokengate's in flight → 'busy'
 -- Returns {result, state, extra}: result 'absent' | 'unchanged' | 'changed' | 'listed' | 'busy' | 'applied'.
 local f = redis.call('HMGET', KEYS[1], 'state', 'captured', 'refunded', 'pending_refund', 'settled')
 local state = f[1]
@@ -61,13 +71,61 @@ if kind == 'refunded' then
   return {'applied', state, cents}
 end
 if kind == 'adjusted' then
+  local there = tonumber(ARGV[2])
+  if state == 'authorized' then
+    if tonumber(redis.call('HGET', KEYS[1], 'authorized') or '0') == there then return {'listed', state, 0} end
+    redis.call('HSET', KEYS[1], 'authorized', there)
+    bump()
+    return {'applied', state, 0}
+  end
   if state ~= 'captured' then return {'unchanged', state, 0} end
   if tonumber(f[4] or '0') ~= 0 then return {'busy', state, 0} end
-  local left = tonumber(f[2]) - tonumber(f[3])
-  local there = tonumber(ARGV[2])
-  if there >= left then return {'listed', state, 0} end
-  redis.call('HSET', KEYS[1], 'refunded', tonumber(f[2]) - there)
+  local captured = tonumber(f[2])
+  local left = captured - tonumber(f[3])
+  if there == left then return {'listed', state, 0} end
+  if there > captured then
+    captured = there
+    redis.call('HSET', KEYS[1], 'captured', captured)
+  end
+  redis.call('HSET', KEYS[1], 'refunded', captured - there)
   bump()
   return {'applied', state, left - there}
+end
+if kind == 'refund_voided' then
+  local key = ARGV[2]
+  local was = redis.call('HGET', KEYS[1], 'rv:' .. key)
+  if was then return {'listed', state, tonumber(was)} end
+  local cents = nil
+  local seen = redis.call('HGET', KEYS[1], 'rx:' .. key)
+  if seen then cents = tonumber(string.match(seen, '^[^|]*|(%d+)|')) end
+  if not cents then
+    local all = redis.call('HGETALL', KEYS[1])
+    for i = 1, #all, 2 do
+      if string.sub(all[i], 1, 3) == 'rf:' and string.sub(all[i + 1], 1, #key + 1) == key .. '|' then
+        cents = tonumber(string.match(all[i + 1], '^[^|]*|[^|]*|(%d+)|'))
+      end
+    end
+  end
+  if not cents then return {'unknown_refund', state, 0} end
+  redis.call('HSET', KEYS[1], 'rv:' .. key, cents, 'refunded', math.max(0, tonumber(f[3]) - cents))
+  bump()
+  return {'applied', state, cents}
+end
+if kind == 'refund_restored' then
+  local was = redis.call('HGET', KEYS[1], 'rv:' .. ARGV[2])
+  if not was then return {'unchanged', state, 0} end
+  redis.call('HDEL', KEYS[1], 'rv:' .. ARGV[2])
+  redis.call('HSET', KEYS[1], 'refunded', math.min(tonumber(f[2]), tonumber(f[3]) + tonumber(was)))
+  bump()
+  return {'applied', state, tonumber(was)}
+end
+if kind == 'unvoided' then
+  if state == 'voiding' then return {'busy', state, 0} end
+  if state ~= 'voided' then return {'unchanged', state, 0} end
+  local back = 'authorized'
+  if tonumber(f[2]) > 0 then back = 'captured' end
+  redis.call('HSET', KEYS[1], 'state', back)
+  bump()
+  return {'changed', back, 0}
 end
 return {'unchanged', state, 0}

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { gatewayTime } from '../lookups';
 import type { LifecycleEvent, WebhookEventType } from './events';
 
@@ -15,14 +15,6 @@ export interface WebhookEvent {
   event_triggered: string;
   /** The exact bytes posted and signed. */
   raw: string;
-}
-
-/**
- * The merchant's key in `event_body.merchant.merch_key`. Its real format is not documented: 16 lowercase hex
- * digits derived from the API key, so it stays the same across restarts and never shows the key itself.
- */
-export function merchKeyFor(apiKey: string): string {
-  return createHash('sha256').update(`merchant\u0000${apiKey}`).digest('hex').slice(0, 16);
 }
 
 /** `event_triggered` is the sandbox clock at the change, to the second, UTC (as every gateway time here). */

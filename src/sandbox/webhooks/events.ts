@@ -8,8 +8,9 @@ import { batchObject, changed, trackedFields, transactionObject, type Fields } f
  * follow-up sent straight to the sandbox, as the merchant's console would, emits the same events.
  *
  * Never emitted, as nothing in the sandbox produces them: `transaction.sale.queued` (nothing is queued),
- * `transaction.sale.unvoided` (no unvoid command), `settlement.batch.failure` (a close always settles), and no
- * customer or payment-method events (the gateway has none).
+ * `settlement.batch.failure` (a close always settles), and no customer or payment-method events (the gateway has
+ * none). `transaction.sale.unvoided` follows the `unvoid` command, `transaction.sale.adjusted` both `cc:adjust`
+ * and `refund:adjust`, `transaction.refund.voided` a `void` of a refund.
  */
 
 export type WebhookEventType =
@@ -18,6 +19,7 @@ export type WebhookEventType =
   | 'transaction.sale.voided'
   | 'transaction.sale.captured'
   | 'transaction.sale.adjusted'
+  | 'transaction.sale.unvoided'
   | 'transaction.refund.success'
   | 'transaction.refund.voided'
   | 'settlement.batch.success';
@@ -43,20 +45,22 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
   /** Each transaction's tracked fields as its last event told them: the `old` side of the next change. */
   const lastTold = new Map<string, Fields>();
 
-  const born = (type: WebhookEventType, tx: LifecycleTx, now: number) => {
-    const object = transactionObject(life, tx);
-    const fields = trackedFields(object);
+  type TxEvent = Exclude<WebhookEventType, 'settlement.batch.success'>;
+  const born = (type: TxEvent, tx: LifecycleTx, now: number) => {
+    const fields = trackedFields(life, tx);
     lastTold.set(tx.key, fields);
-    emit({ type, object, changes: { old: {}, new: fields }, now });
+    emit({ type, object: transactionObject(life, tx, type), changes: { old: {}, new: fields }, now });
   };
 
-  const moved = (type: WebhookEventType, tx: LifecycleTx, now: number) => {
-    const object = transactionObject(life, tx);
-    const fields = trackedFields(object);
+  const moved = (type: TxEvent, tx: LifecycleTx, now: number) => {
+    const fields = trackedFields(life, tx);
     const before = lastTold.get(tx.key);
     lastTold.set(tx.key, fields);
+    // A capture's or an adjustment's original amount is what was authorized before it.
+    const was = before && typeof before.auth_amount === 'string' ? Math.round(Number(before.auth_amount) * 100) : tx.amountCents;
+    const originalCents = type === 'transaction.sale.captured' || type === 'transaction.sale.adjusted' ? was : tx.amountCents;
     // A transaction from before the webhooks were turned on: what it was is unknown here.
-    emit({ type, object, changes: before ? changed(before, fields) : { old: {}, new: fields }, now });
+    emit({ type, object: transactionObject(life, tx, type, originalCents), changes: before ? changed(before, fields) : { old: {}, new: fields }, now });
   };
 
   return {
@@ -74,7 +78,8 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
       if (!tx) return;
       if (tx.state === 'voided') return moved(tx.kind === 'refund' ? 'transaction.refund.voided' : 'transaction.sale.voided', tx, op.time);
       if (op.command === 'cc:capture') return moved('transaction.sale.captured', tx, op.time);
-      if (op.command === 'refund:adjust') return moved('transaction.sale.adjusted', tx, op.time);
+      if (op.command === 'refund:adjust' || op.command === 'cc:adjust') return moved('transaction.sale.adjusted', tx, op.time);
+      if (op.command === 'unvoid') return moved('transaction.sale.unvoided', tx, op.time);
     },
 
     batchClosed(batch: BatchRecord, now: number) {
@@ -82,7 +87,7 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
       // Settling changes the status of every sale in the batch; the event names the batch, not the sales.
       for (const key of batch.members) {
         const tx = life.get(key);
-        if (tx && lastTold.has(key)) lastTold.set(key, trackedFields(transactionObject(life, tx)));
+        if (tx && lastTold.has(key)) lastTold.set(key, trackedFields(life, tx));
       }
       emit({ type: 'settlement.batch.success', object: batchObject(life, batch), changes: { old: { status: 'open' }, new: { status: 'closed' } }, now });
     },

@@ -2,7 +2,7 @@ import type { Logger } from '../../observability/logger';
 import type { Lifecycle } from '../lifecycle';
 import type { SandboxSettings } from '../settings';
 import { WebhookDispatcher, type WebhookAttempt } from './dispatcher';
-import { buildEvent, merchKeyFor, type WebhookEvent } from './envelope';
+import { buildEvent, type WebhookEvent } from './envelope';
 import { createWebhookObserver, type LifecycleEvent } from './events';
 
 /**
@@ -75,7 +75,7 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
   const enabled = () => !closed && settings.webhookUrls.length > 0;
 
   const emit = (change: LifecycleEvent) => {
-    const event = buildEvent(change, merchKeyFor(settings.apiKey));
+    const event = buildEvent(change, settings.merchantKey);
     log.push(event);
     if (log.length > MAX_EVENTS) log.splice(0, log.length - MAX_EVENTS);
     if (holding) {

@@ -1,38 +1,112 @@
 import type { BatchRecord } from '../batches';
 import type { Lifecycle, LifecycleTx } from '../lifecycle';
-import { batchView, transactionView } from '../lookups';
+import { batchView, gatewayTime } from '../lookups';
+import { formatCents } from '../sale-request';
+import type { WebhookEventType } from './events';
 
 /**
- * The `object` and `changes` of a webhook (gateway-facts.md, Webhooks: "a subset of data from the object
- * involved"). Taken from the lookup views (lookups.ts), so an event says what `GET transactions/{key}` or
- * `GET batches/{key}` would say at that moment, in fewer fields. README.md, "Webhooks", lists them.
+ * The `object` of a webhook: exactly the fields the REST reference's example of that event type shows
+ * (UsaEPay.NET docs/api-rest.md, "Webhooks"; test/fixtures/gateway-webhooks/ holds those examples, and
+ * test/integration/sandbox-webhooks.test.ts checks each event's shape against them). gateway-facts.md, "Money
+ * webhooks in detail": no `trantype_code`, no `status_code`, a refund names no sale (no `original`), a void
+ * carries no `amount`. `refnum` is a JSON number where the example has one (sale success and failure, refund
+ * success), a string elsewhere. README.md, "Webhooks", says where each value comes from.
  */
 
 export type Fields = Record<string, unknown>;
 
-/** The lookup's fields an event's transaction carries, in the lookup's order. */
-const TRANSACTION_FIELDS = [
-  'type', 'key', 'refnum', 'created', 'trantype_code', 'trantype', 'result_code', 'result', 'status_code', 'status',
-  'creditcard', 'batch', 'amount', 'auth_amount', 'invoice', 'custkey', 'original',
-] as const;
+/** Which example's field set an event type follows. */
+type Shape = 'sale' | 'moved' | 'voided' | 'refund' | 'refund-voided';
+const SHAPES: Record<Exclude<WebhookEventType, 'settlement.batch.success'>, Shape> = {
+  'transaction.sale.success': 'sale',
+  'transaction.sale.failure': 'sale',
+  'transaction.sale.captured': 'moved',
+  'transaction.sale.adjusted': 'moved',
+  'transaction.sale.voided': 'voided',
+  'transaction.sale.unvoided': 'voided',
+  'transaction.refund.success': 'refund',
+  'transaction.refund.voided': 'refund-voided',
+};
 
-/** What a follow-up can change on a transaction: `changes.old`/`changes.new` hold those that did. */
-const TRACKED = ['status_code', 'status', 'trantype_code', 'trantype', 'auth_amount', 'batch'] as const;
+const RESULT = { A: 'Approved', P: 'Partially Approved', D: 'Declined' } as const;
 
-export function transactionObject(life: Lifecycle, tx: LifecycleTx): Fields {
-  // As before issue 42 (the webhooks' fields are issue 36's): `original` stays; custom_fields are not in FIELDS.
-  const view = transactionView(life, tx, { lookupRefunds: 'listed', customFields: 'dropped' });
-  const out: Fields = {};
-  for (const f of TRANSACTION_FIELDS) if (view[f] !== undefined) out[f] = view[f];
-  // The masked number and the brand letter only: an event carries no more of the card than that.
-  const card = view.creditcard as Fields | undefined;
-  if (card) out.creditcard = { type: card.type, number: card.number };
-  return out;
+/**
+ * The transaction's object for `type`. `originalCents`: `amount_detail.original_amount` where the example has
+ * it (the amount before this change: what was authorized before a capture or an adjustment; the amount itself
+ * for a void, an unvoid, a refund).
+ */
+export function transactionObject(life: Lifecycle, tx: LifecycleTx, type: Exclude<WebhookEventType, 'settlement.batch.success'>, originalCents = tx.amountCents): Fields {
+  const shape = SHAPES[type];
+  const ref = life.batchRefOf(tx);
+  const batch = ref ? { batchrefnum: String(ref.batchrefnum), sequence: ref.sequence, type: 'batch', key: ref.key } : undefined;
+  const card = tx.creditcard as Fields | undefined;
+  const base: Fields = { type: 'transaction', key: tx.key };
+  const original = { original_amount: formatCents(originalCents) };
+  const result = RESULT[tx.resultCode];
+  if (shape === 'sale') {
+    return {
+      ...base,
+      refnum: Number(tx.refnum),
+      auth_amount: formatCents(tx.resultCode === 'D' ? 0 : tx.authCents),
+      amount: formatCents(tx.amountCents),
+      ...(tx.amountDetail ? { amount_detail: tx.amountDetail } : {}),
+      authcode: tx.authcode,
+      result_code: tx.resultCode,
+      invoice: tx.invoice,
+      avs: tx.avs ?? { result_code: '' },
+      cvc: tx.cvc ?? { result_code: '' },
+      ...(tx.resultCode === 'D' ? {} : { trantype: tx.kind === 'authonly' ? 'Credit Card Auth Only' : 'Credit Card Sale' }),
+      // The masked number and the brand letter only: an event carries no more of the card than that.
+      ...(card ? { creditcard: { type: card.type, number: card.number } } : {}),
+      ...(batch ? { batch } : {}),
+      result,
+    };
+  }
+  const brand = { creditcard: { type: card?.type ?? '' } };
+  const originalDate = { original_date: gatewayTime(tx.created) };
+  if (shape === 'voided' || shape === 'refund-voided') {
+    return { ...base, refnum: tx.refnum, amount_detail: original, authcode: tx.authcode, result_code: tx.resultCode, result, ...brand, ...originalDate };
+  }
+  if (shape === 'refund') {
+    return {
+      ...base,
+      refnum: Number(tx.refnum),
+      auth_amount: formatCents(tx.authCents),
+      amount_detail: original,
+      authcode: tx.authcode,
+      result_code: tx.resultCode,
+      avs: tx.avs ?? { result_code: '' },
+      cvc: tx.cvc ?? { result_code: '' },
+      ...(batch ? { batch } : {}),
+      result,
+      ...brand,
+    };
+  }
+  return {
+    ...base,
+    refnum: tx.refnum,
+    auth_amount: formatCents(tx.authCents),
+    amount: formatCents(tx.authCents),
+    amount_detail: original,
+    authcode: tx.authcode,
+    result_code: tx.resultCode,
+    avs: { result_code: '' },
+    cvc: { result_code: '' },
+    ...(batch ? { batch } : {}),
+    result,
+    ...brand,
+    ...originalDate,
+  };
 }
 
-/** The transaction's fields a change is reported in (a field it lacks, e.g. no batch yet, is null). */
-export function trackedFields(object: Fields): Fields {
-  return Object.fromEntries(TRACKED.map((f) => [f, object[f] ?? null]));
+/** What a change is reported in (`changes.old`/`changes.new`, gateway-facts.md, Webhooks): the amounts and the batch. */
+const TRACKED = ['auth_amount', 'batch'] as const;
+
+/** The transaction's tracked fields (a field it lacks, e.g. no batch yet, is null). */
+export function trackedFields(life: Lifecycle, tx: LifecycleTx): Fields {
+  const ref = life.batchRefOf(tx);
+  const now: Fields = { auth_amount: formatCents(tx.authCents), batch: ref ? { key: ref.key, batchrefnum: String(ref.batchrefnum), sequence: ref.sequence } : null };
+  return Object.fromEntries(TRACKED.map((f) => [f, now[f] ?? null]));
 }
 
 /** Only the fields that differ, each side with its value. */
@@ -47,26 +121,22 @@ export function changed(before: Fields, after: Fields): { old: Fields; new: Fiel
 }
 
 /**
- * A closed batch as its event names it: the batch, not its sales. Counts and totals as strings (the gateway's
- * batch numbers are strings on the wire, gateway-facts.md); `response` A = closed and settled.
+ * A closed batch as the reference's `settlement.batch.success` example names it: the batch, not its sales.
+ * `totalsales` and `totalcredits` are digit strings with no decimal point (the example's "617799" for 41 sales
+ * and "000" read as cents), `numsales` a JSON number, `response` A = closed and settled.
  */
 export function batchObject(life: Lifecycle, b: BatchRecord): Fields {
   const v = batchView(life, b);
+  const cents = (amount: unknown) => String(Math.round(Number(amount) * 100)).padStart(3, '0');
   return {
     type: 'batch',
     key: v.key,
+    batchnum: v.sequence,
     batchrefnum: v.batchrefnum,
-    sequence: v.sequence,
     response: 'A',
-    status: v.status,
-    opened: v.opened,
-    closed: v.closed,
-    numsales: String(v.sales_count),
-    totalsales: v.sales_amount,
-    numvoids: String(v.voids_count),
-    totalvoids: v.voids_amount,
-    numrefunds: String(v.refunds_count),
-    totalrefunds: v.refunds_amount,
-    netamount: v.total_amount,
+    totalsales: cents(v.sales_amount),
+    numsales: v.sales_count,
+    totalcredits: cents(v.refunds_amount),
+    uri: `batches/${String(v.key)}`,
   };
 }
