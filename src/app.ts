@@ -12,6 +12,8 @@ import { saleLifecycleRouter } from './http/routes/sale-lifecycle';
 import { salesRouter } from './http/routes/sales';
 import { eventsRouter } from './http/routes/events';
 import { subscriptionsRouter } from './http/routes/subscriptions';
+import { settlementsRouter } from './http/routes/settlements';
+import type { SettlementStore } from './settlements';
 import type { SubscriptionService } from './subscriptions';
 import type { EventLog } from './events';
 import { gatewayWebhooksRouter } from './http/routes/gateway-webhooks';
@@ -45,6 +47,8 @@ export interface AppDeps {
   wallet: Wallet;
   /** Subscriptions (issue 37). */
   subscriptions: SubscriptionService;
+  /** Settlements kept (issue 39): `GET /v1/settlements…`. */
+  settlements: Pick<SettlementStore, 'get' | 'list'>;
   /** Development with the embedded sandbox only: the /demo checkout page (absent, /demo answers 404). */
   demo?: DemoOptions;
   /** While draining, keep-alive connections are told to close so clients move to other replicas. */
@@ -92,6 +96,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(paymentMethodsRouter({ cards: deps.cards, cardWrites: deps.cardWrites, tokens: deps.tokens, wallet: deps.wallet, authenticate: deps.authenticate }));
   app.use(subscriptionsRouter({ subscriptions: deps.subscriptions, authenticate: deps.authenticate }));
   app.use(eventsRouter({ log: deps.events, authenticate: deps.authenticate }));
+  app.use(settlementsRouter({ store: deps.settlements, authenticate: deps.authenticate }));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

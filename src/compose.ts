@@ -33,6 +33,7 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
+import { createMemorySettlementStore, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -64,6 +65,8 @@ export interface Service {
   delivery: EventDelivery;
   /** Subscriptions: the use cases, the renewals (started with the service, stopped by close()) and the clock. */
   subscriptions: Subscriptions;
+  /** Settlements (issue 39): the kept ones, the one read per closed batch, and when reads happen (webhook, look). */
+  settlements: { store: SettlementStore; settler: Settler; look: SettlementLook };
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   /**
@@ -177,6 +180,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   const appended = () => delivery.nudge();
   onChange = createSaleEvents({ records, events, appended });
+  // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
+  // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
+  const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
+  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: createSettlementMetrics(metrics.registry), logger });
+  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger });
+  settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
   const writes = createWriteProtocol({
@@ -226,7 +235,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   if (config.gateway.webhookSecret) confirmations.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
@@ -250,6 +259,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
+    settlements: settlementStore,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
   });
@@ -269,6 +279,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   let queueStopped = false;
   return {
     app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery, subscriptions,
+    settlements: { store: settlementStore, settler, look: settlementLook },
     listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
@@ -281,7 +292,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

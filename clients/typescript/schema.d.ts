@@ -403,6 +403,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List settlements (internal services)
+         * @description Batches the gateway closed, newest first, each with the gateway's totals and the lines' counts by verdict. Needs scope `settlements:read` and a token that acts for any customer (`customers:any`, no `custkey`).
+         */
+        get: operations["listSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settlements/{batch}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one settlement's lines (internal services)
+         * @description The settlement with each line and its verdict; with `Accept: text/csv`, the lines as CSV (columns batch, closed_at, transaction, sale, kind, amount, gateway_amount, verdict). 404 when tokengate keeps no settlement of that batch (not closed, or not read yet). Needs `settlements:read` and `customers:any`.
+         */
+        get: operations["getSettlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -741,7 +781,7 @@ export interface components {
             };
         };
         /** @description One payment event, as `GET /v1/events` lists it and as each `EVENTS_WEBHOOK_URLS` receiver gets it (the POST body, with Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). Masked card numbers only, never card data. */
-        PaymentEvent: components["schemas"]["SaleEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["PaymentMethodEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["SubscriptionEvent"];
+        PaymentEvent: components["schemas"]["SaleEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["PaymentMethodEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["SubscriptionEvent"] | components["schemas"]["SettlementClosedEvent"] | components["schemas"]["SettlementMismatchEvent"];
         EventList: {
             /** @enum {string} */
             type: "list";
@@ -925,6 +965,91 @@ export interface components {
             created: number;
             data: components["schemas"]["Subscription"];
         };
+        /** @description The batch's totals as the gateway reports them */
+        SettlementTotals: {
+            sales: string;
+            credits: string;
+            count: number;
+        };
+        /** @description The lines by verdict */
+        SettlementCounts: {
+            matched: number;
+            amount_differs: number;
+            not_ours: number;
+            missing: number;
+        };
+        /** @description A batch the gateway closed, read once after it closed, matched line by line with tokengate's records. */
+        SettlementSummary: {
+            /** @enum {string} */
+            type: "settlement";
+            /** @description The gateway's batch key */
+            batch: string;
+            /** @description When the gateway closed the batch, as it says it (`YYYY-MM-DD hh:mm:ss`, the gateway's time zone) */
+            closed_at: string;
+            totals: components["schemas"]["SettlementTotals"];
+            counts: components["schemas"]["SettlementCounts"];
+        };
+        SettlementLine: {
+            /** @description The gateway's transaction key */
+            transaction: string;
+            /** @description tokengate's sale the line is about, when it knows it */
+            sale?: string;
+            /** @description What tokengate's records say moved, when it made it */
+            amount?: string;
+            /** @description What the batch says moved */
+            gateway_amount: string;
+            /** @enum {string} */
+            kind: "sale" | "refund" | "void";
+            /**
+             * @description `matched`: the batch and tokengate's records agree; `amount_differs`: tokengate made it, the batch holds another amount; `not_ours`: in the batch, never made through tokengate (the console, another integration); `missing`: approved and not voided, in no batch closed since, a day after it was due
+             * @enum {string}
+             */
+            verdict: "matched" | "amount_differs" | "not_ours" | "missing";
+        };
+        /** @description A settlement with its lines. */
+        Settlement: {
+            /** @enum {string} */
+            type: "settlement";
+            /** @description The gateway's batch key */
+            batch: string;
+            /** @description When the gateway closed the batch, as it says it (`YYYY-MM-DD hh:mm:ss`, the gateway's time zone) */
+            closed_at: string;
+            totals: components["schemas"]["SettlementTotals"];
+            counts: components["schemas"]["SettlementCounts"];
+            lines: components["schemas"]["SettlementLine"][];
+        };
+        SettlementList: {
+            /** @enum {string} */
+            type: "list";
+            limit: number;
+            data: components["schemas"]["SettlementSummary"][];
+            /** @description A next page exists: ask again with the last batch as `after` */
+            has_more: boolean;
+        };
+        /** @description A closed batch read and matched: its totals and counts by verdict (the lines: `GET /v1/settlements/{batch}`). */
+        SettlementClosedEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "settlement.closed";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: components["schemas"]["SettlementSummary"];
+        };
+        /** @description One line of a settlement that is not `matched`. */
+        SettlementMismatchEvent: {
+            /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
+            id: string;
+            /** @enum {string} */
+            type: "settlement.mismatch";
+            /** @description When tokengate appended it, Unix seconds */
+            created: number;
+            data: {
+                batch: string;
+                closed_at: string;
+                line: components["schemas"]["SettlementLine"];
+            };
+        };
     };
     responses: {
         /** @description Malformed JSON, a key repeated in one object (`{path: "body", rule: "duplicate_key"}`), unknown or wrong-typed field, bad amount, missing or bad Idempotency-Key, bad query or path parameter (`details` says where and which rule) */
@@ -1070,6 +1195,12 @@ export interface components {
         IdempotencyKeyOptional: string;
         /** @description The subscription's key (`key` of the subscription object) */
         SubscriptionKey: components["schemas"]["Key"];
+        /** @description A batch key: the page starts with the settlement closed before it. Absent: the newest. */
+        SettlementsAfter: string;
+        /** @description Page size: a whole number from 1 to 100 */
+        SettlementsLimit: number;
+        /** @description The gateway's batch key */
+        BatchKey: string;
     };
     requestBodies: never;
     headers: {
@@ -2407,6 +2538,77 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listSettlements: {
+        parameters: {
+            query?: {
+                /** @description A batch key: the page starts with the settlement closed before it. Absent: the newest. */
+                after?: components["parameters"]["SettlementsAfter"];
+                /** @description Page size: a whole number from 1 to 100 */
+                limit?: components["parameters"]["SettlementsLimit"];
+            };
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of settlements */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettlementList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSettlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Kept and echoed when it is a safe token; otherwise replaced by a new UUID. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                /** @description The gateway's batch key */
+                batch: components["parameters"]["BatchKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settlement */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["CardDataForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -99,6 +99,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'reconcile.retryMs', env: 'RECONCILE_RETRY_MS', parse: int(50, 600_000), doc: 'A look that found no spare read slot is tried again this much later.' },
   { path: 'cards.verifyAmount', env: 'CARD_VERIFY_AMOUNT', parse: str(/^(0\.(0[1-9]|[1-9]\d?)|[1-9]\d{0,2}(\.\d{1,2})?)$/, 'an amount from 0.01 to 999.99'), doc: 'The `authonly` that verifies a card added from Pay.js, voided at once.' },
   { path: 'cards.payJsUrl', env: 'PAYJS_URL', parse: url('https:', 'http:'), doc: 'Where browsers load Pay.js (`pay_js_url` of `GET /v1/payment-config`). Unset: the gateway host\'s `/js/v2/pay.js`.' },
+  { path: 'settlements.lookMs', env: 'SETTLEMENTS_LOOK_MS', parse: int(0, 7 * 24 * 3600 * 1000), doc: 'Each replica looks at the gateway\'s closed batches this often for any closed since the last settlement kept (one background call when none did; with webhooks off, the only way settlements are read). 0: only on `settlement.batch.success`.' },
   { path: 'reconcile.lookbackMarginMs', env: 'RECONCILE_LOOKBACK_MARGIN_MS', parse: int(0, 7 * 24 * 3600 * 1000), doc: 'The gateway\'s `created` carries no time zone: the reconciler pages this much further back than the attempt\'s start.' },
 
   { path: 'view.saleFreshMs', env: 'VIEW_SALE_FRESH_MS', parse: ms, doc: 'A sale\'s view answers as fresh this long after it last matched the gateway (settlement is daily); past it, it is answered at once and refreshed in spare budget.' },

@@ -124,6 +124,12 @@ export interface ReconcileConfig {
   lookbackMarginMs: number;
 }
 
+/** Settlements (issue 39): closed batches read once and matched with tokengate's records. */
+export interface SettlementsConfig {
+  /** How often each replica looks at `GET /batches` for batches closed since the last one kept (0: never). */
+  lookMs: number;
+}
+
 export interface HttpConfig {
   bodyLimitBytes: number;
   /** CORS_ORIGINS: browser origins allowed to call the API; https: in production unless loopback (issue 31). */
@@ -215,6 +221,7 @@ export interface Config {
   cache: CacheConfig;
   idempotency: IdempotencyConfig;
   reconcile: ReconcileConfig;
+  settlements: SettlementsConfig;
   cards: CardsConfig;
   view: ViewConfig;
   http: HttpConfig;

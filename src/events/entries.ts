@@ -11,6 +11,7 @@ const TYPES: ReadonlySet<string> = new Set<PaymentEventType>([
   'refund.voided', 'sale.unvoided', 'sale.adjusted', 'payment_method.added', 'payment_method.removed', 'payment_method.updated', 'customer.created', 'customer.deleted',
   'subscription.created', 'subscription.renewed', 'subscription.payment_failed', 'subscription.past_due', 'subscription.unpaid',
   'subscription.canceled', 'subscription.completed', 'subscription.updated',
+  'settlement.closed', 'settlement.mismatch',
 ]);
 
 export type EntryFields = Record<string, string>;

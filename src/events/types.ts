@@ -33,7 +33,10 @@ export type PaymentEventType =
   | 'subscription.unpaid'
   | 'subscription.canceled'
   | 'subscription.completed'
-  | 'subscription.updated';
+  | 'subscription.updated'
+  // Settlements (issue 39): a closed batch read and matched (its summary), and each line that is not `matched`.
+  | 'settlement.closed'
+  | 'settlement.mismatch';
 
 export interface EventDraft {
   type: PaymentEventType;

@@ -3,7 +3,7 @@
  * the routes' requireScope takes its names from (a name not here does not compile), and the one the OpenAPI
  * description's `bearerAuth` scheme lists (scripts/openapi-scopes.js writes it, `npm run lint` checks it), so
  * the /docs Authorize dialog cannot drift from the code (issue 41: it listed 9 of 12). Only scopes a route of
- * this code checks are here: the contract's settlements:read joins with its routes.
+ * this code checks are here.
  */
 export const SCOPES = {
   'sales:create': 'charge a card: `POST /v1/sales`',
@@ -19,6 +19,7 @@ export const SCOPES = {
   'events:read': 'read the payment event log: `GET /v1/events` (internal services, with `customers:any`)',
   'subscriptions:read': 'read the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
   'subscriptions:write': 'create, change, pause, resume and cancel the bound customer\'s subscriptions (any customer\'s with `customers:any`)',
+  'settlements:read': 'read the settlements, closed batches matched with tokengate\'s records: `GET /v1/settlements…` (internal services, with `customers:any`)',
   'customers:any': 'act for any customer (a token without `custkey`: internal services)',
   'outcomes:settle': 'settle an unknown outcome by hand, on the admin port: `POST /unknown-outcomes/settle` (operators; a token without `custkey`)',
 } as const;

@@ -116,7 +116,7 @@ export function sayableFieldName(name: unknown): string | undefined {
  * ajv errors as details. An unknown field is named when sayableFieldName allows it, else reported at its
  * parent's path. `instancePath` is a JSON pointer over property names the schema declares, so it is safe to show.
  */
-function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
+export function toDetails(prefix: string, errors: readonly ErrorObject[] | null | undefined): ErrorDetail[] {
   const seen = new Set<string>();
   const out: ErrorDetail[] = [];
   for (const e of errors ?? []) {

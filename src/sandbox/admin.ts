@@ -1,6 +1,7 @@
 import { cardUpdate, CardUpdateError, type CardUpdateRequest } from './card-updater';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { brandOf } from './cards';
+import { consoleEntry } from './console';
 import { isLoopback, normaliseIp, type SandboxCore } from './core';
 import { FaultError, parseFaultRequest } from './faults';
 import { SettingsError } from './settings';
@@ -50,6 +51,7 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
   });
   router.get('/operations', (_req, res) => void res.json(ledger.operations()));
   router.post('/batches/close', (_req, res) => void res.json({ key: ledger.closeBatch() }));
+  router.post('/batches/current/console', (req, res) => void res.json(consoleEntry(core, req.body, Date.now())));
   router.get('/settings', (_req, res) => void res.json(publicSettings(core)));
   router.get('/fixtures', (_req, res) => void res.json(fixturesView(core)));
   router.get('/faults', (_req, res) => void res.json({ pending: core.faults.pending(), rates: core.faults.rates() }));

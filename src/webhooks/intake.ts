@@ -55,6 +55,11 @@ export interface IntakeDeps {
   registry: Registry;
   /** The card updater's events (card-updates.ts); without it they are ignored. */
   cardUpdates?: CardUpdates;
+  /**
+   * Told of each batch the gateway says closed (`settlement.batch.success`), after its sales are settled: the
+   * settlement is read behind the answer (src/settlements), never holding the webhook up.
+   */
+  onBatchClosed?: (batch: string) => void;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
@@ -114,7 +119,9 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;
       if (typeof batch !== 'string' || batch === '') return 'invalid';
-      return (await records.settleBatch(batch)) > 0 ? 'applied' : 'unmatched';
+      const held = await records.settleBatch(batch);
+      deps.onBatchClosed?.(batch);
+      return held > 0 ? 'applied' : 'unmatched';
     }
     const tx = readTransaction(event.object);
     if (!tx) return 'invalid';

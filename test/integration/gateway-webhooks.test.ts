@@ -46,8 +46,21 @@ describe('gateway webhooks in', () => {
   };
   const view = (key: string) => request(bff.url).get(`/v1/sales/${key}`).set('Authorization', `Bearer ${bearer()}`);
   const atSandbox = async (body: object) => (await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body })).json as Record<string, string>;
-  /** Gateway reads tokengate made: transaction look-ups, lists and batches. */
-  const reads = () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0) + (e.acceptedByKind.batches ?? 0), 0);
+  /**
+   * Gateway reads tokengate made for sales: transaction look-ups, lists and batches, less the settlements' own
+   * reads of a closed batch (issue 39: background, behind the batch's webhook; counted before each call is made).
+   */
+  const settlementReads = async () => {
+    const text = (await request(bff.adminUrl).get('/metrics')).text;
+    return [...text.matchAll(/^tokengate_settlement_gateway_calls_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+  /** Waits until the settlement of the batch holding this sale is kept (its background read has ended). */
+  const settlementKept = async (saleKey: string) => {
+    const batch = (await view(saleKey)).body.batch?.key as string;
+    const finance = token({ sub: 'gw-finance', scope: 'settlements:read customers:any' });
+    await eventually(async () => (await request(bff.url).get(`/v1/settlements/${batch}`).set('Authorization', `Bearer ${finance}`)).status === 200);
+  };
+  const reads = async () => Object.values(bff.sandbox.stats().endpoints).reduce((n, e) => n + (e.acceptedByKind.lookup ?? 0) + (e.acceptedByKind.batches ?? 0), 0) - (await settlementReads());
   const hook = (raw: string, signature?: string) => {
     const r = request(bff.url).post('/v1/webhooks/gateway').set('Content-Type', 'application/json');
     return (signature === undefined ? r : r.set('X-Signature', signature)).send(raw);
@@ -70,14 +83,14 @@ describe('gateway webhooks in', () => {
 
   it('when a void is made at the sandbox directly, then tokengate\'s view shows it voided and one sale.voided is logged, confirmed by one gateway read in spare budget', async () => {
     const key = await sale('10.00');
-    const before = reads();
+    const before = await reads();
     await atSandbox({ command: 'void', trankey: key });
     await eventually(async () => (await typesOf(key)).includes('sale.voided'));
     const res = await view(key);
     expect(res.body).toMatchObject({ key, status: 'voided' });
     expect(res.headers['cache-status']).toMatch(/hit/);
     // A change tokengate did not make is checked against the gateway (guarantee 12): one read, no more.
-    await eventually(() => reads() === before + 1);
+    await eventually(async () => (await reads()) === before + 1);
     expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.voided']);
     expect((await eventsOf(key))[1]?.data).toMatchObject({ key, status: 'voided' });
   });
@@ -134,13 +147,14 @@ describe('gateway webhooks in', () => {
     const key = await sale('7.00');
     await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
     await eventually(async () => (await typesOf(key)).includes('sale.settled'));
-    const before = reads();
+    await settlementKept(key);
+    const before = await reads();
     const refund = await post(`/v1/sales/${key}/refunds`, { amount: '2.00' });
     expect(refund.status).toBe(201);
     const [refunded] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'transaction.refund.success' && JSON.stringify(e.payload).includes(refund.body.key));
     await delivered([refunded?.event_id as string]);
     // A webhook about tokengate's own write confirms what its record holds: no gateway read.
-    expect(reads()).toBe(before);
+    expect(await reads()).toBe(before);
     expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled', 'refund.succeeded']);
     expect((await eventsOf(key))[2]?.data).toEqual(refund.body);
     expect((await view(key)).body).toMatchObject({ status: 'settled', amount_refunded: '2.00' });
@@ -171,10 +185,11 @@ describe('gateway webhooks in', () => {
   it('when a batch closes at the sandbox, then tokengate\'s sales in it read settled with no gateway read, each with one sale.settled', async () => {
     const keys = [await sale('1.50'), await sale('2.50')];
     await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
-    const before = reads(); // the close is this test's own call at the sandbox
+    const before = await reads(); // the close is this test's own call at the sandbox
     for (const key of keys) await eventually(async () => (await typesOf(key)).includes('sale.settled'));
     for (const key of keys) expect((await view(key)).body).toMatchObject({ status: 'settled' });
-    expect(reads()).toBe(before);
+    await settlementKept(keys[0] as string);
+    expect(await reads()).toBe(before);
     const [batchEvent] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'settlement.batch.success').slice(-1);
     await bff.sandbox.webhooks.redeliver(batchEvent?.event_id as string);
     for (const key of keys) expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.settled']);
@@ -208,7 +223,7 @@ describe('gateway webhooks in', () => {
     bff.sandbox.faults.next({ kind: 'reset', match: 'sale', when: 'after' });
     const key = idem();
     const body = { customer, payment_method: approved, amount: '6.66', invoice: `lost-${key}` };
-    const before = reads();
+    const before = await reads();
     const first = await post('/v1/sales', body, key);
     expect([502, 504]).toContain(first.status);
     let replay: request.Response | undefined;
@@ -217,7 +232,7 @@ describe('gateway webhooks in', () => {
       return replay.status === 201;
     }, 15_000, 200);
     expect(replay?.headers['tokengate-reconciled']).toBe('true');
-    expect(reads()).toBe(before);
+    expect(await reads()).toBe(before);
     const saleKey = replay?.body.key as string;
     expect(bff.sandbox.ledger.get(saleKey)).toMatchObject({ invoice: `lost-${key}` });
     expect(await typesOf(saleKey)).toEqual(['sale.succeeded']);

@@ -27,7 +27,7 @@ interface DocsCheck {
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script without types
 const docsCheck = require('../../scripts/docs-check') as DocsCheck;
 
-const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateUnknownOutcomePastDeadline', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate', 'TokengateRenewalsSpilled'];
+const ALERTS = ['TokengateUpstream429', 'TokengateUnknownOutcomesStale', 'TokengateUnknownOutcomePastDeadline', 'TokengateBudgetQueueWaitHigh', 'TokengateRedisUnreachable', 'TokengateSalesErrorRate', 'TokengateDayBudgetRunsOut', 'TokengateEventsUndelivered', 'TokengateRenewalsLate', 'TokengateRenewalsSpilled', 'TokengateSettlementMismatch'];
 
 function promtool(groups: unknown): { ok: boolean; output: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-promtool-'));
@@ -125,6 +125,28 @@ describe('k8s/components/monitoring', () => {
             runbook_url: 'docs/runbooks/TokengateUnknownOutcomePastDeadline.md',
             summary: 'An unknown outcome is past RECONCILE_DEADLINE_MS (11m 0s old)',
             description: 'The reconciler cannot decide it from the gateway\'s records. Look it up in the gateway\'s console, then settle it on the admin port (POST /unknown-outcomes/settle).',
+          } }] },
+        ],
+      }],
+    });
+    expect(output).toContain('SUCCESS');
+    expect(ok).toBe(true);
+  });
+
+  itWithPromtool('when a settlement keeps a line that is not matched, then TokengateSettlementMismatch fires for that verdict; matched lines alone never fire it (promtool test rules)', () => {
+    const lines = (verdict: string, values: string) => ({ series: `tokengate_settlement_lines_total{namespace="ns",pod="a",verdict="${verdict}"}`, values });
+    const { ok, output } = promtoolTest(ruleGroups(), {
+      evaluation_interval: '1m',
+      tests: [{
+        interval: '1m',
+        // Matched lines climb all along; two not_ours lines are kept at minute 10.
+        input_series: [lines('matched', '0+5x20'), lines('not_ours', '0x9 2+0x10')],
+        alert_rule_test: [
+          { eval_time: '9m', alertname: 'TokengateSettlementMismatch', exp_alerts: [] },
+          { eval_time: '12m', alertname: 'TokengateSettlementMismatch', exp_alerts: [{ exp_labels: { severity: 'warning', namespace: 'ns', verdict: 'not_ours' }, exp_annotations: {
+            runbook_url: 'docs/runbooks/TokengateSettlementMismatch.md',
+            summary: '2 settlement lines were not_ours in the last day',
+            description: 'A batch the gateway closed holds lines tokengate\'s records do not match. GET /v1/settlements lists the batches with counts by verdict; GET /v1/settlements/{batch} (or its CSV) the lines. docs/settlements.md says what each verdict means and what to do.',
           } }] },
         ],
       }],

@@ -1,0 +1,67 @@
+import { fromCents, toCents } from '../gateway/money';
+import type { Batch, TransactionDetail } from '../gateway/types';
+import type { SaleRecords } from '../sale-records';
+import { taggedReference } from '../writes/reference';
+import { VERDICTS, type Settlement, type SettlementLine, type Verdict } from './types';
+
+/** What matching needs of tokengate's records: a sale's record, and the refunds credited to its own writes. */
+export type MatchRecords = Pick<SaleRecords, 'get' | 'moves' | 'saleOfRefund'>;
+
+const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
+
+/**
+ * One line of a closed batch against tokengate's records:
+ *   - a sale (S, or a captured authorization): tokengate's when it keeps a record of it; matched when the
+ *     batch's amount (`auth_amount`: what was captured, lowered by an adjust; else `amount`) is what the record
+ *     captured; a void listed in the batch is matched when the record is voided too;
+ *   - a credit (C; Z a voided one): tokengate's when it carries tokengate's tag (custom field 20, src/writes)
+ *     or it is credited to one of its sale's own refunds (the sale from the gateway's `original`, or from the
+ *     records' refund index: a gateway that drops custom fields still shows tokengate's refunds as its own). The tag
+ *     carries no amount: a tagged credit is matched on its tag (the refund's amount is checked by the write).
+ * Anything else in the batch is `not_ours`. Declined or errored lines moved nothing and are left out.
+ */
+export async function matchLine(records: MatchRecords, tx: TransactionDetail): Promise<SettlementLine | undefined> {
+  if (tx.result_code === 'D' || tx.result_code === 'E') return undefined;
+  const voided = tx.status_code === 'V' || tx.trantype_code === 'Z';
+  const gatewayCents = voided ? 0 : toCents(tx.auth_amount ?? tx.amount);
+  const base = { transaction: tx.key, gateway_amount: fromCents(gatewayCents) };
+  if (CREDIT_CODES.has(tx.trantype_code)) {
+    const line = { ...base, gateway_amount: fromCents(voided ? 0 : toCents(tx.amount)), kind: voided ? ('void' as const) : ('refund' as const) };
+    const sale = tx.original?.key ?? (await records.saleOfRefund(tx.key));
+    const credited = sale !== undefined && (await records.moves(sale)).creditedRefunds.has(tx.key);
+    const own = credited || taggedReference(tx.custom_fields) !== undefined;
+    // A console refund of tokengate's sale is still not tokengate's: the line names the sale, for finance.
+    return { ...line, ...(sale !== undefined ? { sale } : {}), verdict: own ? 'matched' : 'not_ours' };
+  }
+  const record = await records.get(tx.key);
+  const kind = voided ? ('void' as const) : ('sale' as const);
+  if (!record) return { ...base, kind, verdict: 'not_ours' };
+  const ourCents = record.state === 'voided' ? 0 : record.capturedCents;
+  const verdict: Verdict = ourCents === gatewayCents ? 'matched' : 'amount_differs';
+  return { ...base, kind, sale: tx.key, amount: fromCents(ourCents), verdict };
+}
+
+export function countByVerdict(lines: readonly SettlementLine[]): Record<Verdict, number> {
+  const counts = Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<Verdict, number>;
+  for (const line of lines) counts[line.verdict] += 1;
+  return counts;
+}
+
+/** The settlement of a closed batch: its totals as the gateway reports them, and its lines. */
+export function settlementOf(batch: Batch, lines: SettlementLine[]): Settlement {
+  return {
+    type: 'settlement',
+    batch: batch.key,
+    closed_at: batch.closed ?? '',
+    totals: { sales: batch.sales_amount, credits: batch.refunds_amount, count: batch.sales_count + batch.refunds_count },
+    counts: countByVerdict(lines),
+    lines,
+  };
+}
+
+/** The gateway's "YYYY-MM-DD hh:mm:ss" (no zone given: read as UTC, only to order batches), else undefined. */
+export function closedMsOf(closed: string | undefined): number | undefined {
+  if (!closed) return undefined;
+  const ms = Date.parse(`${closed.replace(' ', 'T')}Z`);
+  return Number.isFinite(ms) ? ms : undefined;
+}

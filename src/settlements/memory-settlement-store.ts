@@ -1,0 +1,42 @@
+import type { Settlement, SettlementStore, SettlementSummary } from './types';
+
+/** The same in process memory (development mode, tests): one process, so the claim is a map. */
+export function createMemorySettlementStore(now: () => number = Date.now): SettlementStore {
+  const kept = new Map<string, { settlement: Settlement; closedMs: number }>();
+  const claims = new Map<string, { owner: string; until: number }>();
+  const summaryOf = ({ lines: _lines, ...summary }: Settlement): SettlementSummary => structuredClone(summary);
+  /** Newest close first; ties by batch key, as Redis orders equal scores (reversed). */
+  const ordered = () => [...kept.values()].sort((a, b) => b.closedMs - a.closedMs || (a.settlement.batch < b.settlement.batch ? 1 : -1));
+  return {
+    async get(batch) {
+      const k = kept.get(batch);
+      return k ? structuredClone(k.settlement) : undefined;
+    },
+    async list(after, limit) {
+      const all = ordered();
+      let start = 0;
+      if (after !== undefined) {
+        const i = all.findIndex((k) => k.settlement.batch === after);
+        if (i < 0) return [];
+        start = i + 1;
+      }
+      return all.slice(start, start + limit).map((k) => summaryOf(k.settlement));
+    },
+    async claim(batch, owner, ttlMs) {
+      if (kept.has(batch)) return 'kept';
+      const c = claims.get(batch);
+      if (c && c.until > now() && c.owner !== owner) return 'busy';
+      claims.set(batch, { owner, until: now() + ttlMs });
+      return 'claimed';
+    },
+    async save(settlement, owner, closedMs) {
+      if (claims.get(settlement.batch)?.owner === owner) claims.delete(settlement.batch);
+      if (kept.has(settlement.batch)) return false;
+      kept.set(settlement.batch, { settlement: structuredClone(settlement), closedMs });
+      return true;
+    },
+    async release(batch, owner) {
+      if (claims.get(batch)?.owner === owner) claims.delete(batch);
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import path from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import { luaIn, withScripts } from '../redis/scripts';
+
+/** The Lua scripts of this folder as ioredis commands. */
+export interface SettlementCommands {
+  tgSettleClaim(settlement: string, claim: string, owner: string, ttlMs: number): Promise<unknown>;
+  tgSettleSave(settlement: string, list: string, claim: string, batch: string, summary: string, lines: string, closedMs: number, ttlMs: number, owner: string, oldestMs: number): Promise<unknown>;
+  tgSettleRelease(claim: string, owner: string): Promise<unknown>;
+}
+
+const lua = luaIn(path.join(__dirname, 'lua'));
+const SCRIPTS = [lua('tgSettleClaim', 'claim.lua', 2), lua('tgSettleSave', 'save.lua', 3), lua('tgSettleRelease', 'release.lua', 1)];
+
+export function withSettlementScripts(redis: Redis | Cluster): (Redis | Cluster) & SettlementCommands {
+  return withScripts<SettlementCommands>(redis, SCRIPTS);
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { EventSink } from '../events';
+import type { GatewayClient } from '../gateway';
+import type { Batch, GatewayResult, TransactionDetail } from '../gateway/types';
+import type { UpstreamScheduler } from '../limiter/types';
+import type { Logger } from '../observability/logger';
+import { closedMsOf, matchLine, settlementOf, type MatchRecords } from './match';
+import type { SettlementMetrics } from './metrics';
+import type { Settlement, SettlementLine, SettlementStore } from './types';
+
+export interface SettlerDeps {
+  store: SettlementStore;
+  gateway: Pick<GatewayClient, 'getBatch' | 'listBatches' | 'listBatchTransactions'>;
+  budget: Pick<UpstreamScheduler, 'run'>;
+  records: MatchRecords;
+  events: EventSink;
+  /** Tells the event delivery that something was appended. */
+  appended?: () => void;
+  metrics: SettlementMetrics;
+  logger: Logger;
+  pageSize?: number;
+  /** How long one replica holds a batch's read (a replica that dies mid-read frees it this much later). */
+  claimTtlMs?: number;
+  /** A periodic look reads batches closed at most this long ago (the first look, or after a long outage). */
+  lookbackMs?: number;
+}
+
+export type SettleOutcome = 'settled' | 'kept' | 'busy' | 'open';
+
+export interface Settler {
+  /** Reads the closed batch once (one replica; a kept one is never read again) and keeps its settlement. */
+  settle(batch: string): Promise<SettleOutcome>;
+  /** The batches closed since the last one kept, newest first until a kept one: each settled. How many were. */
+  look(): Promise<number>;
+}
+
+/**
+ * The one read per batch (issue 39): when the gateway says a batch closed (its `settlement.batch.success`, or a
+ * look at `GET /batches`), the batch and its transactions are read page by page in the `background` budget
+ * class, each line matched with tokengate's records (match.ts), and the settlement kept once. Its events are
+ * appended before it is kept, each with its own `change` (the log's dedupe): a replica that dies in between
+ * leaves the batch unkept, the next look reads it again, and nothing is reported twice.
+ */
+/**
+ * Where a settlement sorts in the list: its close, then the batch's sequence (closes carry whole seconds, so two
+ * batches closed within one second keep the gateway's order). An integer: exact as a sorted set's score.
+ */
+function orderOf(batch: Batch): number {
+  const closedMs = closedMsOf(batch.closed) ?? Date.now();
+  return Math.floor(closedMs / 1000) * 1000 + (Number.parseInt(batch.sequence, 10) % 1000 || 0);
+}
+
+export function createSettler(deps: SettlerDeps): Settler {
+  const { store, gateway, budget, metrics } = deps;
+  const pageSize = deps.pageSize ?? 100;
+  const claimTtlMs = deps.claimTtlMs ?? 5 * 60_000;
+  const lookbackMs = deps.lookbackMs ?? 7 * 24 * 3600_000;
+  const read = async <T>(what: string, call: () => Promise<GatewayResult<T>>): Promise<T> => {
+    metrics.gatewayCalls.inc({ call: what });
+    return (await budget.run('background', call)).value;
+  };
+
+  async function lines(batch: string): Promise<SettlementLine[]> {
+    const out: SettlementLine[] = [];
+    for (let offset = 0; ; ) {
+      const page = await read('batch_transactions', () => gateway.listBatchTransactions(batch, { limit: pageSize, offset }));
+      for (const tx of page.data as TransactionDetail[]) {
+        const line = await matchLine(deps.records, tx);
+        if (line) out.push(line);
+      }
+      offset += page.data.length;
+      if (page.data.length === 0 || offset >= page.total) return out;
+    }
+  }
+
+  async function report(settlement: Settlement): Promise<void> {
+    const { lines: all, ...summary } = settlement;
+    await deps.events.append([
+      { type: 'settlement.closed', change: `settlement:${settlement.batch}`, data: summary },
+      ...all.filter((l) => l.verdict !== 'matched').map((line) => ({ type: 'settlement.mismatch' as const, change: `settlement:${settlement.batch}:${line.transaction}`, data: { batch: settlement.batch, closed_at: settlement.closed_at, line } })),
+    ]);
+    deps.appended?.();
+  }
+
+  async function settleRead(batch: Batch, owner: string): Promise<SettleOutcome> {
+    const settlement = settlementOf(batch, await lines(batch.key));
+    await report(settlement);
+    if (await store.save(settlement, owner, orderOf(batch))) {
+      for (const line of settlement.lines) metrics.lines.inc({ verdict: line.verdict });
+      metrics.batches.inc();
+      deps.logger.info('settlement kept', { batch: batch.key, ...settlement.counts });
+    }
+    return 'settled';
+  }
+
+  async function settle(batchKey: string, known?: Batch): Promise<SettleOutcome> {
+    const owner = randomUUID();
+    const claimed = await store.claim(batchKey, owner, claimTtlMs);
+    if (claimed !== 'claimed') return claimed;
+    try {
+      const batch = known ?? (await read('batch', () => gateway.getBatch(batchKey)));
+      if (batch.status !== 'closed') {
+        await store.release(batchKey, owner);
+        return 'open';
+      }
+      return await settleRead(batch, owner);
+    } catch (err) {
+      await store.release(batchKey, owner).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    settle: (batch) => settle(batch),
+    async look() {
+      let settled = 0;
+      const horizon = Date.now() - lookbackMs;
+      for (let offset = 0; ; ) {
+        const page = await read('batches', () => gateway.listBatches({ limit: pageSize, offset }));
+        for (const batch of page.data) {
+          if (batch.status !== 'closed') continue;
+          const closedMs = closedMsOf(batch.closed);
+          if (closedMs !== undefined && closedMs < horizon) return settled;
+          const outcome = await settle(batch.key, batch);
+          if (outcome === 'kept') return settled; // newest first: the last one kept, and everything before it
+          if (outcome === 'settled') settled += 1;
+        }
+        offset += page.data.length;
+        if (page.data.length === 0 || offset >= page.total) return settled;
+      }
+    },
+  };
+}

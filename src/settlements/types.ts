@@ -1,0 +1,65 @@
+/**
+ * Settlements (issue 39; contract, "Settlements"): a batch the gateway closed, read once after it closed, each
+ * line matched with tokengate's own sale records. No card data: lines carry transaction keys and amounts only.
+ *
+ *   matched         the batch's line and tokengate's record agree (a sale: its captured amount; a refund: one
+ *                   of tokengate's own, by its tag or its sale's credited refunds)
+ *   amount_differs  tokengate made it, the batch holds another amount (or a void tokengate does not know of)
+ *   not_ours        in the batch, never made through tokengate (the console, another integration)
+ *   missing         (not yet computed: issue 39, what is left) a sale tokengate saw approved and not voided that
+ *                   no batch closed since holds, a day after it was due
+ */
+export type Verdict = 'matched' | 'amount_differs' | 'not_ours' | 'missing';
+export const VERDICTS: readonly Verdict[] = ['matched', 'amount_differs', 'not_ours', 'missing'];
+
+export interface SettlementLine {
+  /** The gateway's transaction key. */
+  transaction: string;
+  /** tokengate's sale the line is about, when it knows it. */
+  sale?: string;
+  /** What tokengate's records say moved ("12.34"), when it made it. */
+  amount?: string;
+  /** What the batch says moved ("12.34"). */
+  gateway_amount: string;
+  /** sale (a sale or a captured authorization), refund (a credit), void (listed in the batch, voided). */
+  kind: 'sale' | 'refund' | 'void';
+  verdict: Verdict;
+}
+
+/** The batch's totals as the gateway reports them (`GET /batches/{key}`), amounts as "12.34". */
+export interface SettlementTotals {
+  sales: string;
+  credits: string;
+  count: number;
+}
+
+export interface SettlementSummary {
+  type: 'settlement';
+  batch: string;
+  /** The gateway's `closed` ("YYYY-MM-DD hh:mm:ss", no zone given). */
+  closed_at: string;
+  totals: SettlementTotals;
+  counts: Record<Verdict, number>;
+}
+
+export interface Settlement extends SettlementSummary {
+  lines: SettlementLine[];
+}
+
+export interface SettlementStore {
+  get(batch: string): Promise<Settlement | undefined>;
+  /** Newest first (by the batch's close), after the batch `after` (none: from the newest), at most `limit`. */
+  list(after: string | undefined, limit: number): Promise<SettlementSummary[]>;
+  /**
+   * Claims the batch's one read for `ttlMs` (single-flight across replicas). 'kept': the settlement is already
+   * kept (nothing to read); 'busy': another replica holds the claim.
+   */
+  claim(batch: string, owner: string, ttlMs: number): Promise<'claimed' | 'kept' | 'busy'>;
+  /** Keeps the settlement unless one is kept already, and gives the claim back. True when this call kept it. */
+  save(settlement: Settlement, owner: string, closedMs: number): Promise<boolean>;
+  /** Gives the claim back (a read that failed: the next look tries again). */
+  release(batch: string, owner: string): Promise<void>;
+}
+
+/** Kept as long as sale records: finance looks back over a year. */
+export const SETTLEMENT_TTL_MS = 400 * 24 * 3600 * 1000;

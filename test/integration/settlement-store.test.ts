@@ -1,0 +1,59 @@
+import { createMemorySettlementStore, createRedisSettlementStore, settlementsCsv, type Settlement, type SettlementStore } from '../../src/settlements';
+import { suiteRedis } from '../support/redis';
+
+/** The settlement store's rules, the same on Redis and in memory (issue 39): kept once, one claim, newest first. */
+const { prefix, redis } = suiteRedis('settle-store');
+let n = 0;
+const settlement = (batch: string): Settlement => ({
+  type: 'settlement', batch, closed_at: '2026-11-27 20:00:00', totals: { sales: '10.00', credits: '0.00', count: 1 },
+  counts: { matched: 1, amount_differs: 0, not_ours: 0, missing: 0 }, lines: [{ transaction: `t${batch}`, sale: `t${batch}`, amount: '10.00', gateway_amount: '10.00', kind: 'sale', verdict: 'matched' }],
+});
+
+describe.each([
+  ['Redis', () => createRedisSettlementStore({ redis, keyPrefix: `${prefix}:${n++}` })],
+  ['memory', () => createMemorySettlementStore()],
+] as [string, () => SettlementStore][])('settlement store (%s)', (_name, make) => {
+  it('when two owners claim one batch, then one holds it; once kept, every claim answers kept and a second save changes nothing', async () => {
+    const store = make();
+    expect(await store.claim('b1', 'one', 60_000)).toBe('claimed');
+    expect(await store.claim('b1', 'two', 60_000)).toBe('busy');
+    expect(await store.save(settlement('b1'), 'one', 1000)).toBe(true);
+    expect(await store.claim('b1', 'two', 60_000)).toBe('kept');
+    const other = { ...settlement('b1'), closed_at: 'changed' };
+    expect(await store.save(other, 'two', 1000)).toBe(false);
+    expect((await store.get('b1'))?.closed_at).toBe('2026-11-27 20:00:00');
+  });
+
+  it('when a read fails and gives its claim back, then another owner claims it at once', async () => {
+    const store = make();
+    expect(await store.claim('b2', 'one', 60_000)).toBe('claimed');
+    await store.release('b2', 'two'); // not its claim: nothing
+    expect(await store.claim('b2', 'two', 60_000)).toBe('busy');
+    await store.release('b2', 'one');
+    expect(await store.claim('b2', 'two', 60_000)).toBe('claimed');
+  });
+
+  it('when settlements are listed, then newest close first, without lines, paged by the last batch; an unknown cursor is an empty page', async () => {
+    const store = make();
+    const now = Date.now();
+    for (const [batch, order] of [['a', now + 3000], ['b', now + 1000], ['c', now + 2000]] as const) {
+      await store.claim(batch, 'o', 60_000);
+      await store.save(settlement(batch), 'o', order);
+    }
+    expect((await store.list(undefined, 10)).map((s) => s.batch)).toEqual(['a', 'c', 'b']);
+    expect(await store.list(undefined, 1)).toEqual([{ type: 'settlement', batch: 'a', closed_at: '2026-11-27 20:00:00', totals: settlement('a').totals, counts: settlement('a').counts }]);
+    expect((await store.list('a', 10)).map((s) => s.batch)).toEqual(['c', 'b']);
+    expect(await store.list('nope', 10)).toEqual([]);
+    expect(await store.get('nope')).toBeUndefined();
+  });
+});
+
+describe('settlement CSV', () => {
+  it('when a field could start a formula or holds a comma or quote, then it is escaped (a spreadsheet runs nothing)', () => {
+    const s = settlement('b');
+    s.lines = [{ transaction: '=cmd', gateway_amount: '1.00', kind: 'sale', verdict: 'not_ours' }, { transaction: 'a,"b"', gateway_amount: '2.00', kind: 'refund', verdict: 'not_ours' }];
+    const rows = settlementsCsv(s).split('\r\n');
+    expect(rows[1]).toBe("b,2026-11-27 20:00:00,'=cmd,,sale,,1.00,not_ours");
+    expect(rows[2]).toBe('b,2026-11-27 20:00:00,"a,""b""",,refund,,2.00,not_ours');
+  });
+});
