@@ -13,7 +13,7 @@ export { CLASS_RANK, CLASS_DEFAULTS, reservedSlots, maxWaitOf, callerCaps, daySh
 export type { AheadSlot, CallClass, UpstreamScheduler, RunOptions, LimiterLimits, LimiterClasses, SchedulerOptions, Clock } from './types';
 export { limiterKeys, callerKey } from './redis-backend';
 export { callerId } from './caller';
-export { maxInAnyWindow, utilisation, orderViolations } from './measure';
+export { maxInAnyWindow, utilisation, orderViolations, waves } from './measure';
 
 const monotonic = () => performance.now();
 

@@ -39,3 +39,21 @@ export function orderViolations(
     calls.some((later) => later.arrivedAt > earlier.arrivedAt + toleranceMs && later.startedAt + startToleranceMs < earlier.startedAt),
   ).length;
 }
+
+/**
+ * Starts grouped into waves: a wave ends where the next start comes more than `gapMs` after the one before. A
+ * saturated "N per window" scheduler sends full waves of N, one window apart; a test judges it by the waves'
+ * sizes and by each wave coming in the window after the last (less than two windows later: a wasted window
+ * would be two), so a busy machine that stretches the run cannot fail it, and a limiter that wastes slots or
+ * windows still does (issue 41).
+ */
+export function waves(starts: readonly number[], gapMs: number): { at: number; size: number }[] {
+  const s = [...starts].sort((a, b) => a - b);
+  const out: { at: number; size: number }[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const last = out[out.length - 1];
+    if (last && (s[i] as number) - (s[i - 1] as number) <= gapMs) last.size++;
+    else out.push({ at: s[i] as number, size: 1 });
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { waves } from '../../src/limiter';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV, token } from '../support/bff';
 import { redisUrl, uniquePrefix } from '../support/redis';
@@ -12,8 +13,10 @@ const SALES = 45;
 
 /**
  * Issue 4, "Done when": three replicas on one Redis, a burst of 45 sales at once. The gateway must see at most
- * N calls in any window (no 429), every sale charged exactly once, and the burst must finish in about the
- * time the limit allows (ceil(45 / N) windows), neither refused nor dragging.
+ * N calls in any window (no 429), every sale charged exactly once, and the burst must use the budget: ceil(45 / N)
+ * windows, neither refused nor wasting any. Judged from the sandbox's own record of when it charged each sale (the
+ * charges come in waves, each full but the last, each in the window after the one before), not from the clock, so
+ * a busy machine slows the test without failing it (issue 41).
  */
 describe('three replicas under a burst of sales', () => {
   let sandbox: RunningSandbox;
@@ -42,7 +45,7 @@ describe('three replicas under a burst of sales', () => {
     await sandbox.close();
   });
 
-  it('when 45 sales arrive at once across the replicas, then the gateway sees at most N per window, no 429, each sale once, in the time the limit allows', async () => {
+  it('when 45 sales arrive at once across the replicas, then the gateway sees at most N per window, no 429, each sale once, in consecutive full windows', async () => {
     const cust = sandbox.fixtures.firstCustomer().key;
     const pm = (sandbox.fixtures.paymentMethods(cust).find((p) => p.number.endsWith('2224')) as { key: string }).key;
     const bearer = token({ sub: 'burst', custkey: cust, scope: 'sales:create tokens:read' });
@@ -51,7 +54,6 @@ describe('three replicas under a burst of sales', () => {
     await new Promise((r) => setTimeout(r, W + MARGIN));
     sandbox.reset();
 
-    const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: SALES }, (_, i) =>
         request((replicas[i % 3] as ServiceProcess).url)
@@ -61,18 +63,25 @@ describe('three replicas under a burst of sales', () => {
           .send({ customer: cust, payment_method: pm, amount: '1.00', invoice: `burst-${i}` }),
       ),
     );
-    const elapsed = Date.now() - started;
 
     expect(answers.map((a) => a.status)).toEqual(Array(SALES).fill(201));
     const stats = sandbox.stats().endpoints.v2;
     expect(stats?.rateLimited).toBe(0);
     expect(stats?.maxInWindow).toBeLessThanOrEqual(N);
-    const invoices = sandbox.transactions().map((t) => t.invoice);
+    const charged = sandbox.transactions();
+    const invoices = charged.map((t) => t.invoice);
     expect(invoices).toHaveLength(SALES);
     expect(new Set(invoices).size).toBe(SALES);
-    // ceil(45/10) = 5 windows: the last calls may start after 4 spans; allow a little slack for a busy machine.
-    const windows = Math.ceil(SALES / N);
-    expect(elapsed).toBeGreaterThanOrEqual((windows - 1) * W);
-    expect(elapsed).toBeLessThan((windows - 1) * (W + MARGIN) + 4000);
+    // The budget is used: the charges come in ceil(45/10) = 5 waves, N each but the last (fewer per wave wastes
+    // slots), each within two spans of the one before (a skipped window would put it two spans or more later).
+    // Waves are split at half a span of quiet: calls of one wave start together, the next wave a span later.
+    const SPAN = W + MARGIN;
+    const byWave = waves(charged.map((t) => t.time), SPAN / 2);
+    expect(byWave.map((w) => w.size)).toEqual([N, N, N, N, SALES - 4 * N]);
+    for (let i = 1; i < byWave.length; i++) {
+      const gap = (byWave[i] as { at: number }).at - (byWave[i - 1] as { at: number }).at;
+      expect(gap).toBeGreaterThanOrEqual(W);
+      expect(gap).toBeLessThan(2 * SPAN);
+    }
   }, 60_000);
 });

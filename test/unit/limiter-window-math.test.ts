@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { earliestSlot, pacedStart } from '../../src/limiter/window-math';
-import { maxInAnyWindow, orderViolations, utilisation } from '../../src/limiter/measure';
+import { maxInAnyWindow, orderViolations, utilisation, waves } from '../../src/limiter/measure';
 
 /** Entries built the way the scheduler builds them: each placed at its earliest slot, so the invariant holds. */
 function schedule(arrivals: number[], cap: number, span: number): number[] {
@@ -77,6 +77,12 @@ describe('measurements', () => {
   it('when a scheduler sends N per window back to back, then utilisation is 1', () => {
     expect(utilisation([0, 0, 100, 100, 200, 200], 2, 100)).toBeCloseTo(1);
     expect(utilisation([0, 0, 200, 200], 2, 100)).toBeCloseTo(4 / 6);
+  });
+
+  it('when starts come in bursts, then waves split where a gap exceeds the bound, in time order, whatever the input order', () => {
+    expect(waves([2210, 5, 0, 2200, 4400, 12], 1000)).toEqual([{ at: 0, size: 3 }, { at: 2200, size: 2 }, { at: 4400, size: 1 }]);
+    expect(waves([0, 1000, 2000], 1000)).toEqual([{ at: 0, size: 3 }]);
+    expect(waves([], 1000)).toEqual([]);
   });
 
   it('when later arrivals start before an earlier one beyond the tolerance, then that call counts once', () => {
