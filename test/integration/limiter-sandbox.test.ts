@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import fc from 'fast-check';
-import { maxInAnyWindow, orderViolations, utilisation } from '../../src/limiter';
+import { maxInAnyWindow, orderViolations, waves } from '../../src/limiter';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { connectRedis, deletePrefix, redisUrl, uniquePrefix } from '../support/redis';
 
@@ -126,7 +126,10 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
           const children = patterns.map((arrivals) => startChild({
             redisUrl: redisUrl(), prefix, url: sb.url, baseUrl: sb.baseUrl, arrivals,
             limits: { perWindow: N, windowMs: W, perDay: 100_000, dayWindowMs: 3_600_000, marginMs: M },
-            classes: { saleMaxWaitMs: 10_000, readMaxWaitMs: 6000, saleReservedSlots: R },
+            // Waits long enough that no caller is refused, however busy the box (issue 41: sales were, at 10 s, when
+            // the stretched queue ran past it): the test is about the sandbox's counts, order and use of the budget.
+            // Up to 75 calls at 10 a window wait at most 8 spans (17 s) on a quiet box.
+            classes: { saleMaxWaitMs: 60_000, readMaxWaitMs: 60_000, saleReservedSlots: R },
           }));
           await Promise.race([Promise.all(children.map((c) => c.ready)), Promise.all(children.map((c) => c.result))]);
           sb.reset();
@@ -157,7 +160,7 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         if (closestMs > W) {
           expect(stats?.rateLimited).toBe(0);
           expect(stats?.maxInWindow).toBeLessThanOrEqual(N);
-          expect(calls.filter((c) => c.error && !(c.cls === 'read' && c.error === 'rate_limited'))).toEqual([]);
+          expect(calls.filter((c) => c.error)).toEqual([]);
         } else {
           process.stdout.write(`limiter-sandbox: calls N apart may have reached the sandbox ${Math.round(closestMs)} ms apart (window ${W}), delayed after their start: its own counts were not checked\n`);
         }
@@ -170,17 +173,20 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
           // tolerances. A real order fault costs a whole window (2 s), far beyond either.
           expect(orderViolations(started(cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number })), 50 + stallMs, 50 + stallMs)).toBeLessThanOrEqual(lateWakes);
         }
-        // The opening burst (30 sales at once) keeps the queue full for its first 3 waves: measure those.
         const all = started().map((c) => c.startedAt as number);
-        const first = Math.min(...all);
-        const saturated = all.filter((t) => t < first + 2.5 * (W + M));
         // Our side agrees with the sandbox's: consecutive (N+1)-th starts at least W + M / 2 apart.
         expect(maxInAnyWindow(all, W + M / 2)).toBeLessThanOrEqual(N);
-        const used = utilisation(saturated, N, W);
-        if (process.env.LIMITER_REPORT) process.stdout.write(`sandbox maxInWindow ${stats?.maxInWindow}, 429s ${stats?.rateLimited}, late wakes ${lateWakes}, stall ${Math.round(stallMs)} ms, closest ${Math.round(closestMs)} ms, utilisation ${used.toFixed(3)} over ${saturated.length}\n`);
-        expect(used).toBeGreaterThanOrEqual(0.85);
+        // The budget is used: the opening burst (30 sales at once) keeps the queue full for its first 3 waves, so
+        // each is full (N starts; fewer wastes slots) and comes in the window after the one before (less than two
+        // spans later; a skipped window puts it two or more). Waves split at half a span of quiet. Judged from the
+        // starts' order and grouping, not their speed (issue 41: a utilisation bound failed on a busy box).
+        const span = W + M / 2;
+        const opening = waves(all, span / 2).slice(0, 3);
+        if (process.env.LIMITER_REPORT) process.stdout.write(`sandbox maxInWindow ${stats?.maxInWindow}, 429s ${stats?.rateLimited}, late wakes ${lateWakes}, stall ${Math.round(stallMs)} ms, closest ${Math.round(closestMs)} ms, opening waves ${JSON.stringify(opening)}\n`);
+        expect(opening.map((w) => w.size)).toEqual([N, N, N]);
+        for (let i = 1; i < opening.length; i++) expect((opening[i] as { at: number }).at - (opening[i - 1] as { at: number }).at).toBeLessThan(2 * span);
       }),
       { numRuns: 2, endOnFailure: true },
     );
-  }, 90_000);
+  }, 180_000);
 });
