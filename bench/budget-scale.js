@@ -80,6 +80,9 @@ async function oldLogBytes(client, key, entries) {
  * reservations (at most 5 % of the day) with the minute's window wide open, timed by INFO commandstats on the
  * bench's own Redis.
  */
+/** The build before issue 40's day buckets (stop 34's main): the A/B's `main` side, named so it stays that build. */
+const AB_BASELINE = process.env.BENCH_SCALE_BASELINE ?? '973bf51';
+
 async function scriptAB(client, point) {
   const fs = require('node:fs');
   const path = require('node:path');
@@ -87,8 +90,14 @@ async function scriptAB(client, point) {
   const ROOT = path.join(__dirname, '..');
   const scripts = {
     this: fs.readFileSync(path.join(ROOT, 'dist', 'limiter', 'scheduler.lua'), 'utf8'),
-    main: execFileSync('git', ['show', 'main:src/limiter/scheduler.lua'], { cwd: ROOT }).toString(),
   };
+  // The baseline is the script before issue 40 bucketed the day log (a fixed build: `main` has the buckets now, so
+  // its script would meet a day log of the old shape). A clone without that commit reports this build alone.
+  try {
+    scripts.main = execFileSync('git', ['show', `${AB_BASELINE}:src/limiter/scheduler.lua`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  } catch {
+    // no baseline in this clone
+  }
   const out = {};
   for (const [name, lua] of Object.entries(scripts)) {
     const sha = await client.script('LOAD', lua);
@@ -203,7 +212,7 @@ async function runPoint(ctx, point) {
     old_day_log_measured_entries: old.measured_entries,
     ...ab,
   };
-  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs main ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
+  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs ${AB_BASELINE} ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
   return result;
 }
 
