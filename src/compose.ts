@@ -4,7 +4,7 @@ import { createMemoryTokenCache, createReadThrough, createRedisTokenCache, token
 import type { Config } from './config/types';
 import { createGatewayClient, type GatewayClient } from './gateway/client';
 import { createAuthenticator } from './http';
-import { createAdminApp } from './http/routes/admin';
+import { createAdminApp } from './http/admin-app';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from './idempotency';
 import { createMemoryScheduler, createRedisScheduler, endpointKeyOf, limiterSettings, type UpstreamScheduler } from './limiter';
 import { traceBudget } from './limiter/traced';
@@ -39,7 +39,7 @@ import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 import { createSubscriptions, type Subscriptions } from './subscriptions';
-import { renderSale } from './http/routes/sales';
+import { renderSale } from './http/render-sale';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
 /**

@@ -284,8 +284,11 @@ export function parseIdempotencyKey(header: unknown): string {
   return header;
 }
 
-/** `GET /v1/events` query: `after` (an event id, `evt_…`) and `limit` (1..1000, default 100). */
-export function parseEventsQuery(query: unknown): { after: string | undefined; limit: number } {
+/**
+ * A paged list's query (`after`, `limit`), checked by `validate`: `limit` must be a whole number; any other name is
+ * reported without echoing it (its value could be anything).
+ */
+export function parsePagedQuery(query: unknown, validate: ValidateFunction): { after: string | undefined; limit: number | undefined } {
   const source = isPlainObject(query) ? query : {};
   const values: Schema = {};
   const details: ErrorDetail[] = [];
@@ -295,7 +298,12 @@ export function parseEventsQuery(query: unknown): { after: string | undefined; l
       else details.push({ path: 'query.limit', rule: 'integer' });
     } else values[name] = value; // `after` checked by its pattern; anything else is reported without its name
   }
-  if (!validateEventsQuery(values)) details.push(...toDetails('query', validateEventsQuery.errors));
+  if (!validate(values)) details.push(...toDetails('query', validate.errors));
   if (details.length > 0) throw new InvalidRequest(details);
-  return { after: values.after as string | undefined, limit: values.limit as number };
+  return { after: values.after as string | undefined, limit: values.limit as number | undefined };
+}
+
+/** `GET /v1/events` query: `after` (an event id, `evt_…`) and `limit` (1..1000, default 100). */
+export function parseEventsQuery(query: unknown): { after: string | undefined; limit: number } {
+  return parsePagedQuery(query, validateEventsQuery) as { after: string | undefined; limit: number };
 }

@@ -1,5 +1,5 @@
 import express from 'express';
-import { createAdminApp } from '../../src/http/routes/admin';
+import { createAdminApp } from '../../src/http/admin-app';
 import { createMetrics } from '../../src/observability/metrics';
 import { createLogger, CapturingStream } from '../../src/observability/logger';
 import { createTestClock, createWallClock } from '../../src/subscriptions/clock';

@@ -6,7 +6,7 @@ import { send } from '../send';
 import { parseCancelSubscription, parseCreateSubscription, parseUpdateSubscription } from '../subscription-validation';
 import { parseIdempotencyKey, parsePathKey } from '../validation';
 import { toApiError } from '../write-errors';
-import { renderSale } from './sales';
+import { renderSale } from '../render-sale';
 
 export interface SubscriptionRouteDeps {
   subscriptions: SubscriptionService;

@@ -1,12 +1,12 @@
 import express, { type Express } from 'express';
-import type { Logger } from '../../observability/logger';
-import type { Metrics } from '../../observability/metrics';
-import { errorHandler, notFoundHandler } from '../error-handler';
-import { requestId } from '../request-id';
-import type { HandSettler } from '../../reconcile/settle-by-hand';
-import { adminOutcomesRouter } from './admin-outcomes';
-import type { Clock } from '../../subscriptions';
-import { InvalidRequest } from '../errors';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import { errorHandler, notFoundHandler } from './error-handler';
+import { requestId } from './request-id';
+import type { HandSettler } from '../reconcile/settle-by-hand';
+import { adminOutcomesRouter } from './routes/admin-outcomes';
+import type { Clock } from '../subscriptions';
+import { InvalidRequest } from './errors';
 
 /**
  * Readiness says whether THIS replica can serve: it booted (the admin port listens only after the service is
