@@ -119,12 +119,15 @@ describe('concurrent refunds and captures across three replicas', () => {
     const sold = await replicas.call({ method: 'POST', path: '/v1/sales', headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-sale-${Date.now().toString(36)}` }, body: { customer: cust(), payment_method: pm(), amount: '14.00' } });
     expect(sold.status).toBe(201);
     const saleKey = (sold.body as { key: string }).key;
+    // "At once" means while the first void is at the gateway: held there 3 s, so a busy machine spreading the eight
+    // requests over tens of milliseconds cannot turn one into a late void (which is refused: checked below).
+    sandbox.update({ latencyMs: 3000, jitterMs: 0 });
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => replicas.call({
       method: 'POST',
       path: `/v1/sales/${saleKey}/void`,
       headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-${saleKey}-${i}` },
       deadlineMs: 20_000,
-    })));
+    }))).finally(() => sandbox.update({ latencyMs: 15, jitterMs: 25 }));
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 8 }, () => 200));
     expect(new Set(answers.map((a) => a.replica)).size).toBe(3);
     for (const a of answers) expect(a.body).toMatchObject({ key: saleKey, status: 'voided', amount_captured: '0.00' });
