@@ -227,7 +227,13 @@ async function main() {
   await sandbox.admin('DELETE', 'faults');
   await sandbox.admin('POST', 'settings', { latencyMs: 100, jitterMs: 50 });
   for (const s of slots) if (!s.up) await s.start();
-  const lastFault = Math.max(startedAt, ...timeline.faults.map((f) => Date.parse(f.at) + (f.took_s ?? 0) * 1000));
+  // A replica killed mid-write leaves its keys in progress until their lease ends (src/compose.ts: the read and
+  // sale waits, two gateway timeouts and 10 s): only then can the reconciler prove a write that never left absent,
+  // so for that fault the deadline counts from the lease's end, as guarantee 6 counts it from the outcome's
+  // becoming unknown.
+  const writeLeaseMs = 10_000 + 30_000 + 2 * Number(RECONCILE.GATEWAY_TIMEOUT_MS) + 10_000;
+  const faultEnd = (f) => Date.parse(f.at) + (f.took_s ?? 0) * 1000 + (f.kind === 'replica_sigkill' ? writeLeaseMs : 0);
+  const lastFault = Math.max(startedAt, ...timeline.faults.map(faultEnd));
   await sleep(Math.max(0, lastFault + Number(RECONCILE.RECONCILE_DEADLINE_MS) + 5000 - Date.now()));
 
   // Every key whose outcome its client never learned is asked again, once the deadline has passed.
