@@ -11,9 +11,9 @@ const http = require('node:http');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Webhook } = require('standardwebhooks');
-const { ROOT, freePort, sleep, start, waitFor } = require('../lib/procs');
-const { imageNodeArgsOf } = require('../lib/image');
-const { makeCredentials: benchCredentials } = require('../lib/services');
+const { ROOT, freePort, sleep, start, waitFor } = require('./procs');
+const { imageNodeArgsOf } = require('./image');
+const { makeCredentials: benchCredentials } = require('./services');
 
 const NODE = process.execPath;
 const HOST = '127.0.0.1';
