@@ -62,6 +62,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
     settings: {
       pollMs: config.subscriptions.pollMs,
       batch: 50,
+      concurrency: 4,
       cls: RECURRING_CLASS,
       leaseMs: deps.leaseMs,
       policy: { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction },

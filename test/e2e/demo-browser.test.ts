@@ -159,6 +159,21 @@ describe('/demo in development (npm start)', () => {
     expect(refund.status).toBe(201);
   });
 
+  it('when /demo/clock is asked to move back, by nothing or by a fraction, then 400 naming advance_ms and the clock has not moved; forward, it answers the new time', async () => {
+    const now = async () => Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+    const move = (body: unknown) => fetch(`${service.url}/demo/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const before = await now();
+    for (const body of [{ advance_ms: -1 }, { advance_ms: 0 }, { advance_ms: 1.5 }, {}, { advance_ms: 367 * 86_400_000 }]) {
+      const res = await move(body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { details: { path: string }[] } }).error.details).toEqual([expect.objectContaining({ path: 'body.advance_ms' })]);
+    }
+    expect((await now()) - before).toBeLessThan(86_400_000);
+    const moved = await move({ advance_ms: 86_400_000 });
+    expect(moved.status).toBe(200);
+    expect(Date.parse(((await moved.json()) as { now: string }).now) - before).toBeGreaterThanOrEqual(86_400_000);
+  });
+
   describeWithChromium('in headless Chromium', () => {
     let browser: BrowserContext;
     let userDataDir: string;
@@ -527,6 +542,40 @@ describe('/demo in development (npm start)', () => {
       expect(await expectAnswer(/^Removed MasterCard/)).toBe(`Removed ${card} · “Travel card”`);
     });
 
+    it('when a monthly subscription is made with the default card and the page moves time a month, then it lists the renewal the sandbox charged as recurring, and Cancel ends it (issue 37)', async () => {
+      await defaultRow().locator('input[name=pm]').check();
+      const pmkey = await defaultRow().locator('input[name=pm]').getAttribute('value');
+      await page.locator('#sub-amount').fill('9.99');
+      await page.locator('#subscribe').click();
+      expect(await expectAnswer(/^Subscribed/)).toBe('Subscribed: 9.99 a month, the first month paid now');
+      const created = (await answerJson()) as { key: string; payment_method: string; consent: { by: string } };
+      expect(created).toMatchObject({ payment_method: pmkey, consent: { by: 'demo-page' } });
+      const row = page.locator(`#sub-${created.key}`);
+      await row.locator('.sub-history li', { hasText: /^Period 1 · .* · paid · sale / }).waitFor({ timeout: 15_000 });
+      const clockBefore = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+
+      await page.locator('#move-month').click();
+      expect(await expectAnswer(/^Moved tokengate's clock/)).toMatch(/^Moved tokengate's clock 31 days: it is now \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      // The renewal is tokengate's own work, a moment after the clock moved: the page reads until it is listed.
+      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 20_000 });
+      expect(await row.locator('.sub-title').textContent()).toMatch(/^9\.99 every month · active · 2 paid · next /);
+      const clockAfter = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+      expect(clockAfter - clockBefore).toBeGreaterThanOrEqual(31 * 86_400_000);
+      // The sandbox's ledger: the first month charged with the shopper present, the second as a recurring charge.
+      const charges = (await atSandbox<{ invoice: string; custkey?: string; pmkey?: string; amount: string; result_code: string; recurring?: boolean }[]>('/transactions'))
+        .filter((t) => t.custkey === session.customer && /^demo-\d+$/.test(t.invoice));
+      expect(charges.map((t) => [t.invoice, t.pmkey, t.amount, t.result_code, t.recurring ?? false]).sort()).toEqual([
+        ['demo-1', pmkey, '9.99', 'A', false],
+        ['demo-2', pmkey, '9.99', 'A', true],
+      ]);
+
+      await row.getByRole('button', { name: 'Cancel the subscription of 9.99 every month' }).click();
+      expect(await expectAnswer(/^Canceled/)).toBe('Canceled the subscription of 9.99 a month: nothing more will be charged');
+      await row.locator('.sub-title', { hasText: '· canceled ·' }).waitFor({ timeout: 15_000 });
+      expect(await row.getByRole('button', { name: /^Cancel/ }).count()).toBe(0);
+      expect((await asShopper('GET', `/v1/subscriptions/${created.key}`)).body).toMatchObject({ status: 'canceled', next_charge_at: null, periods_charged: 2 });
+    });
+
     it('when the page is 375 px wide (a phone), then nothing is wider than the screen', async () => {
       await page.setViewportSize({ width: 375, height: 800 });
       try {
@@ -592,7 +641,7 @@ describe('/demo outside development', () => {
   });
 
   it('when production is asked for /demo or its sessions, then 404 not_found like any unknown route', async () => {
-    for (const p of ['/demo', '/demo/session', '/demo/back-office/session', '/demo/app.js']) {
+    for (const p of ['/demo', '/demo/session', '/demo/back-office/session', '/demo/app.js', '/demo/subscriptions.js', '/demo/clock']) {
       const res = await fetch(`${service.url}${p}`);
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
