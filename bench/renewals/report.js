@@ -75,6 +75,7 @@ function renderMd(r) {
     `- Checkouts, same moments, answer time: with renewals p50 ${c.with_renewals.p50_ms} ms, p99 ${c.with_renewals.p99_ms} ms (${c.with_renewals.count}, ${c.with_renewals.not_approved} not approved); without p50 ${c.without_renewals.p50_ms} ms, p99 ${c.without_renewals.p99_ms} ms (${c.without_renewals.count}, ${c.without_renewals.not_approved} not approved).`,
     `- Faults: ${r.faults.map((f) => `${f.kind} at ${f.sim} (${f.detail})`).join('; ')}.`,
     `- CPU seconds over the whole run, replicas alive at the end: with renewals ${r.cpu_s.with_renewals_s}, without ${r.cpu_s.without_renewals_s}; the sandbox ${r.cpu_s.sandbox_s}.`,
+    ...(r.subscriptions_hash_tag ? [`- Redis, the one \`{<p>:subs}\` hash tag: ${r.subscriptions_hash_tag.subscriptions} subscription records, ${r.subscriptions_hash_tag.bytes_per_subscription} bytes each (MEMORY USAGE, a sample of 200), the due set ${r.subscriptions_hash_tag.due_set_bytes} bytes.`] : []),
     `- Gateway calls accepted: ${Object.entries(r.gateway.accepted_by_endpoint).map(([k, n]) => `${k} ${n}`).join(', ')}; refused for rate: ${r.gateway.rate_limited}.`,
     '',
     '![renewals](renewals.svg)',

@@ -325,6 +325,8 @@ describe('/demo in development (npm start)', () => {
       await typeCard('5555444433332226', '09/30');
       await page.locator('#add').click();
       await expectAnswer(/^Added MasterCard ending 2226/);
+      // The answer line comes before the list is redrawn: wait for the redraw, not the line (a busy box met the old list).
+      await page.locator('#cards input:checked + label', { hasText: 'MasterCard' }).waitFor({ timeout: 15_000 });
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('MasterCard ending 2226 · expires 09/30');
       expect((await page.locator('#cards').textContent()) ?? '').not.toMatch(/x{4}/);
     });
