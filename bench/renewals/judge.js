@@ -80,7 +80,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
         }
       }
       if (s.kind === 'hard' && list.length > 1) hardRetried += list.length - 1;
-      // Only what tokengate was to charge is judged late or missing: not a canceled one after its cancel, not a
+      // Only what tokengate was to charge is judged late or untried by the end: not a canceled one after its cancel, not a
       // removed card's after the removal (guarantee 10: no call at all), not a hard-declined card after its decline.
       const stopped = (s.canceledAtMs !== undefined && s.canceledAtMs <= due)
         || (removed.has(s.pmkey) && removed.get(s.pmkey) <= due)
@@ -91,6 +91,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
       expected++;
       if (list.length === 0) {
         missing++;
+        late.push(endMs - due); // late at least until the month's end: counted, so the percentiles are not flattered
         if (details.missing.length < 10) details.missing.push(`${s.key} period ${n} due ${new Date(due).toISOString()}`);
         continue;
       }

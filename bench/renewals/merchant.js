@@ -39,12 +39,12 @@ function anchorDay(i, n, onFirst) {
  * costs are that shopper's, not one caller's (LIMITER_CALLER_DAY_SHARE would hold a single caller to a tenth).
  */
 async function customerWithCard(client, sandboxUrl, publicKey, internal, tag, token) {
-  const c = await client.write('customer', 'POST', '/v1/customers', { token: internal, body: { customerid: tag, company: 'Renewals bench' }, key: `c-${tag}` });
+  const c = await client.write('customer', 'POST', '/v1/customers', { token: internal, body: { customerid: tag, company: 'Renewals bench' }, key: `c-${tag}`, patienceMs: 300_000 });
   if (c.status !== 201) throw new Error(`renewals: creating a customer answered ${c.status} ${JSON.stringify(c.body?.error ?? {})}`);
   const pk = await fetch(`${sandboxUrl}/js/v2/payment_key`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ public_key: publicKey, card: { number: APPROVED_CARD, expiration: '1230', cvc: '123' } }) });
   const paymentKey = (await pk.json()).payment_key;
   const shopper = token({ sub: `shopper-${tag}`, custkey: c.body.key, scope: 'payment_methods:read payment_methods:write' });
-  const pm = await client.write('add_card', 'POST', `/v1/customers/${c.body.key}/payment_methods`, { token: shopper, body: { payment_key: paymentKey, method_name: 'Plan card' }, key: `pm-${tag}` });
+  const pm = await client.write('add_card', 'POST', `/v1/customers/${c.body.key}/payment_methods`, { token: shopper, body: { payment_key: paymentKey, method_name: 'Plan card' }, key: `pm-${tag}`, patienceMs: 300_000 });
   if (pm.status !== 201) throw new Error(`renewals: keeping a card answered ${pm.status} ${JSON.stringify(pm.body?.error ?? {})}`);
   return { custkey: c.body.key, pmkey: pm.body.key };
 }
@@ -77,7 +77,7 @@ class Clocks {
     if (dTg > 0) {
       for (const s of this.slots.filter((x) => x.up)) {
         try {
-          const res = await fetch(`${s.adminUrl()}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: dTg }), signal: AbortSignal.timeout(3000) });
+          const res = await fetch(`${s.adminUrl()}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: dTg }), signal: globalThis.AbortSignal.timeout(3000) });
           if (res.ok) { this.tg += dTg; break; }
         } catch { /* another replica, or the next tick */ }
       }
