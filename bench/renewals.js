@@ -27,10 +27,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { ROOT, installCleanup, stopAll, sleep, cpuSeconds, waitFor } = require('./lib/procs');
+const { ROOT, installCleanup, stopAll, sleep, pool, cpuSeconds, waitFor } = require('./lib/procs');
 const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot } = require('./lib/stack');
 const { SoakClient } = require('./soak/client');
-const { pool, tokenMaker, anchorDay, customerWithCard, Clocks } = require('./renewals/merchant');
+const { tokenMaker, anchorDay, customerWithCard, Clocks } = require('./renewals/merchant');
 const { judgeRenewals, judgeCheckouts, DAY_MS } = require('./renewals/judge');
 const { writeReport } = require('./renewals/report');
 

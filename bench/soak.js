@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { ROOT, installCleanup, stopAll } = require('./lib/procs');
+const { ROOT, installCleanup, stopAll, pool } = require('./lib/procs');
 const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, startIngress, startEventReceiver, rssMb, sleep } = require('./lib/stack');
 const { SoakClient } = require('./soak/client');
 const { Load, NEW_CARDS } = require('./soak/load');
@@ -104,14 +104,6 @@ function redisUsed(redis) {
   } catch {
     return null;
   }
-}
-
-/** Runs `fn` over `items`, `width` at a time. */
-async function pool(items, width, fn) {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
 }
 
 async function main() {

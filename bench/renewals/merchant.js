@@ -9,17 +9,6 @@ const { sleep } = require('../lib/procs');
 
 const APPROVED_CARD = '4000100011112224';
 
-/** Runs `fn` over `items`, `width` at a time. */
-async function pool(items, width, fn) {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i], i);
-    }
-  }));
-}
-
 function tokenMaker(creds, ttlS) {
   return (claims) => jwt.sign(claims, creds.jwtSecret, { algorithm: 'HS256', expiresIn: ttlS, issuer: creds.issuer, audience: creds.audience });
 }
@@ -112,4 +101,4 @@ class Clocks {
   }
 }
 
-module.exports = { pool, tokenMaker, anchorDay, customerWithCard, Clocks, APPROVED_CARD };
+module.exports = { tokenMaker, anchorDay, customerWithCard, Clocks, APPROVED_CARD };
