@@ -105,6 +105,9 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     const marked: SubscriptionRecord = { ...r, sending: { period, until_ms: Date.now() + settings.leaseMs }, version: r.version + 1 };
     if (!(await store.swap(marked))) return; // changed meanwhile (a cancel, a PATCH): the next pass reads it again
     const invoice = r.invoice_prefix ? `${r.invoice_prefix}-${period + 1}` : undefined;
+    // Whatever the method is, a card today or a bank account (issue 38), the charge is the checkout's: its kind
+    // decides the gateway command inside checkout.pay, and its outcome comes back here as approved or declined;
+    // a bank payment's later return would reach the subscription through the same commit (applyOutcome).
     try {
       const result = await checkout.pay({
         caller: RENEWALS_CALLER,
