@@ -231,6 +231,14 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#charge').click();
     }
     const history = async () => page.locator('#log li').allTextContents();
+    /**
+     * The card checked once the list shows `label` checked: a card's answer line comes before the list's redraw,
+     * so reading the checked radio at once met the old list on a busy box.
+     */
+    async function checkedAfterRedraw(label: string): Promise<string> {
+      await page.locator('#cards input:checked + label', { hasText: label }).waitFor({ timeout: 15_000 });
+      return (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+    }
     /** The sandbox's own state, read from its loopback admin routes: the dev customer's cards, its ledger. */
     async function atSandbox<T>(p: string): Promise<T> {
       return (await (await fetch(`${sandboxOrigin}/_sandbox${p}`)).json()) as T;
@@ -293,6 +301,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('4000100011112224');
       await page.locator('#add').click();
       expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2224 · expires 12/30, verified and selected');
+      await checkedAfterRedraw('expires 12/30');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2224 · expires 12/30');
       await charge('Visa ending 2224 · expires 12/30', '12.34');
       expect(await expectAnswer(/^Charged /)).toBe('Charged 12.34 to Visa ending 2224 — pending settlement');
@@ -325,8 +334,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('5555444433332226', '09/30');
       await page.locator('#add').click();
       await expectAnswer(/^Added MasterCard ending 2226/);
-      // The answer line comes before the list is redrawn: wait for the redraw, not the line (a busy box met the old list).
-      await page.locator('#cards input:checked + label', { hasText: 'MasterCard' }).waitFor({ timeout: 15_000 });
+      await checkedAfterRedraw('MasterCard');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('MasterCard ending 2226 · expires 09/30');
       expect((await page.locator('#cards').textContent()) ?? '').not.toMatch(/x{4}/);
     });
@@ -414,7 +422,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('4000100111112223');
       await page.locator('#add').click();
       expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2223 · expires 12/30, verified and selected');
-      const pmkey = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+      const pmkey = await checkedAfterRedraw('Visa ending 2223');
       const transactions = (await ledger()).length;
       await page.getByRole('button', { name: 'Make default: Visa ending 2223 · expires 12/30' }).click();
       expect(await expectAnswer(/ is now your default$/)).toBe('Visa ending 2223 is now your default');
@@ -445,8 +453,8 @@ describe('/demo in development (npm start)', () => {
       const sale = await answerJson();
       expect(sale).toMatchObject({ amount: '12.34', status: 'pending_settlement', creditcard: { number: expect.stringMatching(/2222$/) } });
       // Listed, selected, named by the sale when tokengate knew it by the answer.
+      const kept = await checkedAfterRedraw('Visa ending 2222');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2222 · expires 12/30');
-      const kept = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
       if (sale.payment_method !== undefined) expect(sale.payment_method).toBe(kept);
       expect((await listed()).map((m) => m.key)).toContain(kept);
       expect(await page.locator('#target').textContent()).toBe('Last sale: 12.34 on Visa ending 2222 — pending settlement');
