@@ -43,7 +43,7 @@ const ON_FIRST = 0.45;
 function parseArgs(argv) {
   const quick = argv.includes('--quick');
   const args = quick
-    ? { subs: 1000, customers: 200, day: 15, scale: 0.05, spread: 4, out: undefined }
+    ? { subs: 1000, customers: 100, day: 60, scale: 0.1, spread: 6, out: undefined }
     : { subs: 10_000, customers: 1000, day: 50, scale: 0.1, spread: 30, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') continue;
