@@ -13,8 +13,8 @@
  * by jsonBody, because JSON.parse rounds numbers beyond 2^53 (a 19-digit PAN as a JSON number).
  */
 import type { RequestHandler } from 'express';
-import { containsBankNumbers, isBankLikeName } from '../bank/bank-data';
-import { containsPan as hasPan } from '../card/pan';
+import { containsBankNumbers, isBankLikeNormalised } from '../bank/bank-data';
+import { containsPan as hasPan, lastScanMayHoldRouting } from '../card/pan';
 import { normaliseKey } from '../observability/redact';
 import { BankDataForbidden, CardDataForbidden } from './errors';
 import './types';
@@ -57,7 +57,8 @@ export function isCardLikeName(name: string): boolean {
 /** What a string holds, card data first. */
 function inText(text: string, rules: Rules): PaymentDataKind | undefined {
   if (hasPan(text)) return 'card';
-  return rules.bank && containsBankNumbers(text) ? 'bank' : undefined;
+  // The card scan noted whether a routing number could be there at all: nearly every value is passed once.
+  return rules.bank && lastScanMayHoldRouting() && containsBankNumbers(text) ? 'bank' : undefined;
 }
 
 /**
@@ -79,7 +80,7 @@ function findIn(root: unknown, rules: Rules): PaymentDataKind | undefined {
       for (const [key, child] of Object.entries(value)) {
         const norm = normaliseKey(key);
         if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || hasPan(key)) return 'card';
-        if (rules.bank && (isBankLikeName(key) || containsBankNumbers(key))) return 'bank';
+        if (rules.bank && (isBankLikeNormalised(norm) || containsBankNumbers(key))) return 'bank';
         stack.push({ value: child, cardContext: isCardContext(norm) });
       }
     }
@@ -123,16 +124,16 @@ const TRACE_FORMATS: Readonly<Record<string, RegExp>> = {
 function inHeaders(headers: NodeJS.Dict<string | string[]>, rules: Rules): PaymentDataKind | undefined {
   for (const [name, value] of Object.entries(headers)) {
     // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
-    const bare = name.replace(/^x-/i, '');
-    if (isCardLikeName(bare) || headerValueHoldsPan(name)) return 'card';
-    if (rules.bank && isBankLikeName(bare)) return 'bank';
+    const norm = normaliseKey(name.replace(/^x-/i, ''));
+    if (CARD_NAMES.has(norm) || headerValueHoldsPan(name)) return 'card';
+    if (rules.bank && isBankLikeNormalised(norm)) return 'bank';
     const values = Array.isArray(value) ? value : [value ?? ''];
     const format = TRACE_FORMATS[name.toLowerCase()];
     for (const v of values) {
       if (format?.test(v) ?? false) continue;
       if (headerValueHoldsPan(v)) return 'card';
       // A routing number glued to letters (a hex or base64 id) is never one (bank-data.ts): no delimited mode needed.
-      if (rules.bank && containsBankNumbers(v)) return 'bank';
+      if (rules.bank && lastScanMayHoldRouting() && containsBankNumbers(v)) return 'bank';
     }
   }
   return undefined;
@@ -149,7 +150,10 @@ function find(
   const rawQuery = at < 0 ? '' : req.originalUrl.slice(at + 1);
   const decodedPath = safeDecode(rawPath);
   // Bank numbers per segment: `/v1/sales/` would make the segment's numbers part of an identifier (bank-data.ts).
-  const path = inText(rawPath, CARD_ONLY) ?? inText(decodedPath, CARD_ONLY) ?? (rules.bank && decodedPath.split('/').some(containsBankNumbers) ? 'bank' : undefined);
+  const path =
+    inText(rawPath, CARD_ONLY) ??
+    inText(decodedPath, CARD_ONLY) ??
+    (rules.bank && lastScanMayHoldRouting() && decodedPath.split('/').some(containsBankNumbers) ? 'bank' : undefined);
   if (path) return { location: 'path', kind: path };
   const query = inText(rawQuery, CARD_ONLY) ?? inText(safeDecode(rawQuery.replace(/\+/g, ' ')), CARD_ONLY) ?? findIn(req.query, rules);
   // Bank numbers are looked for in each parameter's value only: the query's text joins parameters (`a=…&b=…`).

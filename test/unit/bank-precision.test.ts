@@ -60,7 +60,9 @@ describe('bank rule precision on what merchants send', () => {
 
 describe('bank rule recall', () => {
   it('when routing and account numbers are written in the forms people type (spaced, slashed, on two lines, MICR, labelled, either order, other scripts), then every one is refused', () => {
-    const found = countByKind(BANK_POSITIVE_KINDS, bankPositives(1000), containsBankNumbers);
+    // Through the guard's walk too (its card scan tells the bank rule which values to read); a few are card numbers as well.
+    const refusedByGuard = (text: string) => findRawPaymentData({ headers: {}, originalUrl: '/v1/sales', query: {}, body: { description: text } }) !== undefined;
+    const found = countByKind(BANK_POSITIVE_KINDS, bankPositives(1000), (text) => containsBankNumbers(text) && refusedByGuard(text));
     for (const kind of BANK_POSITIVE_KINDS) expect([kind, found[kind]]).toEqual([kind, 1000]);
   });
 
