@@ -1,5 +1,6 @@
 import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
+import { fromCents } from '../gateway/money';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
@@ -181,6 +182,9 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       if (decision.happened) found = { op, detail: tx, refund: { key: decision.key, refnum: decision.refnum, amountCents: mine.cents, method: decision.method } };
     } else {
       found = decide(op, tx);
+      // A capture found on a look-up without auth_amount: it captured the amount it asked (its reservation), which
+      // the answer and the record then say, not the look-up's `amount` (the authorization's).
+      if (found?.op === 'capture' && mine && tx.auth_amount === undefined) found = { op, detail: { ...tx, auth_amount: fromCents(mine.cents) } };
     }
     if (found === undefined) return { kind: 'absent', onProven: mine ? () => settle(saleKey, mine.op, id, 'released') : undefined };
     // What was captured: the look-up's auth_amount; without one (not documented on every look-up), the amount this
