@@ -178,7 +178,7 @@ function besideGap(gap: string): boolean {
  * has the card scan note it on its way instead (pan.ts, lastScanMayHoldRouting).
  */
 const NINE_DIGITS = /[0-9]{9}/;
-const PAST_ASCII = /[^\x00-\x7f]/;
+const PAST_ASCII = /[\u0080-\uffff]/;
 
 /** Calls onPair(from, to) for each routing number beside an account-like number until it returns true. */
 function scanPairs(text: string, onPair: (from: number, to: number) => boolean): boolean {
