@@ -3,8 +3,11 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // ts-jest type-checks every test file and what it imports (isolatedModules stays off on purpose).
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  // ts-jest transpiles each file on its own (tsconfig.jest.json: isolatedModules), without type-checking it: the
+  // type check of src, test, bench and clients is `npm run typecheck`, in `npm run lint`, which CI runs before the
+  // tests. Type-checking here cost every jest worker a TypeScript program of its own on a clean clone's cold cache:
+  // test/unit/card.test.ts 20.3 s CPU against 8.4 s transpiled, sale-lifecycle 46.5 s against 17.5 s.
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Every answer from tokengate is checked against openapi.json (issue 14): test/support/openapi-setup.ts.
