@@ -139,10 +139,15 @@ function inHeaders(headers: NodeJS.Dict<string | string[]>, rules: Rules): Payme
   return undefined;
 }
 
-function find(
-  req: { headers: NodeJS.Dict<string | string[]>; originalUrl: string; query: unknown; body?: unknown },
-  rules: Rules,
-): PaymentDataFound | undefined {
+/** What the guard reads of a request. */
+interface ScannedRequest {
+  headers: NodeJS.Dict<string | string[]>;
+  originalUrl: string;
+  query: unknown;
+  body?: unknown;
+}
+
+function find(req: ScannedRequest, rules: Rules): PaymentDataFound | undefined {
   const header = inHeaders(req.headers, rules);
   if (header) return { location: 'header', kind: header };
   const at = req.originalUrl.indexOf('?');
@@ -164,22 +169,12 @@ function find(
 }
 
 /** Where raw card data sits in this request, or undefined. The body is scanned in its parsed form. */
-export function findCardData(req: {
-  headers: NodeJS.Dict<string | string[]>;
-  originalUrl: string;
-  query: unknown;
-  body?: unknown;
-}): CardDataLocation | undefined {
+export function findCardData(req: ScannedRequest): CardDataLocation | undefined {
   return find(req, CARD_ONLY)?.location;
 }
 
 /** Where raw card or bank data sits in this request and which, or undefined: the guard's one walk. */
-export function findRawPaymentData(req: {
-  headers: NodeJS.Dict<string | string[]>;
-  originalUrl: string;
-  query: unknown;
-  body?: unknown;
-}): PaymentDataFound | undefined {
+export function findRawPaymentData(req: ScannedRequest): PaymentDataFound | undefined {
   return find(req, BOTH);
 }
 
