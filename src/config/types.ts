@@ -15,6 +15,8 @@ export interface GatewayConfig {
   connectTimeoutMs: number;
   maxResponseBytes: number;
   cardRefField: CardRefField;
+  /** GATEWAY_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key, or a bank method is saved from it first. */
+  checkPaymentKey: 'accepted' | 'refused';
   ratePerMinute: number;
   ratePerDay: number;
   rateWindowMs: number;

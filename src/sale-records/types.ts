@@ -47,6 +47,23 @@ export interface SaleFields {
   /** A decline's (or an error's) text and code, as the sale's answer gave them (a lookup does not). */
   error?: string;
   error_code?: string;
+  /** A bank payment (ACH; contract, "Bank payments"): what the shopper agreed to and how its debit stands. */
+  bank?: BankFields;
+}
+
+/** A check's status code (gateway-facts.md, ACH): P pending, B submitted, S settled, R returned, E error, V voided. */
+export type AchStatus = 'P' | 'B' | 'S' | 'R' | 'E' | 'V' | 'M';
+
+export interface BankFields {
+  /** The shopper's authorization as the request gave it (the "I agree" text, or its version). */
+  authorization: string;
+  /** The SEC code sent: `WEB` (a shopper on the web), `PPD` (a recurring debit). */
+  sec: string;
+  ach_status?: AchStatus;
+  /** Set once returned: the bank's reason code (R01…), the date and the amount taken back. */
+  return_code?: string;
+  returned_at?: string;
+  amount_returned?: string;
 }
 
 export interface SaleRecord {
