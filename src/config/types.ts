@@ -15,6 +15,8 @@ export interface GatewayConfig {
   connectTimeoutMs: number;
   maxResponseBytes: number;
   cardRefField: CardRefField;
+  /** GATEWAY_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key, or a bank method is saved from it first. */
+  checkPaymentKey: 'accepted' | 'refused';
   ratePerMinute: number;
   ratePerDay: number;
   rateWindowMs: number;
@@ -167,6 +169,8 @@ export interface SandboxConfig {
   merchantKey: string;
   /** SANDBOX_REFUND_WITHOUT_AMOUNT: a refund without amount after a partial one: what is left, or the original (refused). */
   refundWithoutAmount: 'left' | 'original';
+  /** SANDBOX_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key (`accepted`) or not (`refused`). */
+  checkPaymentKey: 'accepted' | 'refused';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

@@ -41,6 +41,7 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       // The merchant tokengate serves, when named: the embedded sandbox is that merchant's gateway.
       merchantKey: config.gateway.merchantKey ?? s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
+      checkPaymentKey: s.checkPaymentKey,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

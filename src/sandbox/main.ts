@@ -32,6 +32,7 @@ async function main(): Promise<void> {
       customFields: s.customFields,
       merchantKey: s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
+      checkPaymentKey: s.checkPaymentKey,
       ...webhookSettingsFromConfig(s),
     },
   });

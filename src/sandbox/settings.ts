@@ -32,6 +32,13 @@ export type SandboxLookupAuthAmount = 'listed' | 'omitted';
  */
 export type SandboxCustomFields = 'echoed' | 'dropped';
 
+/**
+ * Whether `check:sale` takes a Pay.js check form's `payment_key` (undocumented: gateway-facts.md, ACH): `accepted`
+ * (default) it does, as `cc:sale` takes a card's; `refused` it answers an error, and the key is taken only by
+ * `POST /customers/{c}/payment_methods` `[{"pay_type":"check","payment_key"}]` (README.md, "ACH").
+ */
+export type SandboxCheckPaymentKey = 'accepted' | 'refused';
+
 export interface EndpointKeySettings {
   key: string;
   ratePerMinute?: number;
@@ -74,6 +81,7 @@ export interface SandboxSettings extends WebhookSettings {
    * as exceeding it once anything was refunded.
    */
   refundWithoutAmount: 'left' | 'original';
+  checkPaymentKey: SandboxCheckPaymentKey;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -100,6 +108,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
   merchantKey: '5qwnn5b51gnkd1b',
   refundWithoutAmount: 'left',
+  checkPaymentKey: 'accepted',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -200,6 +209,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'refundWithoutAmount') {
       if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
       out.refundWithoutAmount = value;
+    } else if (name === 'checkPaymentKey') {
+      if (value !== 'accepted' && value !== 'refused') throw new SettingsError('checkPaymentKey must be accepted or refused');
+      out.checkPaymentKey = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {
