@@ -128,6 +128,10 @@ export interface ReconcileConfig {
 export interface SettlementsConfig {
   /** How often each replica looks at `GET /batches` for batches closed since the last one kept (0: never). */
   lookMs: number;
+  /** A sale in no closed batch this long after its batch was first seen is `missing`. */
+  missingAfterMs: number;
+  /** One sweep for `missing` per this long (any replica, across restarts). */
+  sweepEveryMs: number;
 }
 
 export interface HttpConfig {

@@ -186,6 +186,15 @@ export class Lifecycle {
     return ref;
   }
 
+  /** Takes a transaction out of the open batch (a fault: console.ts, `drop`); no batch holds it after. */
+  dropFromBatch(tx: LifecycleTx, now: number): boolean {
+    const open = this.batches.current(now);
+    const i = open.members.indexOf(tx.key);
+    if (i < 0) return false;
+    open.members.splice(i, 1);
+    return true;
+  }
+
   batchRefOf(tx: LifecycleTx): BatchRef | undefined {
     const b = tx.batchKey === undefined ? undefined : this.batches.get(tx.batchKey, 0);
     return b ? refOf(b) : undefined;

@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger';
 import type { Settler } from './settle-batch';
+import type { MissingSweep } from './sweep-missing';
 
 export interface SettlementLook {
   start(): void;
@@ -11,9 +12,13 @@ export interface SettlementLook {
 /**
  * When settlements are read: on the gateway's `settlement.batch.success` (closed()), and at every `everyMs` a
  * look at `GET /batches` for those closed since the last one kept (with webhooks off the only way; with them on,
- * the net under a lost webhook or a replica that died mid-read). One call a look when nothing closed.
+ * the net under a lost webhook or a replica that died mid-read). One call a look when nothing closed. After each
+ * look, the daily sweep for `missing` (sweep-missing.ts) is given its turn: it runs once a day across replicas.
  */
-export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger }): SettlementLook {
+/** With looks off, the sweep for `missing` is still checked this often (it runs once a day across replicas). */
+const SWEEP_CHECK_MS = 3_600_000;
+
+export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger; sweep?: MissingSweep }): SettlementLook {
   let timer: NodeJS.Timeout | undefined;
   const running = new Set<Promise<unknown>>();
   const track = (p: Promise<unknown>) => {
@@ -23,8 +28,13 @@ export function createSettlementLook(deps: { settler: Settler; everyMs: number; 
   const fail = (what: string) => (err: unknown) => deps.logger.warn(`settlement ${what} failed; the next look tries again`, { error: err instanceof Error ? err.name : 'error' });
   return {
     start() {
-      if (timer || deps.everyMs <= 0) return;
-      timer = setInterval(() => track(deps.settler.look().catch(fail('look'))), deps.everyMs);
+      if (timer || (deps.everyMs <= 0 && !deps.sweep)) return;
+      // The sweep after the look: a batch the look has just kept is the sweep's to read, not to read again.
+      const tick = async () => {
+        if (deps.everyMs > 0) await deps.settler.look().catch(fail('look'));
+        if (deps.sweep) await deps.sweep.sweep().catch(fail('sweep'));
+      };
+      timer = setInterval(() => track(tick()), deps.everyMs > 0 ? deps.everyMs : SWEEP_CHECK_MS);
       timer.unref();
     },
     async stop() {
