@@ -196,7 +196,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
     missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs,
   });
-  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep });
+  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
   settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
@@ -247,7 +247,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   if (config.gateway.webhookSecret) confirmations.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })

@@ -159,6 +159,8 @@ export interface SandboxConfig {
   wireFormat: 'spec' | 'wire';
   /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /** "HH:MM" (UTC) of the sandbox's daily close; '' = none. */
+  batchCloseAt?: string;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
   /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */

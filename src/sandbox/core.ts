@@ -58,8 +58,12 @@ export class SandboxCore {
     this.ledger = new Ledger(this.fixtures);
     this.faults = new Faults((latency) => this.update(latency));
     this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger, () => this.clock.now());
-    // A jump of the clock closes what fell due meanwhile (the batch timer), webhooks included, at once.
-    this.clock.onAdvance((now) => this.lifecycle.tick(now, this.settings.batchCloseIntervalMs));
+    // A jump of the clock closes what fell due meanwhile (the batch timers), webhooks included, at once, and the
+    // daily close's wall-clock timer is set again for the clock's new time.
+    this.clock.onAdvance((now) => {
+      this.lifecycle.tick(now, this.settings);
+      this.webhooks.configure();
+    });
   }
 
   update(partial: Partial<SandboxSettings>): void {

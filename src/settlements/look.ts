@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger';
 import type { Settler } from './settle-batch';
+import type { SettlementMetrics } from './metrics';
 import type { MissingSweep } from './sweep-missing';
 
 export interface SettlementLook {
@@ -7,6 +8,8 @@ export interface SettlementLook {
   stop(): Promise<void>;
   /** A batch the gateway said closed (its webhook): settled behind the webhook's answer, never blocking it. */
   closed(batch: string): void;
+  /** A batch the gateway said did not close (its `settlement.batch.failure`): counted and logged, nothing read. */
+  failed(batch: string, reason: string): void;
 }
 
 /**
@@ -18,7 +21,7 @@ export interface SettlementLook {
 /** With looks off, the sweep for `missing` is still checked this often (it runs once a day across replicas). */
 const SWEEP_CHECK_MS = 3_600_000;
 
-export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger; sweep?: MissingSweep }): SettlementLook {
+export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger; sweep?: MissingSweep; metrics?: Pick<SettlementMetrics, 'batchFailures'> }): SettlementLook {
   let timer: NodeJS.Timeout | undefined;
   const running = new Set<Promise<unknown>>();
   const track = (p: Promise<unknown>) => {
@@ -44,6 +47,11 @@ export function createSettlementLook(deps: { settler: Settler; everyMs: number; 
     },
     closed(batch) {
       track(deps.settler.settle(batch).catch(fail('read')));
+    },
+    failed(batch, reason) {
+      // The gateway's reason is its own text: only a plain phrase of it is logged.
+      deps.metrics?.batchFailures.inc();
+      deps.logger.warn('settlement: the gateway says the batch did not close; its sales stay unsettled and it is read once it closes', { batch, reason: /^[\w .,'-]{1,120}$/.test(reason) ? reason : 'unreadable' });
     },
   };
 }

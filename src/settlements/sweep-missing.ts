@@ -57,10 +57,13 @@ export function createMissingSweep(deps: MissingSweepDeps): MissingSweep {
     const kept = await store.get(batch);
     if (kept) return kept;
     // Not read yet (no webhook, no look since it closed): read now, in the background class.
-    // A batch the gateway does not know closed nowhere; any other failure (budget, gateway) is tried again.
-    await deps.settler.settle(batch).catch((err: unknown) => {
-      if (!(err instanceof GatewayNotFoundError)) throw err;
+    // A batch the gateway does not know closed nowhere; any other failure (budget, gateway) is tried again, and
+    // so is a batch another replica is reading now (its lines are not kept yet: no sale of it is missing).
+    const outcome = await deps.settler.settle(batch).catch((err: unknown) => {
+      if (err instanceof GatewayNotFoundError) return 'gone' as const;
+      throw err;
     });
+    if (outcome === 'busy') throw new Error('the batch is being read; the next sweep looks again');
     return store.get(batch);
   }
 
