@@ -251,7 +251,8 @@ function judgeSettlements({ settlements, entries, saleKeys, injected }) {
   const linesOf = new Map();
   for (const s of settlements) {
     for (const line of s.lines) {
-      const key = line.kind === 'refund' ? line.transaction : (line.sale ?? line.transaction);
+      // A sale's line is its own transaction; a credit (a refund, a voided one) is another transaction.
+      const key = line.transaction;
       if (!linesOf.has(key)) linesOf.set(key, []);
       linesOf.get(key).push({ batch: s.batch, ...line });
     }

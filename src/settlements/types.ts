@@ -20,7 +20,7 @@ export interface SettlementLine {
   transaction: string;
   /** tokengate's sale the line is about, when it knows it. */
   sale?: string;
-  /** What tokengate's records say moved ("12.34"), when it made it. */
+  /** What tokengate's records say moved ("12.34"), when it made it: a sale's capture less parts refunded before the close. */
   amount?: string;
   /** What the batch says moved ("12.34"). */
   gateway_amount: string;
