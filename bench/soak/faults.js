@@ -97,8 +97,13 @@ const FAULTS = {
     injected.push({ transaction: refund.key, verdict: 'not_ours', what: 'console refund 2.00' });
     const made = await sandbox.admin('POST', 'batches/current/console', { kind: 'sale', amount: '3.00' });
     injected.push({ transaction: made.key, verdict: 'not_ours', what: 'console sale 3.00' });
-    const res = await client.write('sale', 'POST', '/v1/sales', { token: s.token, body: { customer: s.custkey, payment_method: s.pms[0].key, amount: '10.00', invoice: load.invoice() }, key: load.key('fault-sale') });
-    if (res.status !== 201 || res.body?.result_code !== 'A') return `console refund ${refund.key}, console sale ${made.key}; tokengate's sale answered ${res.status}: no amount changed`;
+    // The shopper's cards include the test cards that decline: each is tried until one approves.
+    let res;
+    for (const pm of s.pms) {
+      res = await client.write('sale', 'POST', '/v1/sales', { token: s.token, body: { customer: s.custkey, payment_method: pm.key, amount: '10.00', invoice: load.invoice() }, key: load.key('fault-sale') });
+      if (res.status === 201 && res.body?.result_code === 'A') break;
+    }
+    if (res?.status !== 201 || res.body?.result_code !== 'A') return `console refund ${refund.key}, console sale ${made.key}; tokengate's sale answered ${res?.status}: no amount changed`;
     await sandbox.admin('POST', 'batches/current/console', { kind: 'amount', transaction: res.body.key, amount: '11.00' });
     injected.push({ transaction: res.body.key, verdict: 'amount_differs', what: 'tokengate sale 10.00 held as 11.00' });
     return `console refund ${refund.key} 2.00, console sale ${made.key} 3.00, tokengate's sale ${res.body.key} 10.00 held as 11.00 in the open batch`;
