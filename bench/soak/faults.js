@@ -90,19 +90,16 @@ const FAULTS = {
     // (not_ours), and a sale of tokengate's whose amount the console changed before the close (amount_differs:
     // raised by 1.00, so no refund of it could exceed). That sale is made here and kept out of the load's sales,
     // so no void or refund of the load's changes its verdict; the judge expects each verdict (judgeSettlements).
-    const s = load.shoppers.find((x) => !x.busy && x.pms.length > 0);
-    if (!s) return 'no idle shopper with a card';
+    const s = load.shoppers.find((x) => !x.busy);
+    if (!s) return 'no idle shopper';
     const injected = (load.settlementFaults ??= []);
     const refund = await sandbox.admin('POST', 'batches/current/console', { kind: 'refund', amount: '2.00' });
     injected.push({ transaction: refund.key, verdict: 'not_ours', what: 'console refund 2.00' });
     const made = await sandbox.admin('POST', 'batches/current/console', { kind: 'sale', amount: '3.00' });
     injected.push({ transaction: made.key, verdict: 'not_ours', what: 'console sale 3.00' });
-    // The shopper's cards include the test cards that decline: each is tried until one approves.
-    let res;
-    for (const pm of s.pms) {
-      res = await client.write('sale', 'POST', '/v1/sales', { token: s.token, body: { customer: s.custkey, payment_method: pm.key, amount: '10.00', invoice: load.invoice() }, key: load.key('fault-sale') });
-      if (res.status === 201 && res.body?.result_code === 'A') break;
-    }
+    // A new card that approves in full (the first of NEW_CARDS), through Pay.js: the shopper's stored cards include
+    // test cards that decline.
+    const res = await client.write('sale', 'POST', '/v1/sales', { token: s.token, body: { customer: s.custkey, payment_key: await load.paymentKey('4000100011112224'), amount: '10.00', invoice: load.invoice() }, key: load.key('fault-sale') });
     if (res?.status !== 201 || res.body?.result_code !== 'A') return `console refund ${refund.key}, console sale ${made.key}; tokengate's sale answered ${res?.status}: no amount changed`;
     await sandbox.admin('POST', 'batches/current/console', { kind: 'amount', transaction: res.body.key, amount: '11.00' });
     injected.push({ transaction: res.body.key, verdict: 'amount_differs', what: 'tokengate sale 10.00 held as 11.00' });
