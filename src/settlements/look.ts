@@ -20,9 +20,17 @@ export interface SettlementLook {
  */
 /** With looks off, the sweep for `missing` is still checked this often (it runs once a day across replicas). */
 const SWEEP_CHECK_MS = 3_600_000;
+/**
+ * A read the webhook started that failed (the budget, a gateway fault, Redis) is tried again after these delays
+ * rather than at the next look, an hour later (a 60 s soak met a reset on the batch's first read). The claim in
+ * Redis still makes one read per batch whichever replica tries.
+ */
+const READ_RETRY_MS = [5_000, 30_000, 120_000, 600_000];
 
 export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger; sweep?: MissingSweep; metrics?: Pick<SettlementMetrics, 'batchFailures'> }): SettlementLook {
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const retries = new Set<NodeJS.Timeout>();
   const running = new Set<Promise<unknown>>();
   const track = (p: Promise<unknown>) => {
     running.add(p);
@@ -41,12 +49,27 @@ export function createSettlementLook(deps: { settler: Settler; everyMs: number; 
       timer.unref();
     },
     async stop() {
+      stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
+      for (const t of retries) clearTimeout(t);
+      retries.clear();
       await Promise.allSettled([...running]);
     },
     closed(batch) {
-      track(deps.settler.settle(batch).catch(fail('read')));
+      const attempt = (n: number) =>
+        track(deps.settler.settle(batch).catch((err: unknown) => {
+          fail('read')(err);
+          const delay = READ_RETRY_MS[n];
+          if (delay === undefined || stopped) return;
+          const t = setTimeout(() => {
+            retries.delete(t);
+            attempt(n + 1);
+          }, delay);
+          t.unref();
+          retries.add(t);
+        }));
+      attempt(0);
     },
     failed(batch, reason) {
       // The gateway's reason is its own text: only a plain phrase of it is logged.
