@@ -17,8 +17,10 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
+import { createAchEvents } from './webhooks/ach-events';
 import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
+import { createBankSales } from './sales/bank-sale';
 import { createCheckout } from './sales/checkout';
 import { createNewCards } from './sales/new-card';
 import { createWallet, createWalletStore } from './wallet';
@@ -249,6 +251,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     ? createGatewayWebhookIntake({
       secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
+      achEvents: createAchEvents({ records, wallet: walletStore, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
     : undefined;
@@ -257,7 +260,9 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, leaseMs: writeLeaseMs });
+  // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
+  const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),

@@ -15,6 +15,8 @@ export interface GatewayConfig {
   connectTimeoutMs: number;
   maxResponseBytes: number;
   cardRefField: CardRefField;
+  /** GATEWAY_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key, or a bank method is saved from it first. */
+  checkPaymentKey: 'accepted' | 'refused';
   ratePerMinute: number;
   ratePerDay: number;
   rateWindowMs: number;
@@ -165,12 +167,16 @@ export interface SandboxConfig {
   deletedCardref: 'refused' | 'honoured';
   /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */
   lookupRefunds: 'none' | 'listed';
+  /** A look-up's `auth_amount`: `listed` (the spec's transaction response) or `omitted` (the reference's look-up example, the capture). */
+  lookupAuthAmount: 'listed' | 'omitted';
   /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
   customFields: 'echoed' | 'dropped';
   /** SANDBOX_MERCHANT_KEY: the `merch_key` of its webhooks. */
   merchantKey: string;
   /** SANDBOX_REFUND_WITHOUT_AMOUNT: a refund without amount after a partial one: what is left, or the original (refused). */
   refundWithoutAmount: 'left' | 'original';
+  /** SANDBOX_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key (`accepted`) or not (`refused`). */
+  checkPaymentKey: 'accepted' | 'refused';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

@@ -1,3 +1,4 @@
+import { achNote, AchNoteError } from './ach/notice';
 import { cardUpdate, CardUpdateError, type CardUpdateRequest } from './card-updater';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { brandOf } from './cards';
@@ -25,7 +26,9 @@ function fixturesView(core: SandboxCore): unknown[] {
     custid: c.custid,
     firstname: c.firstname,
     lastname: c.lastname,
-    payment_methods: c.payment_methods.map((m) => ({ key: m.key, pmid: m.pmid, card_type: brandOf(m.number), ccnum4last: m.number.slice(-4), ...core.fixtures.token(m) })),
+    payment_methods: c.payment_methods.map((m) => (m.check
+      ? { key: m.key, pmid: m.pmid, pay_type: 'check', account_number: m.check.account.slice(-4), routing_number: m.check.routing.slice(-4) }
+      : { key: m.key, pmid: m.pmid, card_type: brandOf(m.number), ccnum4last: m.number.slice(-4), ...core.fixtures.token(m) })),
   }));
 }
 
@@ -114,11 +117,16 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     }, core.clock.now()));
     res.status(204).end();
   });
+  router.post('/ach/notes', (req, res) => {
+    const note = (req.body as Record<string, unknown> | undefined)?.note;
+    core.webhooks.announce(achNote(core, stringField(req.body, 'trankey'), typeof note === 'string' ? note : undefined));
+    res.status(204).end();
+  });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
+    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError || err instanceof AchNoteError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
     res.status(400).json({ error: message });
   });
   return router;

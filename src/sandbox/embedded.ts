@@ -38,10 +38,12 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       batchCloseAt: s.batchCloseAt ?? '',
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
+      lookupAuthAmount: s.lookupAuthAmount,
       customFields: s.customFields,
       // The merchant tokengate serves, when named: the embedded sandbox is that merchant's gateway.
       merchantKey: config.gateway.merchantKey ?? s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
+      checkPaymentKey: s.checkPaymentKey,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

@@ -15,6 +15,31 @@ export type TxKind = 'sale' | 'authonly' | 'refund';
  */
 export type TxState = 'authorized' | 'unsettled' | 'settled' | 'voided' | 'declined';
 
+/**
+ * A check's status code (gateway-facts.md, ACH): P pending (not yet sent to the bank), B submitted, S settled,
+ * R returned, E error, V voided, M manager approval required. Moved by the ACH clock (ach/ach-clock.ts).
+ */
+export type CheckStatus = 'P' | 'B' | 'S' | 'R' | 'E' | 'V' | 'M';
+
+/** What a check transaction keeps of its bank account (last four only) and of its ACH life. */
+export interface CheckState {
+  accountholder: string;
+  accountLast4: string;
+  routingLast4: string;
+  accountType: 'checking' | 'savings';
+  /** The SEC code sent (`check.format`), '' when none. */
+  format: string;
+  trackingcode: string;
+  status: CheckStatus;
+  submittedAt?: number;
+  settledAt?: number;
+  returnedAt?: number;
+  /** A return test account's code: returned on the third day after submission. */
+  returnsWith?: { code: string; text: string };
+  /** The saved bank method it charged (customer:sale), if any. */
+  pmkey?: string;
+}
+
 export interface LifecycleTx {
   key: string;
   refnum: string;
@@ -51,6 +76,8 @@ export interface LifecycleTx {
   voidedAt?: number;
   /** What was held when it was voided (an unvoid gives it back). */
   voidedAuthCents?: number;
+  /** A check (`check:sale`, `check:credit`, a check's refund): its ACH status (ach/). */
+  check?: CheckState;
 }
 
 /** A follow-up the sandbox PROCESSED (approved or refused): the judge of "sent once". */

@@ -29,9 +29,11 @@ async function main(): Promise<void> {
       batchCloseAt: s.batchCloseAt ?? '',
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
+      lookupAuthAmount: s.lookupAuthAmount,
       customFields: s.customFields,
       merchantKey: s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
+      checkPaymentKey: s.checkPaymentKey,
       ...webhookSettingsFromConfig(s),
     },
   });

@@ -1,5 +1,6 @@
 import type { BatchRecord } from '../batches';
 import type { FollowUpRecord, Lifecycle, LifecycleObserver, LifecycleTx } from '../lifecycle';
+import { achEvent, type AchEventType } from '../ach/webhook-objects';
 import { batchFailureObject, batchObject, changed, trackedFields, transactionObject, type Fields } from './objects';
 
 /**
@@ -32,7 +33,7 @@ export type BatchEventType = 'settlement.batch.success' | 'settlement.batch.fail
 export type CardUpdateEventType = `cardupdate.${'updated_expiration' | 'updated_card' | 'account_closed' | 'contact_customer'}`;
 
 export interface LifecycleEvent {
-  type: WebhookEventType | CardUpdateEventType;
+  type: WebhookEventType | CardUpdateEventType | AchEventType;
   object: Fields;
   changes: { old: Fields; new: Fields };
   /** Sandbox clock (epoch ms) of the change. */
@@ -83,6 +84,8 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
       if (created) return born('transaction.refund.success', created, op.time);
       const tx = life.get(op.trankey);
       if (!tx) return;
+      // A check's void is the ACH one (gateway-facts.md, ACH: `ach.voided`).
+      if (tx.check && tx.state === 'voided') return emit(achEvent(life, tx, 'ach.voided', { status: 'P' }, { status: 'V' }, op.time));
       if (tx.state === 'voided') return moved(tx.kind === 'refund' ? 'transaction.refund.voided' : 'transaction.sale.voided', tx, op.time);
       if (op.command === 'cc:capture') return moved('transaction.sale.captured', tx, op.time);
       if (op.command === 'refund:adjust' || op.command === 'cc:adjust') return moved('transaction.sale.adjusted', tx, op.time);
