@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import type { RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
-import { callerCaps, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest } from './types';
+import { callerCaps, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest, windowFull } from './types';
 
 type LimiterCommand = (...keysThenArgs: string[]) => Promise<unknown>;
 const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 6);
@@ -92,8 +93,10 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
         ok: true,
         delayMs,
         probe: isProbe === 1,
-        async outcome(o: CallOutcome) {
-          if (o === 'rate_limited') await exec('block', member, probe.baseMs, probe.maxMs);
+        async outcome(o: CallOutcome, rateLimit?: RateLimitInfo) {
+          if (o === 'rate_limited') {
+            await exec('block', member, probe.baseMs, probe.maxMs, rateLimit?.minuteUsed ?? '', windowFull(rateLimit) ? 1 : 0, limits.windowMs, span, limits.perWindow, daySpan);
+          }
           else if (isProbe === 1) await exec('settle', member, o === 'answered' ? 1 : 0);
         },
         async confirm() {

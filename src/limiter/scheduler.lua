@@ -1,6 +1,6 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
 --   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, lastRenewal, seq,
---           promised:<class>, probeWait, probe, probeUntil)
+--           promised:<class>, probeWait, probe, probeUntil, syncAt, fullAt, fullStage)
 --   KEYS[2] zset of start times in the minute span, KEYS[3] the day span's counts per bucket (a hash, below),
 --   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
 --   caller's reads and background entries over the day span (per-caller share, issue 30; unused without one).
@@ -281,6 +281,9 @@ elseif op == 'reconcile' then
   local span, daySpan = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000
   local minuteExtra = math.min(tonumber(ARGV[8]), minuteUsed - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now)))
   for _ = 1, minuteExtra do addEntry(minKey, now, nextMember('p'), span) end
+  -- Our log now holds every call the gateway had counted: any it counts beyond them come after this (a full
+  -- window's 429 places them from here, 'block').
+  redis.call('HSET', meta, 'syncAt', s(now))
   if minuteExtra > 0 then dayAdd(now, minuteExtra, daySpan, daySpan) end
   -- Our day count over the gateway's window, by whole buckets (an over-count of ours: the log then holds at
   -- least the gateway's count all the same).
@@ -317,16 +320,47 @@ elseif op == 'usage' then
   return {dayLive(daySpan, false), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
 
 elseif op == 'block' then
-  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs.
+  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs, and from the 429's X-Rate-Limit:
+  -- minuteUsed ('' when it had none), full (1: minuteUsed reached the gateway's own minute limit), windowMs,
+  -- spanMs, perWindow, daySpanMs.
   -- A 429 we did not predict: the key is unsure (issue 40). The first probe goes after probeBase; each probe
   -- refused doubles the wait, up to probeMax. A 429 of a call that started before the key was unsure (not the
   -- probe) moves nothing but the block. The refused call's entry stays: whether the gateway counts refused
   -- calls is not documented (gateway-facts.md), and a 429 only ever corrects our count upward (contract).
-  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  -- A FULL window (another client spent it, issue 40 item 2): probing at a doubling wait cost a 429 every few
+  -- seconds until it reopened (16 a window). Instead the calls it counted beyond ours go into the minute log as
+  -- phantoms, so the next probe goes where the log has room: first at the last time our count agreed with the
+  -- gateway's (`syncAt`: they came after it, so this is the earliest the window can reopen); that probe refused,
+  -- at this incident's first 429 (`fullAt`: every call the gateway counted then was made within the window
+  -- before it, so by a span later they have all left, a calendar minute or a sliding one alike); refused again
+  -- (the other client is still sending), at now. At most one refused probe per incident.
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe', 'fullStage', 'fullAt', 'syncAt')
   local wait = num(c[2], 0)
-  if wait == 0 then
+  local first, isProbe = wait == 0, c[3] == ARGV[2]
+  if ARGV[6] == '1' and (first or isProbe) then
+    local w, span, perWindow, daySpan = tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000, tonumber(ARGV[9]), tonumber(ARGV[10]) * 1000
+    local stage = num(c[4], 0)
+    local at
+    if first or stage == 0 then
+      at = num(c[6], nil)
+      redis.call('HSET', meta, 'fullStage', '1', 'fullAt', s(now))
+    elseif stage == 1 then
+      at = num(c[5], now)
+      redis.call('HSET', meta, 'fullStage', '2')
+    else
+      at = now
+      redis.call('HSET', meta, 'fullAt', s(now))
+    end
+    if at and at > now - w then
+      local extra = math.min(perWindow, tonumber(ARGV[5])) - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now))
+      for _ = 1, extra do addEntry(minKey, at, nextMember('p'), at + span - now) end
+      if extra > 0 then dayAdd(now, extra, daySpan, daySpan) end
+    end
     wait = tonumber(ARGV[3]) * 1000
-  elseif c[3] == ARGV[2] then
+    if isProbe then redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  elseif first then
+    wait = tonumber(ARGV[3]) * 1000
+  elseif isProbe then
     wait = math.min(wait * 2, tonumber(ARGV[4]) * 1000)
     redis.call('HDEL', meta, 'probe', 'probeUntil')
   end
@@ -338,7 +372,7 @@ elseif op == 'settle' then
   -- ARGV: op, member, answered (1: the gateway answered other than 429, so it takes calls again: full pace;
   -- 0: no answer, which proves nothing: the next caller probes).
   if redis.call('HGET', meta, 'probe') ~= ARGV[2] then return 0 end
-  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait', 'fullStage', 'fullAt') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
   return 1
 end
 return redis.error_reply('tokengate limiter: unknown op ' .. tostring(op))
