@@ -27,7 +27,7 @@ import { createSaleLookup } from './sales/sale-lookup';
 import { createCardWrites } from './payment-methods/add-card-write';
 import { createSaleService, type SaleService } from './sales/sale-service';
 import type { RunningSandbox } from './sandbox';
-import { postWebhooksToTokengate, startEmbeddedSandbox } from './sandbox/embedded';
+import { clockDrivingSandbox, postWebhooksToTokengate, startEmbeddedSandbox } from './sandbox/embedded';
 import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
@@ -267,7 +267,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics,
     logger,
     outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
-    clock: subscriptions.clock,
+    clock: sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),

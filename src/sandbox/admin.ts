@@ -51,7 +51,16 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
   });
   router.get('/operations', (_req, res) => void res.json(ledger.operations()));
   router.post('/batches/close', (_req, res) => void res.json({ key: ledger.closeBatch() }));
-  router.post('/batches/current/console', (req, res) => void res.json(consoleEntry(core, req.body, Date.now())));
+  router.post('/batches/current/console', (req, res) => void res.json(consoleEntry(core, req.body, core.clock.now())));
+  // The sandbox's own clock (clock.ts; contract, "Subscriptions"): only forward.
+  router.get('/clock', (_req, res) => void res.json({ now: new Date(core.clock.now()).toISOString() }));
+  router.post('/clock', (req, res) => {
+    const advance = (req.body as { advance_ms?: unknown } | undefined)?.advance_ms;
+    if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 0 || advance > 10 * 366 * 86_400_000) {
+      throw new SettingsError('advance_ms must be an integer from 0 to ten years of milliseconds');
+    }
+    res.json({ now: new Date(core.clock.advance(advance)).toISOString() });
+  });
   router.get('/settings', (_req, res) => void res.json(publicSettings(core)));
   router.get('/fixtures', (_req, res) => void res.json(fixturesView(core)));
   router.get('/faults', (_req, res) => void res.json({ pending: core.faults.pending(), rates: core.faults.rates() }));
@@ -96,7 +105,7 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     core.webhooks.announce(cardUpdate(core, {
       custkey: stringField(req.body, 'custkey'), pmkey: stringField(req.body, 'pmkey'), kind,
       ...(expiration ? { expiration } : {}), ...(number ? { number } : {}), ...(sourceTransaction ? { sourceTransaction } : {}),
-    }, Date.now()));
+    }, core.clock.now()));
     res.status(204).end();
   });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));

@@ -61,7 +61,7 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
     sendError(res, ERRORS.invalidJson);
     return undefined;
   }
-  const now = Date.now();
+  const now = core.clock.now();
   // The payment lifecycle (lifecycle-api.ts): follow-ups answer here; authonly and custkey ride on the sale path.
   const hook = transactionHook(core, json, now);
   if (hook.answer) return hook.answer;
@@ -104,6 +104,7 @@ export function createApiHandler(core: SandboxCore) {
     await core.sleep(core.latency());
     if (core.closed || res.destroyed) return;
     const ip = normaliseIp(req.socket.remoteAddress);
+    // The rate windows are the gateway's real ones: the wall clock, which the sandbox's test clock never moves.
     const now = Date.now();
     const { endpointKey, route } = parseApiPath(req.method, req.path);
     // A POST transactions body is read first, so faults can match on its command (capture, refund, …); the
@@ -163,7 +164,7 @@ export function createApiHandler(core: SandboxCore) {
     }
     const answer = route.kind === 'sale'
       ? posted && handleSale(core, res, policy.key, ip, posted)
-      : isWalletRoute(route) ? handleWalletRoute(core, route, posted as Body, new Date(now)) : handleRead(core, req, route);
+      : isWalletRoute(route) ? handleWalletRoute(core, route, posted as Body, new Date(core.clock.now())) : handleRead(core, req, route);
     if (!answer) return;
     await deliver(req, res, answer, fault, (ms) => core.sleep(ms));
   };

@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger';
+import { SandboxClock } from './clock';
 import { Faults } from './faults';
 import { FixtureStore, type FixtureCustomer } from './fixtures';
 import { FollowUpDuplicates } from './follow-ups';
@@ -32,6 +33,8 @@ export function isLoopback(ip: string): boolean {
 
 export class SandboxCore {
   readonly counter = new RateCounter();
+  /** The sandbox's dates (clock.ts): the wall clock, moved forward by tests. */
+  readonly clock = new SandboxClock();
   readonly stats = new StatsRecorder();
   readonly faults: Faults;
   readonly ledger: Ledger;
@@ -54,7 +57,9 @@ export class SandboxCore {
     this.fixtures = new FixtureStore(customers);
     this.ledger = new Ledger(this.fixtures);
     this.faults = new Faults((latency) => this.update(latency));
-    this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger);
+    this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger, () => this.clock.now());
+    // A jump of the clock closes what fell due meanwhile (the batch timer), webhooks included, at once.
+    this.clock.onAdvance((now) => this.lifecycle.tick(now, this.settings.batchCloseIntervalMs));
   }
 
   update(partial: Partial<SandboxSettings>): void {

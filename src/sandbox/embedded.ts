@@ -1,4 +1,5 @@
 import type { Config } from '../config/types';
+import type { Clock } from '../subscriptions/clock';
 import type { Logger } from '../observability/logger';
 import { startSandbox, type RunningSandbox } from './server';
 import { webhookSettingsFromConfig } from './webhooks/settings';
@@ -55,4 +56,22 @@ export function postWebhooksToTokengate(sandbox: RunningSandbox, config: Config,
   const receiver = new URL('/v1/webhooks/gateway', url).toString();
   sandbox.update({ webhookUrls: [...config.sandbox.webhookUrls, receiver] });
   return receiver;
+}
+
+/**
+ * tokengate's clock, driving the embedded sandbox's (contract, "Subscriptions": `POST /test/clock` moves "with the
+ * embedded sandbox its ACH clock and batch closing"): whenever this replica reads or moves its clock, the sandbox's
+ * catches up to the same offset (only ever forward), so a test or the demo moves one clock and both follow.
+ */
+export function clockDrivingSandbox(clock: Clock, sandbox: RunningSandbox): Clock {
+  const follow = async <T>(value: T): Promise<T> => {
+    sandbox.clock.catchUp(await clock.offset());
+    return value;
+  };
+  return {
+    movable: clock.movable,
+    offset: () => follow(undefined).then(() => clock.offset()),
+    now: async () => follow(await clock.now()),
+    advance: async (ms) => follow(await clock.advance(ms)),
+  };
 }

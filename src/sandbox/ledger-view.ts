@@ -16,11 +16,11 @@ export interface SandboxLedger {
 export function ledgerView(core: SandboxCore): SandboxLedger {
   const life = core.lifecycle;
   // The batch timer is applied lazily (lifecycle.ts), so a read from a test sees it as a call would.
-  const tick = () => life.tick(Date.now(), core.settings.batchCloseIntervalMs);
+  const tick = () => life.tick(core.clock.now(), core.settings.batchCloseIntervalMs);
   return {
     get: (key) => (tick(), life.entry(key)),
     entries: () => (tick(), life.all().map((t) => life.entry(t.key) as LedgerEntry)),
     operations: () => life.operations(),
-    closeBatch: () => life.closeBatch(Date.now()).key,
+    closeBatch: () => life.closeBatch(core.clock.now()).key,
   };
 }

@@ -112,7 +112,7 @@ export function isLifecycleRoute(route: ApiRoute): route is LifecycleRoute {
 }
 
 export function handleLifecycleRoute(core: SandboxCore, req: Request, route: LifecycleRoute): Processed {
-  const now = Date.now();
+  const now = core.clock.now();
   const life = core.lifecycle;
   life.tick(now, core.settings.batchCloseIntervalMs);
   const query = req.query as Record<string, unknown>;

@@ -45,7 +45,7 @@ export function payJsRouter(core: SandboxCore): Router {
     // Never echoed: the detail names the field, not its value.
     if (!isCardNumber(number)) return sendError(res, ERRORS.invalidField, 'card.number is not a valid card number');
     const expiration = typeof c.expiration === 'string' ? c.expiration.replace(/\s|\//g, '') : '';
-    const state = expirationState(expiration, new Date());
+    const state = expirationState(expiration, new Date(core.clock.now()));
     if (state !== 'ok') return sendError(res, ERRORS.invalidField, state === 'expired' ? 'card.expiration has passed' : 'card.expiration must be MMYY');
     if (c.cvc !== undefined && (typeof c.cvc !== 'string' || !/^\d{3,4}$/.test(c.cvc))) return sendError(res, ERRORS.invalidField, 'card.cvc must be 3 or 4 digits');
     for (const f of ['cardholder', 'avs_street', 'avs_postalcode'] as const) if (!optional(c[f], 255)) return sendError(res, ERRORS.invalidField, `card.${f} must be a string`);
@@ -56,7 +56,7 @@ export function payJsRouter(core: SandboxCore): Router {
       ...(typeof c.cardholder === 'string' && c.cardholder ? { cardholder: c.cardholder } : {}),
       ...(typeof c.avs_street === 'string' && c.avs_street ? { avs_street: c.avs_street } : {}),
       ...(typeof c.avs_postalcode === 'string' && c.avs_postalcode ? { avs_postalcode: c.avs_postalcode } : {}),
-    }, Date.now(), core.settings.paymentKeyTtlMs);
+    }, core.clock.now(), core.settings.paymentKeyTtlMs);
     res.status(200).json({ payment_key: key });
   });
   router.use('/js/v2', express.static(PAYJS_DIR, {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../observability/logger';
 import { createSandboxApp } from './app';
+import type { SandboxClock } from './clock';
 import { SandboxCore } from './core';
 import type { FaultControl } from './faults';
 import { loadFixtures, type FixtureCustomer, type FixturePaymentMethod, type ResolvedMethod, type TokenState } from './fixtures';
@@ -56,6 +57,8 @@ export interface RunningSandbox {
   declineNext(pmkey: string, attempts: number, errorCode?: string): void;
   /** The card updater changes a stored card and the gateway's `cardupdate.<kind>` webhook tells of it (card-updater.ts). */
   cardUpdate(request: CardUpdateRequest): void;
+  /** The sandbox's own clock (clock.ts): read it, move it forward (as `POST /_sandbox/clock`). */
+  clock: SandboxClock;
   reset(): void;
   close(): Promise<void>;
 }
@@ -120,7 +123,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     rotateCardRef: (custkey, pmkey) => core.fixtures.rotate(custkey, pmkey),
     setTokenExpires: (custkey, pmkey, expires) => core.fixtures.setExpires(custkey, pmkey, expires),
     declineNext: (pmkey, attempts, errorCode) => core.ledger.scripted.set(pmkey, attempts, errorCode),
-    cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, Date.now())),
+    cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, core.clock.now())),
+    clock: core.clock,
     reset: () => core.reset(),
     close() {
       closing ??= Promise.all([

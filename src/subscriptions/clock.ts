@@ -11,11 +11,13 @@ export interface Clock {
   now(): Promise<number>;
   /** Moves the clock forward (development and test only); answers the new time. */
   advance(ms: number): Promise<number>;
+  /** How far ahead of the wall clock it is (ms; 0 in production). */
+  offset(): Promise<number>;
   readonly movable: boolean;
 }
 
 export function createWallClock(): Clock {
-  return { now: async () => Date.now(), advance: async () => { throw new Error('the clock cannot move in production'); }, movable: false };
+  return { now: async () => Date.now(), advance: async () => { throw new Error('the clock cannot move in production'); }, offset: async () => 0, movable: false };
 }
 
 export function createTestClock(options: { redis?: Redis | Cluster; keyPrefix: string; cacheMs?: number }): Clock {
@@ -37,6 +39,7 @@ export function createTestClock(options: { redis?: Redis | Cluster; keyPrefix: s
     async now() {
       return Date.now() + (await read());
     },
+    offset: read,
     async advance(ms) {
       if (redis) {
         offset = Number(await guarded('clock advance', 2000, () => redis.incrby(key, Math.floor(ms))));

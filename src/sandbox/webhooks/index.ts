@@ -66,7 +66,7 @@ const MAX_EVENTS = 10_000;
 /** How often the batch timer looks: a tenth of the interval, between 10 ms and 1 s. */
 const tickEveryMs = (intervalMs: number) => Math.min(1000, Math.max(10, Math.floor(intervalMs / 10)));
 
-export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings, logger: Logger): SandboxWebhooks {
+export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings, logger: Logger, now: () => number = Date.now): SandboxWebhooks {
   const dispatcher = new WebhookDispatcher(() => settings, logger);
   let log: WebhookEvent[] = [];
   let held: WebhookEvent[] = [];
@@ -114,7 +114,7 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
       ticker = undefined;
     }
     if (everyMs > 0 && !ticker) {
-      const timer = setInterval(() => life.tick(Date.now(), settings.batchCloseIntervalMs), everyMs);
+      const timer = setInterval(() => life.tick(now(), settings.batchCloseIntervalMs), everyMs);
       ticker = { timer, everyMs };
     }
     dispatcher.prune();
