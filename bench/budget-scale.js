@@ -187,6 +187,12 @@ async function runPoint(ctx, point) {
   for (let i = 0; i < 200; i++) await s0.run('sale', async () => ({ value: undefined, host: 'x', status: 200 }), { maxWaitMs: 0 }).catch(() => capRefused++);
   const capAfter = await commandStats(admin);
   const old = await oldLogBytes(admin, `${prefix}:old-day-log`, seeded + starts.length);
+  // The reads' day log (issue 40, item 3: counts per bucket too) at the most its share lets it hold, half the day,
+  // seeded with the day log's spread; beside it, what the sorted set it replaced took for as many reads.
+  const readKey = limiterKeys(prefix, endpointKey)[3];
+  const readSeeded = await seedDay(admin, readKey, Math.round(point.perDay / 2));
+  const readBytes = Number(await admin.memory('USAGE', readKey, 'SAMPLES', '0'));
+  const oldRead = await oldLogBytes(admin, `${prefix}:old-read-log`, readSeeded);
   const ab = await scriptAB(admin, point);
   await Promise.all(replicas.map((r) => r.close()));
   const keys = await admin.keys(`{${prefix}:*`);
@@ -214,9 +220,12 @@ async function runPoint(ctx, point) {
     day_log_bytes: dayBytes,
     old_day_log_bytes: old.bytes,
     old_day_log_measured_entries: old.measured_entries,
+    read_day_log_entries: readSeeded,
+    read_day_log_bytes: readBytes,
+    old_read_day_log_bytes: oldRead.bytes,
     ...ab,
   };
-  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs ${AB_BASELINE} ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
+  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs ${AB_BASELINE} ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B), reads' day log ${result.read_day_log_bytes} B (old ${result.old_read_day_log_bytes} B)`);
   return result;
 }
 

@@ -110,9 +110,12 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
     // While unsure (from the first 429's answer), one call out at a time: none starts before the previous one's answer.
     const unsure = attempts.filter((a) => a.startedAt >= (first429 as Attempt).answeredAt && a.startedAt <= firstApproved.startedAt);
     for (let i = 1; i < unsure.length; i++) expect((unsure[i] as Attempt).startedAt).toBeGreaterThanOrEqual((unsure[i - 1] as Attempt).answeredAt);
-    // At most one refused probe beyond the first 429 (the target): the 429 says the window is full, so the next
-    // probe goes where it can have room, not every few hundred ms until it reopens (8-12 did before).
-    expect(refused).toBeLessThanOrEqual(2);
+    // At most one refused probe after the first 429 (the target): the 429 says the window is full, so the next
+    // probe goes where it can have room, not every few hundred ms until it reopens (6-9 did before). Calls that
+    // were already on their way when the first 429 came back (a sale every 50 ms here, on a busy box) are not the
+    // probe's: they started before the key was unsure.
+    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt).length;
+    expect(probesRefused).toBeLessThanOrEqual(1);
     // And the any-window rule holds for all tokengate sent, refused calls included (guarantee 3).
     expect(maxInAnyWindow(attempts.map((a) => a.startedAt), W + M / 2)).toBeLessThanOrEqual(N);
     // Back to full pace: the sandbox approves every later call in the reopened window.
