@@ -487,12 +487,17 @@ export interface components {
              * @default true
              */
             capture?: boolean;
-            /** @description A card the frontend just collected: the single-use key Pay.js `client.getPaymentKey(card)` gave the browser; exactly one of `payment_method` and `payment_key` */
+            /** @description A card the frontend just collected: the single-use key Pay.js `client.getPaymentKey(card)` gave the browser; exactly one of `payment_method` and `payment_key`; a bank account's key from the check form with `authorization` */
             payment_key?: string;
-            /** @description With `payment_key`: also store the card on the customer (default false; needs scope `payment_methods:write`, else 403; the answer names the new `payment_method` when it is known by then) */
+            /** @description With `payment_key`: also store the card or bank account on the customer (default false; needs scope `payment_methods:write`, else 403; the answer names the new `payment_method` when it is known by then) */
             save_payment_method?: boolean;
             /** @description Internal services with their own billing (`customers:any` only, else 403): a charge the shopper does not start, on a stored `payment_method`. Sent with the gateway's recurring indicator (`traits.is_recurring`) and queued behind checkouts (the renewals' budget class). */
             recurring?: boolean;
+            /** @description A bank payment (ACH): required with a bank `payment_key` (from the Pay.js check form, `client.createPaymentCheckEntry()`) or a saved bank `payment_method`, and marks the payment as one. Recorded with the sale and shown on it, with the SEC code `WEB` (`PPD` for `recurring`). Bank details themselves never reach tokengate. A bank payment cannot be an authorization only (`capture: false` is refused). */
+            authorization?: {
+                /** @description The "I agree" the shopper accepted (or its version), recorded with the sale */
+                text: string;
+            };
         } | {
             payment_method: components["schemas"]["Key"];
         } | {
@@ -543,10 +548,10 @@ export interface components {
                 batchrefnum?: string;
             };
             /**
-             * @description Lifecycle status: `authorized` (authorization only, not captured), `pending_settlement` (in the open batch: voidable), `settled` (only refunds move money back), `voided`, `declined`, `error`
+             * @description Lifecycle status: `authorized` (authorization only, not captured), `pending_settlement` (in the open batch: voidable), `settled` (only refunds move money back), `voided`, `declined`, `error`. A bank payment (ACH): `pending` (not yet sent to the bank: voidable), `submitted` (sent: a void is refused, a refund credits the account back), `settled`, `returned` (the bank took the money back, whatever its age: see `return_code`), `failed`
              * @enum {string}
              */
-            status: "authorized" | "pending_settlement" | "settled" | "voided" | "declined" | "error";
+            status: "authorized" | "pending_settlement" | "settled" | "voided" | "declined" | "error" | "pending" | "submitted" | "returned" | "failed";
             /** @description Captured amount (`0.00` for an open authorization, a void or a decline) */
             amount_captured: components["schemas"]["Money"];
             /** @description Sum of the refunds that returned money */
@@ -557,6 +562,18 @@ export interface components {
             error?: string;
             /** @description A decline's code, from the gateway (e.g. `10127`) */
             error_code?: string;
+            /** @description A bank payment's authorization as the request gave it */
+            authorization?: {
+                text: string;
+                /** @description The SEC code sent: `WEB` (the shopper on the web), `PPD` (a recurring debit) */
+                sec: string;
+            };
+            /** @description A returned bank payment: the bank's reason code (`R01` insufficient funds, `R02` account closed, …) */
+            return_code?: string;
+            /** @description A returned bank payment: the date it was returned (`YYYY-MM-DD`) */
+            returned_at?: string;
+            /** @description A returned bank payment: the amount the bank took back */
+            amount_returned?: components["schemas"]["Money"];
         };
         Token: {
             /** @enum {string} */
@@ -573,7 +590,7 @@ export interface components {
             custkey: string;
             pmkey: string;
         };
-        /** @description A stored payment method; card data masked. */
+        /** @description A stored payment method, masked: a card (`pay_type` `cc`) or a bank account (`pay_type` `check`: `account_last4`, `routing_last4`, `account_type`; never more of the account). */
         PaymentMethod: {
             /** @enum {string} */
             type: "customerpaymentmethod";
@@ -595,6 +612,23 @@ export interface components {
             added?: string;
             /** @description `YYYY-MM-DD hh:mm:ss` */
             updated?: string;
+            /** @description A bank method: the account number's last four digits */
+            account_last4?: string;
+            /** @description A bank method: the routing number's last four digits */
+            routing_last4?: string;
+            /**
+             * @description A bank method: the account's type, when the gateway names it
+             * @enum {string}
+             */
+            account_type?: "checking" | "savings";
+            /** @description A bank method the bank sent a notice of change about (`ach.note_added`): the account's details changed at the bank; ask the shopper to check them. Only the code and its description are kept, never the corrected numbers. */
+            bank_notice?: {
+                /** @description The bank's notice-of-change code (`C01` account number, `C02` routing number, …) */
+                code: string;
+                description: string;
+                /** @description When the gateway's `ach.note_added` was triggered (`YYYY-MM-DD hh:mm:ss`) */
+                received: string;
+            };
         };
         /** @description A customer at the gateway: its key (the custkey), the gateway's number (`custid`) and its fields (`""` when unset); with its payment methods (masked) when read one by one. */
         Customer: {
@@ -647,7 +681,7 @@ export interface components {
         };
         ErrorObject: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "bank_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active" | "sale_not_refundable";
             /** @description Fixed text per code; never echoes input */
             message: string;
             request_id: string;
@@ -738,7 +772,7 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted" | "sale.submitted" | "sale.returned" | "sale.failed";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
@@ -758,7 +792,7 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed";
+            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed" | "payment_method.bank_notice";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: {
@@ -1105,7 +1139,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Raw card data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data */
+        /** @description Raw card or bank data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data. `bank_data_forbidden`: raw bank account data in the request: a field that names it (`routing`, `routing_number`, `account`, `account_number`, `bank_account`, `check`, `aba`, `iban`, …, in any case and with any separators; `account_type`, `account_last4`, `routing_last4` and `authorization` are not), or a value holding a routing number (9 digits with a Federal Reserve routing symbol that pass the ABA check) beside an account-like number (4 to 17 digits, apart by white space, a MICR symbol or bank words such as `acct`). Never echoed or logged; a 9-digit id alone is never refused. Bank details are collected by the gateway's Pay.js check form */
         CardDataForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1283,7 +1317,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request */
+            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request. `bank_data_forbidden`: raw bank account data in the request: a field that names it (`routing`, `routing_number`, `account`, `account_number`, `bank_account`, `check`, `aba`, `iban`, …, in any case and with any separators; `account_type`, `account_last4`, `routing_last4` and `authorization` are not), or a value holding a routing number (9 digits with a Federal Reserve routing symbol that pass the ABA check) beside an account-like number (4 to 17 digits, apart by white space, a MICR symbol or bank words such as `acct`). Never echoed or logged; a 9-digit id alone is never refused. Bank details are collected by the gateway's Pay.js check form */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1417,7 +1451,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1485,7 +1519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` `sale_not_voidable`: settled, voided or declined (refund it instead) */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` `sale_not_voidable`: settled, voided or declined (refund it instead); a bank payment once submitted (`sale_not_voidable`: refund it, which credits the account back) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1497,7 +1531,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1569,7 +1603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1581,7 +1615,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` `refund_exceeds_sale`: the refunded total would exceed the captured amount (nothing captured: an open authorization, a void or a decline) */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` `refund_exceeds_sale`: the refunded total would exceed the captured amount (nothing captured: an open authorization, a void or a decline) */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1805,7 +1839,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden` (card data sent instead of a payment key) or `idempotency_key_reused` */
+            /** @description `card_data_forbidden` (card data sent instead of a payment key), `bank_data_forbidden` (bank account data sent instead of a payment key, as for `POST /v1/sales`) or `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -15,6 +15,8 @@ export interface GatewayConfig {
   connectTimeoutMs: number;
   maxResponseBytes: number;
   cardRefField: CardRefField;
+  /** GATEWAY_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key, or a bank method is saved from it first. */
+  checkPaymentKey: 'accepted' | 'refused';
   ratePerMinute: number;
   ratePerDay: number;
   rateWindowMs: number;
@@ -128,6 +130,10 @@ export interface ReconcileConfig {
 export interface SettlementsConfig {
   /** How often each replica looks at `GET /batches` for batches closed since the last one kept (0: never). */
   lookMs: number;
+  /** A sale in no closed batch this long after its batch was first seen is `missing`. */
+  missingAfterMs: number;
+  /** One sweep for `missing` per this long (any replica, across restarts). */
+  sweepEveryMs: number;
 }
 
 export interface HttpConfig {
@@ -155,16 +161,22 @@ export interface SandboxConfig {
   wireFormat: 'spec' | 'wire';
   /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /** "HH:MM" (UTC) of the sandbox's daily close; '' = none. */
+  batchCloseAt?: string;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
   /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */
   lookupRefunds: 'none' | 'listed';
+  /** A look-up's `auth_amount`: `listed` (the spec's transaction response) or `omitted` (the reference's look-up example, the capture). */
+  lookupAuthAmount: 'listed' | 'omitted';
   /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
   customFields: 'echoed' | 'dropped';
   /** SANDBOX_MERCHANT_KEY: the `merch_key` of its webhooks. */
   merchantKey: string;
   /** SANDBOX_REFUND_WITHOUT_AMOUNT: a refund without amount after a partial one: what is left, or the original (refused). */
   refundWithoutAmount: 'left' | 'original';
+  /** SANDBOX_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key (`accepted`) or not (`refused`). */
+  checkPaymentKey: 'accepted' | 'refused';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

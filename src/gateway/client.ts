@@ -8,7 +8,7 @@ import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
 import { classifyTransportError, interpret } from './transport';
 import type {
-  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, ChargeRequest, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest,
+  AuthorizeRequest, Batch, CaptureRequest, CardRefToken, ChargeRequest, CheckSaleRequest, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest,
   Transaction, TransactionDetail, VoidRequest,
 } from './types';
 import { walletCalls, type WalletCalls, type WalletOperation } from './wallet-calls';
@@ -66,6 +66,8 @@ export interface GatewayClient extends WalletCalls {
    * A stored card's token, or a Pay.js `payment_key` (optionally saving the card to `custkey`).
    */
   sale(request: ChargeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
+  /** A bank payment (`check:sale` or `customer:sale`): answers like a sale (D and E included). */
+  checkSale(request: CheckSaleRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
   /** `authonly`: answers like a sale (D and E included); capture, void or let it lapse afterwards. */
   authorize(request: AuthorizeRequest, options?: CallOptions): Promise<GatewayResult<Transaction>>;
   /**
@@ -248,6 +250,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     ...walletCalls(call),
     sale(request, callOptions) {
       return charge('sale', 'cc:sale', request, callOptions?.signal);
+    },
+    checkSale(request, callOptions) {
+      const { sec, ...rest } = request;
+      const command = 'paymethod_key' in rest ? 'customer:sale' : 'check:sale';
+      // Only the SEC code rides in `check`: the account is behind the key or the saved method, never here.
+      const body = { command, ...rest, check: { format: sec } };
+      return call({ op: 'sale', method: 'POST', path: 'transactions', body }, parseTransaction, callOptions?.signal);
     },
     authorize(request, callOptions) {
       return charge('authorize', 'authonly', request, callOptions?.signal);

@@ -65,7 +65,18 @@ export function parsePaymentMethod(value: unknown): PaymentMethod {
     default: order === 0,
     added: text('added'),
     updated: text('updated'),
+    ...(str(o, 'pay_type', false) === 'check' ? bankOf(o) : {}),
   };
+}
+
+/**
+ * A saved bank method's masks (gateway-facts.md, ACH: `account_number` and `routing_number`, last four only). Only
+ * the last four digits are ever kept, whatever the answer holds; `account_type` where the answer has one.
+ */
+function bankOf(o: Record<string, unknown>): Pick<PaymentMethod, 'account_last4' | 'routing_last4' | 'account_type'> {
+  const last4 = (f: string) => (str(o, f, false) ?? '').replace(/\D/g, '').slice(-4);
+  const type = str(o, 'account_type', false);
+  return { account_last4: last4('account_number'), routing_last4: last4('routing_number'), ...(type === 'checking' || type === 'savings' ? { account_type: type } : {}) };
 }
 
 /** `POST /customers/{c}/payment_methods`: an ARRAY, in request order, even for one method. */

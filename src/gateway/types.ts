@@ -101,6 +101,15 @@ export interface PaymentMethod {
   /** "YYYY-MM-DD hh:mm:ss". */
   added: string;
   updated: string;
+  /** A bank method (`pay_type` check): the account's and routing number's last four, and its type when given. */
+  account_last4?: string;
+  routing_last4?: string;
+  account_type?: 'checking' | 'savings';
+  /**
+   * A bank's notice of change about this account (`ach.note_added`): its code and description only (the note's
+   * corrected account or routing number is never kept), and when it was heard.
+   */
+  bank_notice?: { code: string; description: string; received: string };
 }
 
 /**
@@ -108,13 +117,27 @@ export interface PaymentMethod {
  * transaction (`pay_type: transaction`, e.g. a Pay.js `payment_key` sale), never card data, which never passes
  * through tokengate. `default: true` makes it the customer's default (sortord 0; the former default moves to 1).
  */
-export interface NewPaymentMethod {
-  pay_type: 'transaction';
-  transaction_key: string;
+export type NewPaymentMethod = {
   method_name?: string;
   default?: boolean;
   sortord?: number;
-}
+} & (
+  | { pay_type: 'transaction'; transaction_key: string }
+  /** A bank account from a Pay.js check form's key (SANDBOX_CHECK_PAYMENT_KEY `refused`: src/sandbox/README.md, "ACH"). */
+  | { pay_type: 'check'; payment_key: string }
+);
+
+/**
+ * A bank payment (gateway-facts.md, ACH): `check:sale` with a check form's `payment_key`, or `customer:sale` of a
+ * saved bank method (`paymethod_key`). `sec` is the SEC code sent as `check.format`: `WEB` for a shopper's payment
+ * on the web, `PPD` for a recurring debit. Always attached to the customer (its transaction list finds it).
+ */
+export type CheckSaleRequest = {
+  amount: string;
+  invoice?: string;
+  custkey: string;
+  sec: 'WEB' | 'PPD';
+} & ({ payment_key: string } | { paymethod_key: string });
 
 /** What `PUT /customers/{c}/payment_methods/{pm}` can change, and nothing else (gateway-facts.md). '' clears a text. */
 export interface PaymentMethodChanges {

@@ -46,7 +46,7 @@ function pick<K extends string>(source: Partial<Record<K, unknown>>, names: read
   return out;
 }
 
-const NEW_METHOD_NAMES = ['pay_type', 'transaction_key', 'method_name', 'default', 'sortord'] as const;
+const NEW_METHOD_NAMES = ['pay_type', 'transaction_key', 'payment_key', 'method_name', 'default', 'sortord'] as const;
 const METHOD_CHANGE_NAMES = ['method_name', 'expires', 'avs_street', 'avs_postalcode'] as const;
 
 export function walletCalls(call: Call): WalletCalls {

@@ -23,6 +23,7 @@ export type ApiErrorCode =
   | 'card_declined'
   | 'payload_too_large'
   | 'card_data_forbidden'
+  | 'bank_data_forbidden'
   | 'idempotency_key_reused'
   | 'rate_limited'
   | 'gateway_error'
@@ -33,6 +34,7 @@ export type ApiErrorCode =
   | 'sale_not_capturable'
   | 'sale_not_voidable'
   | 'refund_exceeds_sale'
+  | 'sale_not_refundable'
   | 'customer_exists'
   | 'subscription_not_active'
   | 'internal_error';
@@ -191,6 +193,13 @@ export class RefundExceedsSale extends ApiError {
   }
 }
 
+/** A refund of a bank payment that was returned or failed (contract, "Bank payments"): no money came to give back. */
+export class SaleNotRefundable extends ApiError {
+  constructor() {
+    super(409, 'sale_not_refundable', 'The bank payment was returned or failed: there is nothing to refund.');
+  }
+}
+
 /** A customer with this customerid was already created through tokengate: the error object names it. */
 export class CustomerExists extends ApiError {
   constructor(readonly custkey: string) {
@@ -220,6 +229,12 @@ export class PayloadTooLarge extends ApiError {
 export class CardDataForbidden extends ApiError {
   constructor() {
     super(422, 'card_data_forbidden', 'Raw card data is not accepted; use a stored payment method.');
+  }
+}
+
+export class BankDataForbidden extends ApiError {
+  constructor() {
+    super(422, 'bank_data_forbidden', 'Raw bank account data is not accepted; collect it with the gateway\'s check form.');
   }
 }
 

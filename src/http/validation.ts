@@ -38,6 +38,8 @@ export interface SaleInput {
   capture: boolean;
   /** An internal service's own billing (`customers:any` only): sent with the gateway's recurring indicator. */
   recurring?: boolean;
+  /** A bank payment: the shopper's authorization (contract, "Bank payments"). */
+  authorization?: { text: string };
 }
 
 /** The body of a capture or a refund: all (absent) or part of the sale. */
@@ -150,13 +152,15 @@ export function parseSaleRequest(body: unknown): SaleInput {
   // Safe after validation: the schema fixes every field's type and forbids others.
   const raw = body as {
     customer: string; payment_method?: string; payment_key?: string; save_payment_method?: boolean; amount: string; amount_detail?: { tax?: string; tip?: string };
-    invoice?: string; capture?: boolean; recurring?: boolean;
+    invoice?: string; capture?: boolean; recurring?: boolean; authorization?: { text: string };
   };
   const amountCents = toCents(raw.amount);
   const details: ErrorDetail[] = [];
   if (amountCents <= 0) details.push({ path: 'body.amount', rule: 'positive' });
   const detail = raw.amount_detail;
   if (detail && toCents(detail.tax ?? '0') + toCents(detail.tip ?? '0') > amountCents) details.push({ path: 'body.amount_detail', rule: 'exceeds_amount' });
+  // A bank payment debits or not: there is no authorization only of a check (gateway-facts.md, ACH).
+  if (raw.authorization !== undefined && raw.capture === false) details.push({ path: 'body.capture', rule: 'bank_payment_captures' });
   if (details.length > 0) throw new InvalidRequest(details);
 
   const input: SaleInput = { customer: raw.customer, amount: canonicalAmount(raw.amount), amountCents, capture: raw.capture !== false };
@@ -169,6 +173,7 @@ export function parseSaleRequest(body: unknown): SaleInput {
   }
   if (raw.invoice !== undefined) input.invoice = raw.invoice;
   if (raw.recurring === true) input.recurring = true;
+  if (raw.authorization !== undefined) input.authorization = { text: raw.authorization.text };
   return input;
 }
 

@@ -1,5 +1,5 @@
 import { containsPan } from '../card/pan';
-import type { SaleFields } from './types';
+import type { AchStatus, BankFields, SaleFields } from './types';
 
 /**
  * SaleFields as hash fields of the sale's record, one short string each. Records are kept 400 days, and a hash
@@ -10,6 +10,8 @@ import type { SaleFields } from './types';
 export const SALE_FIELD_NAMES = [
   'refnum', 'result_code', 'result', 'authcode', 'amount', 'invoice', 'payment_method', 'card_number', 'card_category',
   'avs_code', 'avs_result', 'cvc_code', 'cvc_result', 'batch_key', 'batch_sequence', 'batch_refnum', 'error', 'error_code',
+  // A bank payment's (BankFields): `bank_sec` marks one. The authorization text may pass 64 bytes (one listpack less).
+  'bank_authorization', 'bank_sec', 'ach_status', 'return_code', 'returned_at', 'amount_returned',
 ] as const;
 
 type FieldName = (typeof SALE_FIELD_NAMES)[number];
@@ -38,6 +40,12 @@ export function encodeSaleFields(f: SaleFields): string[] {
     batch_refnum: f.batch?.batchrefnum,
     error: f.error,
     error_code: f.error_code,
+    bank_authorization: f.bank?.authorization,
+    bank_sec: f.bank?.sec,
+    ach_status: f.bank?.ach_status,
+    return_code: f.bank?.return_code,
+    returned_at: f.bank?.returned_at,
+    amount_returned: f.bank?.amount_returned,
   };
   const pairs: string[] = [];
   for (const name of SALE_FIELD_NAMES) {
@@ -74,6 +82,17 @@ export function decodeSaleFields(values: readonly (string | null | undefined)[])
   if (error !== undefined) f.error = error;
   const errorCode = v('error_code');
   if (errorCode !== undefined) f.error_code = errorCode;
+  const sec = v('bank_sec');
+  if (sec !== undefined) {
+    const bank: BankFields = { authorization: v('bank_authorization') ?? '', sec };
+    const status = v('ach_status');
+    if (status !== undefined) bank.ach_status = status as AchStatus;
+    for (const name of ['return_code', 'returned_at', 'amount_returned'] as const) {
+      const value = v(name);
+      if (value !== undefined) bank[name] = value;
+    }
+    f.bank = bank;
+  }
   const batchKey = v('batch_key');
   if (batchKey !== undefined) {
     const batchrefnum = v('batch_refnum');

@@ -46,11 +46,16 @@ function kept(fields: SaleFields, over?: SaleFields, onlyMissing = false): SaleF
  * SaleRecords in process memory (development mode, tests): the Lua scripts' steps, each method synchronous to
  * completion (the same atomicity within one process).
  */
-export function createMemorySaleRecords(options: { onChange?: RecordChangeSink } = {}): SaleRecords {
+export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; now?: () => number } = {}): SaleRecords {
   const records = new Map<string, Kept>();
   const batches = new Map<string, Set<string>>();
+  /** The due index (batch → first seen ms), as the Redis store's `batches-due`. */
+  const due = new Map<string, number>();
+  const now = options.now ?? Date.now;
   const indexBatch = (saleKey: string, batch: string | undefined) => {
-    if (batch) batches.set(batch, (batches.get(batch) ?? new Set()).add(saleKey));
+    if (!batch) return;
+    if (!batches.has(batch)) due.set(batch, now());
+    batches.set(batch, (batches.get(batch) ?? new Set()).add(saleKey));
   };
   const report = async (changes: RecordChange[]) => {
     if (changes.length > 0) await options.onChange?.(changes);
@@ -187,11 +192,23 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
       await report(changes);
       return sales.length;
     },
+    async dueBatches(seenBeforeMs, limit) {
+      return [...due].filter(([, ms]) => ms <= seenBeforeMs).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([batch, seenMs]) => ({ batch, seenMs }));
+    },
+    async batchSales(batch) {
+      return [...(batches.get(batch) ?? [])];
+    },
+    async swept(batch) {
+      due.delete(batch);
+    },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
       if (!r) return { ok: false, reason: 'absent', availableCents: 0 };
       if (op === 'void') {
         if (r.state === 'voided' || r.state === 'declined') return { ok: false, reason: 'not_voidable', availableCents: 0 };
+        // A bank payment is voidable only while pending (lua/reserve.lua).
+        const ach = r.fields?.bank?.ach_status;
+        if (ach !== undefined && ach !== 'P' && ach !== 'M') return { ok: false, reason: 'not_voidable', availableCents: 0 };
         if ((r.state !== 'authorized' && r.state !== 'captured') || r.pendingRefundCents !== 0) return { ok: false, reason: 'busy', availableCents: 0 };
         r.reservations.set(reservation, { op, cents: 0, unknown: false, before: r.state });
         r.state = 'voiding';
@@ -207,6 +224,7 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
         r.version += 1;
         return { ok: true, amountCents: amount, whole: false };
       }
+      if (r.fields?.bank?.ach_status === 'R' || r.fields?.bank?.ach_status === 'E') return { ok: false, reason: 'returned', availableCents: 0 };
       const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
       const amount = asked ?? available;
       if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };

@@ -47,6 +47,23 @@ export interface SaleFields {
   /** A decline's (or an error's) text and code, as the sale's answer gave them (a lookup does not). */
   error?: string;
   error_code?: string;
+  /** A bank payment (ACH; contract, "Bank payments"): what the shopper agreed to and how its debit stands. */
+  bank?: BankFields;
+}
+
+/** A check's status code (gateway-facts.md, ACH): P pending, B submitted, S settled, R returned, E error, V voided. */
+export type AchStatus = 'P' | 'B' | 'S' | 'R' | 'E' | 'V' | 'M';
+
+export interface BankFields {
+  /** The shopper's authorization as the request gave it (the "I agree" text, or its version). */
+  authorization: string;
+  /** The SEC code sent: `WEB` (a shopper on the web), `PPD` (a recurring debit). */
+  sec: string;
+  ach_status?: AchStatus;
+  /** Set once returned: the bank's reason code (R01…), the date and the amount taken back. */
+  return_code?: string;
+  returned_at?: string;
+  amount_returned?: string;
 }
 
 export interface SaleRecord {
@@ -69,9 +86,10 @@ export type ReserveResult =
   | { ok: true; amountCents: number; whole: boolean }
   /**
    * absent: no record; exceeds/not_capturable/not_voidable: refused, nothing reserved. `availableCents` for
-   * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it.
+   * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it. returned
+   * (refunds only): a bank payment returned or failed: nothing came to the merchant to give back.
    */
-  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy'; availableCents: number };
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned'; availableCents: number };
 
 /** A follow-up that moves money under a reservation. */
 export type ReservedOp = 'capture' | 'refund' | 'void';
@@ -171,6 +189,15 @@ export interface SaleRecords {
   saleOfRefund(refundKey: string): Promise<string | undefined>;
   /** The batch closed: its captured sales are settled (each reported). How many sales the batch held. */
   settleBatch(batchKey: string): Promise<number>;
+  /**
+   * The due index the settlements' sweep reads for `missing` (issue 39): the batches whose first sale tokengate
+   * indexed at or before `seenBeforeMs` and not swept yet, oldest first, with that time (ms).
+   */
+  dueBatches(seenBeforeMs: number, limit: number): Promise<Array<{ batch: string; seenMs: number }>>;
+  /** The sales tokengate indexed in a batch (its answer's, a capture's, a look-up's), as settleBatch reads them. */
+  batchSales(batchKey: string): Promise<string[]>;
+  /** The batch was swept: it leaves the due index (its sales stay indexed for settleBatch until their ttl). */
+  swept(batchKey: string): Promise<void>;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
 import { sentness, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import type { BankSales } from './bank-sale';
 import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
 import { saleRecordOf, type SaleOutcome, type SaleService } from './sale-service';
@@ -29,6 +30,11 @@ export interface PayInput {
    */
   recurring?: boolean;
   cls?: CallClass;
+  /**
+   * A bank payment (contract, "Bank payments"): the shopper's authorization, required with a check form's
+   * `payment_key` or a saved bank method, recorded with the sale (SEC `WEB`; `PPD` when recurring).
+   */
+  authorization?: { text: string };
 }
 
 export interface PayRequest {
@@ -76,6 +82,14 @@ export interface CheckoutDeps {
   newCards: NewCards;
   /** How long an attempt may run before it counts as dead (token lookup, the sale's wait, the sale). */
   leaseMs: number;
+  /** Bank payments (bank-sale.ts). */
+  bank: BankSales;
+}
+
+/** A sale's outcome from the gateway's answer (as the card paths' SaleService reads it). */
+function outcomeOfTransaction(tx: SaleOutcome['transaction']): SaleOutcome {
+  const kind = tx.result_code === 'A' || tx.result_code === 'P' ? 'approved' : tx.result_code === 'E' ? 'error' : 'declined';
+  return { kind, transaction: tx };
 }
 
 /**
@@ -111,12 +125,23 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
     return { outcome, stored };
   }
 
+  /** A bank payment: a check form's key or a saved bank method (bank-sale.ts); the account kept when asked. */
+  async function bankPayment(input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod }> {
+    const sec = asked.bank?.sec === 'PPD' ? 'PPD' : 'WEB';
+    const charged = await deps.bank.charge(
+      { customer: input.customer, ...(input.paymentKey !== undefined ? { paymentKey: input.paymentKey } : {}), ...(input.paymentMethod !== undefined ? { paymentMethod: input.paymentMethod } : {}), save: input.save === true, amount: input.amount, invoice: asked.invoice, sec, cls: classOf(input) },
+      { slot, beforeSend: guarded.beforeSend },
+    );
+    return { outcome: outcomeOfTransaction(charged.transaction), ...(charged.stored ? { stored: charged.stored } : {}) };
+  }
+
   return {
     async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord }, render, log) {
       assertAccess(caller, input.customer);
       const invoice = input.invoice ?? deriveInvoice(caller.sub, key);
       const paymentMethod = input.paymentMethod;
-      const peeked = paymentMethod !== undefined ? sales.peekToken(input.customer, paymentMethod) : Promise.resolve(undefined);
+      const isBank = input.authorization !== undefined;
+      const peeked = paymentMethod !== undefined && !isBank ? sales.peekToken(input.customer, paymentMethod) : Promise.resolve(undefined);
       const spec = {
         scope: caller.sub,
         key,
@@ -134,14 +159,17 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
-          const { outcome, stored } = paymentMethod !== undefined
-            ? { outcome: await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot), stored: undefined }
-            : await newCard(caller, input, asked, guarded, slot);
+          if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: input.recurring ? 'PPD' : 'WEB' };
+          const { outcome, stored } = isBank
+            ? await bankPayment(input, asked, guarded, slot)
+            : paymentMethod !== undefined
+              ? { outcome: await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot), stored: undefined }
+              : await newCard(caller, input, asked, guarded, slot);
           if (paymentMethod === undefined) asked.payment_method = stored?.key;
           const saleKey = outcome.transaction.key;
           const facts = factsOfSale(outcome.transaction, asked);
           // Kept, approved and not named yet: named after the answer (below).
-          if (input.save && outcome.kind === 'approved' && !stored && saleKey) saved = { tx: outcome.transaction, facts };
+          if (input.save && outcome.kind === 'approved' && !stored && saleKey && !isBank) saved = { tx: outcome.transaction, facts };
           const also = alsoRecord?.(outcome, facts);
           const alongside = () => Promise.all([
             saleKey ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,

@@ -2,7 +2,7 @@ import type { RefundSummary, Transaction, TransactionDetail } from '../gateway/t
 import type { ListedSaleRefund, SaleFields, SaleView } from '../sale-records';
 import { createdText } from '../sale-records/refunds';
 import { fromCents, toCents } from '../gateway/money';
-import { capturedCents, fieldsOfDetail, refundedCents, statusOf, type SaleStatus } from './sale-view';
+import { achStatusOfCode, bankStatusOf, capturedCents, fieldsOfDetail, refundedCents, statusOf, type SaleStatus } from './sale-view';
 
 /** A refund as a sale lists it (the contract's refund object, plus when and the gateway's status code). */
 export interface ListedRefund {
@@ -62,6 +62,12 @@ export interface SaleObject {
   refunds: ListedRefund[];
   error?: string;
   error_code?: string;
+  /** A bank payment: the shopper's authorization as recorded with it (contract, "Bank payments"). */
+  authorization?: { text: string; sec: string };
+  /** A returned bank payment: the bank's reason code, when it was returned, and the amount taken back. */
+  return_code?: string;
+  returned_at?: string;
+  amount_returned?: string;
 }
 
 /** What a sale answer states, gathered from whichever source knows it (the facts… functions below). */
@@ -113,6 +119,15 @@ export function saleObject(f: SaleFacts): SaleObject {
   if (f.error !== undefined) {
     sale.error = f.error;
     sale.error_code = f.errorCode;
+  }
+  const bank = x.bank;
+  if (bank) {
+    sale.authorization = { text: bank.authorization, sec: bank.sec };
+    // Approved and not voided: the debit's own life (pending, submitted, settled, returned, failed).
+    if (f.status === 'pending_settlement' || f.status === 'settled') sale.status = bankStatusOf(bank.ach_status);
+    if (bank.return_code !== undefined) sale.return_code = bank.return_code;
+    if (bank.returned_at !== undefined) sale.returned_at = bank.returned_at;
+    if (bank.amount_returned !== undefined) sale.amount_returned = bank.amount_returned;
   }
   return sale;
 }
@@ -168,6 +183,8 @@ export interface SaleAsked {
   /** The invoice sent (the caller's, or the one derived for duplicate folding). */
   invoice: string;
   capture: boolean;
+  /** A bank payment: the authorization and SEC code sent with it. */
+  bank?: { authorization: string; sec: string };
 }
 
 /** The sale's own fields from the gateway's answer to it and what was asked. */
@@ -185,6 +202,8 @@ export function fieldsOfSale(tx: Transaction, asked: SaleAsked): SaleFields {
     cvc: tx.cvc,
     batch: tx.batch,
     ...(tx.error !== undefined ? { error: tx.error, error_code: tx.error_code } : {}),
+    // An approved check is pending until the ACH clock submits it (gateway-facts.md, ACH).
+    ...(asked.bank ? { bank: { ...asked.bank, ...(tx.result_code === 'A' ? { ach_status: 'P' as const } : {}) } } : {}),
   };
 }
 
@@ -222,6 +241,8 @@ export function factsOfDetail(tx: TransactionDetail, known: { customer?: string;
       result_code: tx.result_code ?? kept.result_code ?? '',
       result: tx.result ?? kept.result ?? '',
       authcode: tx.authcode ?? kept.authcode ?? '',
+      // A bank payment's look-up says where its debit stands (its status code); the rest is what tokengate kept.
+      ...(kept.bank ? { bank: { ...kept.bank, ...(achStatusOfCode(tx.status_code) ? { ach_status: achStatusOfCode(tx.status_code) } : {}) } } : {}),
     },
     customer: known.customer || tx.custkey,
     // A lookup without auth_amount (the captured real one has none): nothing is held by a void or a decline.

@@ -1,9 +1,31 @@
 import type { TransactionDetail } from '../gateway/types';
-import type { SaleFields, SaleRecord, SaleState } from '../sale-records';
+import type { AchStatus, SaleFields, SaleRecord, SaleState } from '../sale-records';
 import { toCents } from '../gateway/money';
 
 /** The public lifecycle status of a sale (contract, `GET /v1/sales/{key}`). */
-export type SaleStatus = 'authorized' | 'pending_settlement' | 'settled' | 'voided' | 'declined' | 'error';
+export type SaleStatus = 'authorized' | 'pending_settlement' | 'settled' | 'voided' | 'declined' | 'error' | BankStatus;
+
+/**
+ * A bank payment's own statuses (contract, "Bank payments"): `pending` (voidable), `submitted` (a refund credits
+ * it back), `settled`, `returned`, `failed`. From its check's status code (gateway-facts.md, ACH).
+ */
+export type BankStatus = 'pending' | 'submitted' | 'returned' | 'failed';
+
+/** The status of an approved, not voided bank payment from its ACH status code (unknown yet: pending). */
+export function bankStatusOf(ach: AchStatus | undefined): SaleStatus {
+  if (ach === 'B') return 'submitted';
+  if (ach === 'S') return 'settled';
+  if (ach === 'R') return 'returned';
+  if (ach === 'E') return 'failed';
+  if (ach === 'V') return 'voided';
+  return 'pending';
+}
+
+/** A check status code as a look-up gives it (F funded reads as settled; anything else unknown). */
+export function achStatusOfCode(code: string | undefined): AchStatus | undefined {
+  if (code === 'F') return 'S';
+  return code !== undefined && ['P', 'B', 'S', 'R', 'E', 'V', 'M'].includes(code) ? (code as AchStatus) : undefined;
+}
 
 /** Only sales and authorizations are sales; a refund's own key is not (it answers 404 like an unknown key). */
 export function isSale(tx: TransactionDetail): boolean {
@@ -33,6 +55,18 @@ export function capturedCents(tx: TransactionDetail): number {
   const status = statusOf(tx);
   if (status === 'authorized' || status === 'voided' || status === 'declined' || status === 'error') return 0;
   return toCents(tx.auth_amount ?? tx.amount);
+}
+
+/**
+ * What the look-up SHOWS captured now, or undefined when it cannot say: a standing sale's look-up without
+ * `auth_amount` (the reference's look-up example and the real capture have none; SANDBOX_LOOKUP_AUTH_AMOUNT=omitted).
+ * Its `amount` is what was asked, which a partial capture, `cc:adjust` or `refund:adjust` leaves as it was: never
+ * evidence of what is held now. Money decisions read this; capturedCents' fallback is for display and seeds.
+ */
+export function shownCapturedCents(tx: TransactionDetail): number | undefined {
+  const status = statusOf(tx);
+  if (status === 'authorized' || status === 'voided' || status === 'declined' || status === 'error') return 0;
+  return tx.auth_amount === undefined ? undefined : toCents(tx.auth_amount);
 }
 
 /** The sale's own fields as the gateway's lookup gives them (the payment method is not among them). */

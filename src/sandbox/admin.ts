@@ -1,3 +1,4 @@
+import { achNote, AchNoteError } from './ach/notice';
 import { cardUpdate, CardUpdateError, type CardUpdateRequest } from './card-updater';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { brandOf } from './cards';
@@ -25,7 +26,9 @@ function fixturesView(core: SandboxCore): unknown[] {
     custid: c.custid,
     firstname: c.firstname,
     lastname: c.lastname,
-    payment_methods: c.payment_methods.map((m) => ({ key: m.key, pmid: m.pmid, card_type: brandOf(m.number), ccnum4last: m.number.slice(-4), ...core.fixtures.token(m) })),
+    payment_methods: c.payment_methods.map((m) => (m.check
+      ? { key: m.key, pmid: m.pmid, pay_type: 'check', account_number: m.check.account.slice(-4), routing_number: m.check.routing.slice(-4) }
+      : { key: m.key, pmid: m.pmid, card_type: brandOf(m.number), ccnum4last: m.number.slice(-4), ...core.fixtures.token(m) })),
   }));
 }
 
@@ -50,7 +53,13 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     else notFound(req, res);
   });
   router.get('/operations', (_req, res) => void res.json(ledger.operations()));
-  router.post('/batches/close', (_req, res) => void res.json({ key: ledger.closeBatch() }));
+  // {"fail": "<reason>"}: the close fails (settlement.batch.failure, response E); the batch stays open.
+  router.post('/batches/close', (req, res) => {
+    const fail = (req.body as { fail?: unknown } | undefined)?.fail;
+    if (fail === undefined) return void res.json({ key: ledger.closeBatch() });
+    if (typeof fail !== 'string' || !/^[\w .,'-]{1,120}$/.test(fail)) throw new SettingsError('fail must be a reason of 1-120 letters, digits, spaces or .,\'-');
+    res.json({ key: ledger.failBatchClose(fail), failed: true });
+  });
   router.post('/batches/current/console', (req, res) => void res.json(consoleEntry(core, req.body, core.clock.now())));
   // The sandbox's own clock (clock.ts; contract, "Subscriptions"): only forward.
   router.get('/clock', (_req, res) => void res.json({ now: new Date(core.clock.now()).toISOString() }));
@@ -108,11 +117,16 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     }, core.clock.now()));
     res.status(204).end();
   });
+  router.post('/ach/notes', (req, res) => {
+    const note = (req.body as Record<string, unknown> | undefined)?.note;
+    core.webhooks.announce(achNote(core, stringField(req.body, 'trankey'), typeof note === 'string' ? note : undefined));
+    res.status(204).end();
+  });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
+    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError || err instanceof AchNoteError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
     res.status(400).json({ error: message });
   });
   return router;

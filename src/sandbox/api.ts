@@ -7,6 +7,7 @@ import { cardrefFor, getCustomer, getPaymentMethod, listCustomers, listPaymentMe
 import { adoptSale, faultMatchOfBody, handleLifecycleRoute, isLifecycleRoute, transactionHook } from './lifecycle-api';
 import { deliver, failBeforeProcessing, rateLimitHeader, sendError, type Processed } from './respond';
 import { faultKindOf, parseApiPath, type ApiRoute } from './routes';
+import { handleCheckCommand } from './ach/check-commands';
 import { parseSale } from './sale-request';
 import { saveCard } from './save-card';
 import { savePaymentKeyCard } from './payment-key-sale';
@@ -62,6 +63,11 @@ function handleSale(core: SandboxCore, res: Response, endpointKey: string, clien
     return undefined;
   }
   const now = core.clock.now();
+  core.ach.run(now);
+  // Bank payments (ach/): check:sale, check:credit, customer:sale (a saved card's comes back as its cc:sale).
+  const checked = handleCheckCommand(core, json, { now });
+  if (checked && 'answer' in checked) return checked.answer;
+  if (checked) json = checked.json;
   // The payment lifecycle (lifecycle-api.ts): follow-ups answer here; authonly and custkey ride on the sale path.
   const hook = transactionHook(core, json, now);
   if (hook.answer) return hook.answer;

@@ -27,6 +27,10 @@ const ALIASES: Readonly<Record<string, string>> = {
   adjust: 'cc:adjust',
   unvoid: 'unvoid',
   'cc:unvoid': 'unvoid',
+  // Bank payments (gateway-facts.md, ACH) and a saved method charged by its key (ach/check-commands.ts).
+  'check:sale': 'check:sale',
+  'check:credit': 'check:credit',
+  'customer:sale': 'customer:sale',
 };
 
 /**
@@ -35,9 +39,9 @@ const ALIASES: Readonly<Record<string, string>> = {
  * so a client that uses one learns it hit a limit of the sandbox, not a typo.
  */
 const REAL_ONLY = new Set([
-  'check:sale', 'cash:sale', 'quicksale', 'cc:credit', 'credit', 'check:credit', 'cash:refund', 'quickrefund',
+  'cash:sale', 'quicksale', 'cc:credit', 'credit', 'cash:refund', 'quickrefund',
   'cc:capture:reauth', 'cc:capture:override', 'cc:capture:error', 'cc:postauth', 'postauth',
-  'customer:sale', 'customer:refund',
+  'customer:refund',
 ]);
 
 export type CommandClass =

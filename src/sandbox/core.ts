@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger';
+import { AchClock } from './ach/ach-clock';
 import { SandboxClock } from './clock';
 import { Faults } from './faults';
 import { FixtureStore, type FixtureCustomer } from './fixtures';
@@ -46,6 +47,8 @@ export class SandboxCore {
   readonly paymentKeys = new PaymentKeys();
   /** The gateway's webhooks, sent for every change of the lifecycle (webhooks/). */
   readonly webhooks: SandboxWebhooks;
+  /** Checks on their way from pending to settled or returned (ach/ach-clock.ts). */
+  readonly ach: AchClock;
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   closed = false;
 
@@ -58,8 +61,16 @@ export class SandboxCore {
     this.ledger = new Ledger(this.fixtures);
     this.faults = new Faults((latency) => this.update(latency));
     this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger, () => this.clock.now());
-    // A jump of the clock closes what fell due meanwhile (the batch timer), webhooks included, at once.
-    this.clock.onAdvance((now) => this.lifecycle.tick(now, this.settings.batchCloseIntervalMs));
+    // A jump of the clock closes what fell due meanwhile (the batch timers), webhooks included, at once, and the
+    // daily close's wall-clock timer is set again for the clock's new time.
+    this.clock.onAdvance((now) => {
+      this.lifecycle.tick(now, this.settings);
+      this.webhooks.configure();
+    });
+    // The ACH clock: told of every jump, and looking at the wall clock's own passing each second.
+    this.ach = new AchClock(this.lifecycle, (event) => this.webhooks.announce(event));
+    this.clock.onAdvance((now) => this.ach.run(now));
+    this.ach.start(() => this.clock.now());
   }
 
   update(partial: Partial<SandboxSettings>): void {
@@ -73,6 +84,7 @@ export class SandboxCore {
     this.stats.reset();
     this.ledger.reset();
     this.lifecycle.reset();
+    this.ach.reset();
     this.followUpDuplicates.clear();
     this.faults.clear();
     this.faults.resetCounts();
@@ -120,6 +132,7 @@ export class SandboxCore {
 
   shutdown(): void {
     this.closed = true;
+    this.ach.stop();
     for (const [timer, resolve] of this.timers) {
       clearTimeout(timer);
       resolve();

@@ -34,12 +34,16 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       latencyMs: s.latencyMs,
       jitterMs: s.jitterMs,
       duplicateFolding: s.duplicateFolding,
+      // The merchant's daily close, on the sandbox's clock (tokengate's /test/clock moves it).
+      batchCloseAt: s.batchCloseAt ?? '',
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
+      lookupAuthAmount: s.lookupAuthAmount,
       customFields: s.customFields,
       // The merchant tokengate serves, when named: the embedded sandbox is that merchant's gateway.
       merchantKey: config.gateway.merchantKey ?? s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
+      checkPaymentKey: s.checkPaymentKey,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

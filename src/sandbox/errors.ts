@@ -34,6 +34,9 @@ export const ERRORS = {
   noPaymentMethods: spec(400, 40457, 'No payment methods available'),
   /** `pay_type: transaction` naming a transaction the gateway does not have (its lookup code, 20001). */
   savedTransactionNotFound: spec(400, 20001, 'Transaction not found'),
+  // gateway-facts.md, ACH (a saved bank method's account; the HTTP status is the emulator's)
+  invalidRouting: spec(400, 38, 'Invalid routing number'),
+  invalidAccount: spec(400, 39, 'Invalid checking account number'),
   // emulator choices
   batchNotFound: spec(404, 99997, 'Batch Not Found'),
   followUpTarget: spec(400, 40011, 'Give exactly one of trankey or refnum'),

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import type { BankAccount } from './ach/bank';
 import type { CustomerTextField, FixtureCustomer, FixturePaymentMethod } from './fixtures';
 
 /**
@@ -95,6 +96,8 @@ export class FixtureStore {
   private readonly removed = new Map<string, TokenTarget>();
   /** The card of each approved transaction, for `pay_type: transaction` (kept inside the sandbox). */
   private readonly transactionCards = new Map<string, { number: string; expiration: string }>();
+  /** The bank account of each approved check, for `pay_type: transaction` (kept inside the sandbox). */
+  private readonly transactionChecks = new Map<string, BankAccount>();
   /** Keys and custids ever handed out in this run, so a removed customer's key never names another one. */
   private readonly usedIds = new Set<string>();
   private readonly pristine: Pristine[];
@@ -122,9 +125,11 @@ export class FixtureStore {
     this.savedByCard.clear();
     this.removed.clear();
     this.transactionCards.clear();
+    this.transactionChecks.clear();
     for (const customer of this.live) {
       this.index(customer);
       for (const method of customer.payment_methods) {
+        if (method.check) continue;
         this.tokens.set(method, { cardref: method.cardref, expires: lastDayOfExpiry(method.expiration) });
         this.byCardref.set(method.cardref, { customer, method });
         this.usedIds.add(method.key);
@@ -183,6 +188,37 @@ export class FixtureStore {
 
   transactionCard(trankey: string): { number: string; expiration: string } | undefined {
     return this.transactionCards.get(trankey);
+  }
+
+  /** Keeps the account an approved check debited, so `pay_type: transaction` can store it later. */
+  rememberTransactionCheck(trankey: string, account: BankAccount): void {
+    if (this.transactionChecks.size >= MAX_TRANSACTION_CARDS) this.transactionChecks.delete(this.transactionChecks.keys().next().value as string);
+    this.transactionChecks.set(trankey, { ...account });
+  }
+
+  transactionCheck(trankey: string): BankAccount | undefined {
+    return this.transactionChecks.get(trankey);
+  }
+
+  /**
+   * A saved bank method (`pay_type` check, gateway-facts.md, ACH): listed last (or first with `sortord` 0), with no
+   * card reference token (a token is a card's); charged by `customer:sale` with its key.
+   */
+  addBankMethod(customer: FixtureCustomer, account: BankAccount, methodName: string, now: Date, sortord?: number): FixturePaymentMethod {
+    const all = this.live.flatMap((c) => c.payment_methods);
+    const pmid = String(Math.max(2000000, ...all.map((m) => Number(m.pmid))) + 1);
+    let key = randomAlnum(17);
+    while (this.usedIds.has(key)) key = randomAlnum(17);
+    const order = sortord ?? customer.payment_methods.length + 1;
+    if (order === 0) for (const m of customer.payment_methods) if (m.sortord === '0') m.sortord = '1';
+    const stamp = wireStamp(now);
+    const method: FixturePaymentMethod = {
+      key, pmid, method_name: methodName, cardholder: account.accountholder, number: '', expiration: '', cardref: '',
+      avs_street: '', avs_postalcode: '', sortord: String(order), added: stamp, updated: stamp, check: { ...account },
+    };
+    customer.payment_methods.push(method);
+    this.usedIds.add(key);
+    return method;
   }
 
   /** `POST /customers`: a new customer, listed last, with a fresh key (16 lowercase alphanumerics) and custid. */

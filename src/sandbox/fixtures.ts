@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { BankAccount } from './ach/bank';
 import { CARDREF_SHAPE, isCardNumber } from './cards';
 
 /**
@@ -26,6 +27,8 @@ export interface FixturePaymentMethod {
   sortord: string;
   added: string;
   updated: string;
+  /** A saved bank method (`pay_type` check; ach/bank.ts): `number`, `expiration` and `cardref` are then ''. */
+  check?: BankAccount;
 }
 
 /** Address and contact fields a real customer object carries (UsaEPay.NET WireFormatDeserializationTests, CustomerGet). */

@@ -28,6 +28,8 @@ export const LIFECYCLE_ERRORS = {
   notOpenAuth: { error_code: '10125', error: 'Original transaction is not an open authorization' },
   alreadySettled: { error_code: '10126', error: 'Transaction already settled' },
   creditExceeds: { error_code: '10133', error: 'Amount exceeds the original transaction' },
+  // gateway-facts.md, ACH: once submitted "a refund must be issued instead".
+  checkNotVoidable: { error_code: '82', error: 'Check transactions can not be voided' },
 } as const;
 
 type Refusal = (typeof LIFECYCLE_ERRORS)[keyof typeof LIFECYCLE_ERRORS];
@@ -173,6 +175,7 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
     }
     case 'refund': {
       if (!tx) return { refusal: E.refundNotFound };
+      if (tx.check) return checkCredit(life, tx, input, ctx, E.refundExceeds);
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
       if (tx.state !== 'settled') return { refusal: E.refundNotSettled };
@@ -183,12 +186,14 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
     }
     case 'creditvoid': {
       if (!tx) return { refusal: E.originalNotFound };
+      if (tx.check) return tx.check.status === 'P' || tx.check.status === 'M' ? voidIt(life, tx, ctx.now) : checkCredit(life, tx, input, ctx, E.creditExceeds);
       if (tx.state !== 'settled') return voidIt(life, tx, ctx.now);
       if (tx.kind === 'refund') return { refusal: E.notApproved };
       return credit(life, tx, input.amountCents, E.creditExceeds, ctx);
     }
     case 'refund:adjust': {
       if (!tx) return { refusal: E.originalNotFound };
+      if (tx.check) return checkCredit(life, tx, input, ctx, E.creditExceeds);
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
       if (tx.state === 'settled') return credit(life, tx, input.amountCents, E.creditExceeds, ctx, input.customFields);
@@ -230,8 +235,23 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
   }
 }
 
+/**
+ * A refund of a check (emulator choices, README.md "ACH"): a credit back once submitted or settled; pending, it is
+ * voided instead (115, as an unsettled card sale); returned, voided or in error there is nothing to give back (10125).
+ */
+function checkCredit(life: Lifecycle, tx: LifecycleTx, input: FollowUpInput, ctx: FollowUpContext, exceeds: Refusal): Applied {
+  const status = tx.check?.status;
+  if (status === 'P' || status === 'M') return { refusal: LIFECYCLE_ERRORS.refundNotSettled };
+  if (status !== 'B' && status !== 'S') return { refusal: LIFECYCLE_ERRORS.notApproved };
+  return credit(life, tx, input.amountCents, exceeds, ctx, input.customFields);
+}
+
 function voidIt(life: Lifecycle, tx: LifecycleTx, now: number): Applied {
   const E = LIFECYCLE_ERRORS;
+  if (tx.check && tx.state !== 'voided' && tx.state !== 'declined') {
+    if (tx.check.status !== 'P' && tx.check.status !== 'M') return { refusal: E.checkNotVoidable };
+    tx.check.status = 'V';
+  }
   if (tx.state === 'voided') return { refusal: E.alreadyVoided };
   if (tx.state === 'declined') return { refusal: E.voidNotApproved };
   if (tx.state === 'settled') return { refusal: E.batchClosed };

@@ -64,7 +64,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
   const command = commandOf(json);
   const plain: TransactionHook = { json, authOnly: false, ignoreDuplicate: false };
   if (!isRecord(json) || command === undefined) return plain;
-  core.lifecycle.tick(now, core.settings.batchCloseIntervalMs);
+  core.lifecycle.tick(now, core.settings);
   if (FOLLOW_UP_COMMANDS.has(command)) {
     const parsed = parseFollowUp(json, command);
     if (!parsed.ok) return { ...plain, answer: fail(parsed.reject, parsed.detail) };
@@ -74,6 +74,17 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       nextRefnum: (t) => core.ledger.nextRefnum(t),
       refundWithoutAmount: core.settings.refundWithoutAmount,
     });
+    // A check's refund is a credit back to the account: a check of its own, on the ACH clock.
+    const created = out.record.createdKey === undefined ? undefined : core.lifecycle.get(out.record.createdKey);
+    const original = created?.original === undefined ? undefined : core.lifecycle.get(created.original);
+    if (created && original?.check) {
+      created.check = { ...original.check, status: 'P', trackingcode: `${original.check.trackingcode.slice(0, 8)}${created.refnum.slice(-4)}` };
+      delete created.check.submittedAt;
+      delete created.check.settledAt;
+      delete created.check.returnsWith;
+      delete created.creditcard;
+      core.ach.track(created);
+    }
     return { ...plain, answer: { status: 200, body: out.response, record: out.record } };
   }
   if (command !== 'cc:sale' && command !== 'authonly') return plain;
@@ -114,10 +125,11 @@ export function isLifecycleRoute(route: ApiRoute): route is LifecycleRoute {
 export function handleLifecycleRoute(core: SandboxCore, req: Request, route: LifecycleRoute): Processed {
   const now = core.clock.now();
   const life = core.lifecycle;
-  life.tick(now, core.settings.batchCloseIntervalMs);
+  life.tick(now, core.settings);
+  core.ach.run(now);
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;
-  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields };
+  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields, lookupAuthAmount: core.settings.lookupAuthAmount };
   switch (route.kind) {
     case 'transaction':
       return getTransaction(life, route.key, view);

@@ -1,10 +1,10 @@
 import type { BatchRecord } from './batches';
 import { ERRORS } from './errors';
 import type { FixtureStore } from './fixtures';
-import type { Lifecycle, LifecycleTx } from './lifecycle';
+import type { CheckStatus, Lifecycle, LifecycleTx } from './lifecycle';
 import { fail, list, type Answer, type Query } from './reads';
 import { formatCents } from './sale-request';
-import type { SandboxCustomFields, SandboxLookupRefunds, SandboxWireFormat } from './settings';
+import type { SandboxCustomFields, SandboxLookupAuthAmount, SandboxLookupRefunds, SandboxWireFormat } from './settings';
 
 /** What a transaction's look-up and list items carry beyond the documented fields (issue 42; README, Payment lifecycle). */
 export interface ViewOptions {
@@ -12,6 +12,8 @@ export interface ViewOptions {
   lookupRefunds: SandboxLookupRefunds;
   /** `echoed`: a refund's `custom_fields` as its request sent them; `dropped`: none. */
   customFields: SandboxCustomFields;
+  /** `omitted`: `GET /transactions/{key}` carries no `auth_amount` (as the reference's example); list items keep it. */
+  lookupAuthAmount?: SandboxLookupAuthAmount;
 }
 
 export const DOCUMENTED_VIEW: ViewOptions = { lookupRefunds: 'none', customFields: 'echoed' };
@@ -35,15 +37,19 @@ const STATUS: Record<LifecycleTx['state'], [string, string]> = {
   declined: ['E', 'Error'],
 };
 
+/** A check's status (gateway-facts.md, ACH, the status codes; texts are the facts' names). */
+const CHECK_STATUS: Record<CheckStatus, string> = { P: 'Pending', B: 'Submitted', S: 'Settled', R: 'Returned', E: 'Error', V: 'Voided', M: 'Manager Approval Required' };
+
 /** S sale, A auth only (until captured: then it is a sale), C credit/refund. */
 function trantype(tx: LifecycleTx): [string, string] {
+  if (tx.check) return tx.kind === 'refund' ? ['C', 'Check Credit'] : ['S', 'Check Sale'];
   if (tx.kind === 'refund') return ['C', 'Credit Card Refund (Credit)'];
   if (tx.kind === 'authonly' && tx.capturedAt === undefined) return ['A', 'Credit Card Auth Only'];
   return ['S', 'Credit Card Sale'];
 }
 
 export function transactionView(life: Lifecycle, tx: LifecycleTx, options: ViewOptions = DOCUMENTED_VIEW): Record<string, unknown> {
-  const [status_code, status] = STATUS[tx.state];
+  const [status_code, status] = tx.check ? [tx.check.status, CHECK_STATUS[tx.check.status]] : STATUS[tx.state];
   const [trantype_code, trantypeText] = trantype(tx);
   const batch = life.batchRefOf(tx);
   const listed = options.lookupRefunds === 'listed';
@@ -63,6 +69,8 @@ export function transactionView(life: Lifecycle, tx: LifecycleTx, options: ViewO
     status_code,
     status,
     ...(tx.creditcard ? { creditcard: tx.creditcard } : {}),
+    // A check's look-up (undocumented: README.md, "ACH"): the account masked as the lists mask it, the tracking code.
+    ...(tx.check ? { check: { trackingcode: tx.check.trackingcode, account_number: tx.check.accountLast4, routing_number: tx.check.routingLast4, account_type: tx.check.accountType } } : {}),
     ...(tx.avs ? { avs: tx.avs } : {}),
     ...(tx.cvc ? { cvc: tx.cvc } : {}),
     // Lookups send batchrefnum as a string (captured; gateway-facts.md: real answers send many numbers as strings).
@@ -87,7 +95,9 @@ function refundView(r: LifecycleTx): Record<string, unknown> {
 export function getTransaction(life: Lifecycle, key: string, options: ViewOptions = DOCUMENTED_VIEW): Answer {
   const tx = life.get(key);
   if (!tx) return fail(ERRORS.transactionNotFound);
-  return { status: 200, body: transactionView(life, tx, options) };
+  const body = transactionView(life, tx, options);
+  if (options.lookupAuthAmount === 'omitted') delete body.auth_amount;
+  return { status: 200, body };
 }
 
 export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat, options: ViewOptions = DOCUMENTED_VIEW): Answer {

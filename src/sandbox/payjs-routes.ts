@@ -1,5 +1,6 @@
 import path from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
+import { readBankAccount } from './ach/bank';
 import { isCardNumber } from './cards';
 import type { SandboxCore } from './core';
 import { ERRORS } from './errors';
@@ -38,6 +39,14 @@ export function payJsRouter(core: SandboxCore): Router {
   router.post('/js/v2/payment_key', express.json({ limit: '4kb', strict: true }), (req: Request, res: Response) => {
     res.set('Cache-Control', 'no-store');
     const b: unknown = req.body;
+    if (isRecord(b) && isRecord(b.check) && b.card === undefined) {
+      // The check form (gateway-facts.md, ACH): a bank payment key. The routing number's shape is checked here, its
+      // ABA checksum by the sale (error 38, as the gateway answers it); the detail names a field, never a value.
+      if (b.public_key !== core.publicKey) return sendError(res, ERRORS.unknownPublicKey);
+      const read = readBankAccount(b.check);
+      if ('problem' in read) return sendError(res, ERRORS.invalidField, `check.${read.problem}`);
+      return void res.status(200).json({ payment_key: core.paymentKeys.mintCheck(core.publicKey, read.account, core.clock.now(), core.settings.paymentKeyTtlMs) });
+    }
     if (!isRecord(b) || !isRecord(b.card)) return sendError(res, ERRORS.missingCard, 'card');
     if (b.public_key !== core.publicKey) return sendError(res, ERRORS.unknownPublicKey);
     const c = b.card;

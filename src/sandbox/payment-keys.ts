@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { BankAccount } from './ach/bank';
 
 /**
  * Pay.js payment keys (gateway-facts.md, "Adding a card without touching card data"): the browser's card form
@@ -23,10 +24,19 @@ export type ConsumeResult =
   | { ok: true; card: PaymentKeyCard }
   | { ok: false; reason: 'unknown' | 'used' | 'expired' };
 
+/** A check form's key (gateway-facts.md, ACH: "yields a payment_key like the card form"). */
+export type ConsumeCheckResult =
+  | { ok: true; account: BankAccount }
+  | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
 interface Entry {
   publicKey: string;
   expiresAt: number;
   card: PaymentKeyCard | undefined;
+  /** Set instead of `card` for a key the check form minted. */
+  check?: BankAccount | undefined;
+  /** Minted by the card form. */
+  wasCard?: boolean;
 }
 
 /** The merchant's public key: derived from the API key, so it is stable across restarts (a real key is too). */
@@ -44,14 +54,37 @@ export class PaymentKeys {
     this.prune(now);
     if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value as string);
     const key = `pk_${randomBytes(18).toString('base64url')}`;
-    this.keys.set(key, { publicKey, expiresAt: now + ttlMs, card: { ...card } });
+    this.keys.set(key, { publicKey, expiresAt: now + ttlMs, card: { ...card }, wasCard: true });
     return key;
   }
 
-  /** Takes the card of a key minted under `publicKey`; a key of another merchant is unknown here. */
+  /** A key for a bank account typed into the check form: single use, the same life as a card's. */
+  mintCheck(publicKey: string, account: BankAccount, now: number, ttlMs: number): string {
+    this.prune(now);
+    if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value as string);
+    const key = `pk_${randomBytes(18).toString('base64url')}`;
+    this.keys.set(key, { publicKey, expiresAt: now + ttlMs, card: undefined, check: { ...account } });
+    return key;
+  }
+
+  /** Takes the bank account of a check form's key; a card's key is unknown here (and stays unspent). */
+  consumeCheck(key: string, publicKey: string, now: number): ConsumeCheckResult {
+    const entry = this.keys.get(key);
+    if (!entry || entry.publicKey !== publicKey || entry.wasCard) return { ok: false, reason: 'unknown' };
+    if (!entry.check) return { ok: false, reason: 'used' };
+    if (now >= entry.expiresAt) {
+      this.keys.delete(key);
+      return { ok: false, reason: 'expired' };
+    }
+    const account = entry.check;
+    entry.check = undefined;
+    return { ok: true, account };
+  }
+
+  /** Takes the card of a key minted under `publicKey`; a key of another merchant, or a check form's, is unknown here. */
   consume(key: string, publicKey: string, now: number): ConsumeResult {
     const entry = this.keys.get(key);
-    if (!entry || entry.publicKey !== publicKey) return { ok: false, reason: 'unknown' };
+    if (!entry || entry.publicKey !== publicKey || !entry.wasCard) return { ok: false, reason: 'unknown' };
     if (!entry.card) return { ok: false, reason: 'used' };
     if (now >= entry.expiresAt) {
       this.keys.delete(key);
@@ -65,7 +98,7 @@ export class PaymentKeys {
   /** Keys minted and not yet used or expired (admin stats). */
   live(now: number): number {
     let n = 0;
-    for (const e of this.keys.values()) if (e.card && now < e.expiresAt) n++;
+    for (const e of this.keys.values()) if ((e.card || e.check) && now < e.expiresAt) n++;
     return n;
   }
 

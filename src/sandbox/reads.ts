@@ -1,3 +1,4 @@
+import { last4, type BankAccount } from './ach/bank';
 import { CARD_TYPE_CODE, brandOf } from './cards';
 import { ERRORS, errorBody, type GatewayErrorBody } from './errors';
 import { CUSTOMER_TEXT_FIELDS, type FixtureCustomer, type FixturePaymentMethod, type FixtureStore } from './fixtures';
@@ -71,6 +72,7 @@ export function customerView(c: FixtureCustomer, format: SandboxWireFormat = 'sp
  * WireFormatDeserializationTests, PaymentMethodList): `expires` is the card's MMYY, `sortord` a string.
  */
 export function paymentMethodView(m: FixturePaymentMethod, format: SandboxWireFormat = 'spec'): Record<string, unknown> {
+  if (m.check) return bankMethodView(m, m.check, format);
   return {
     key: m.key,
     type: 'customerpaymentmethod',
@@ -86,6 +88,29 @@ export function paymentMethodView(m: FixturePaymentMethod, format: SandboxWireFo
     added: m.added,
     updated: m.updated,
     pay_type: 'cc',
+  };
+}
+
+/**
+ * A saved bank method as the gateway lists one (gateway-facts.md, ACH: `{"method_name","account_number":"3210",
+ * "routing_number":"6789","pay_type":"check"}`, last four only), with the other fields of the captured list's check
+ * item (key, type, sortord, added, updated) and, in the spec form only, `account_type` (a field of a saved check
+ * method's request; absent from the capture).
+ */
+function bankMethodView(m: FixturePaymentMethod, account: BankAccount, format: SandboxWireFormat): Record<string, unknown> {
+  return {
+    key: m.key,
+    type: 'customerpaymentmethod',
+    ...(format === 'spec' ? { pmid: m.pmid } : {}),
+    method_name: m.method_name,
+    account_number: last4(account.account),
+    routing_number: last4(account.routing),
+    // Not in the captured list item (test/fixtures/wire/payment-method-list.json): the spec form adds it, the wire form does not.
+    ...(format === 'spec' ? { account_type: account.account_type } : {}),
+    sortord: m.sortord,
+    added: m.added,
+    updated: m.updated,
+    pay_type: 'check',
   };
 }
 
@@ -119,6 +144,8 @@ export function cardrefFor(store: FixtureStore, customerId: string, methodId: st
   if (!customer) return fail(ERRORS.customerNotFound);
   const method = store.method(customer, methodId);
   if (!method) return fail(ERRORS.paymentMethodNotFound);
+  // A bank method has no card reference token (a token is a card's): as a method the token call cannot serve.
+  if (method.check) return fail(ERRORS.paymentMethodNotFound);
   const token = store.token(method);
   return {
     status: 200,

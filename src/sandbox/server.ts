@@ -1,3 +1,4 @@
+import { achNote } from './ach/notice';
 import { cardUpdate, type CardUpdateRequest } from './card-updater';
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -57,6 +58,10 @@ export interface RunningSandbox {
   declineNext(pmkey: string, attempts: number, errorCode?: string): void;
   /** The card updater changes a stored card and the gateway's `cardupdate.<kind>` webhook tells of it (card-updater.ts). */
   cardUpdate(request: CardUpdateRequest): void;
+  /** A bank's notice of change about a check (ach/notice.ts): `ach.note_added`, as `POST /_sandbox/ach/notes`. */
+  achNote(trankey: string, note?: string): void;
+  /** A Pay.js check form's payment key for a bank account (as `POST /js/v2/payment_key` with `check`). */
+  checkPaymentKey(account: { accountholder: string; routing: string; account: string; account_type?: 'checking' | 'savings' }): string;
   /** The sandbox's own clock (clock.ts): read it, move it forward (as `POST /_sandbox/clock`). */
   clock: SandboxClock;
   reset(): void;
@@ -125,6 +130,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     declineNext: (pmkey, attempts, errorCode) => core.ledger.scripted.set(pmkey, attempts, errorCode),
     cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, core.clock.now())),
     clock: core.clock,
+    achNote: (trankey, note) => core.webhooks.announce(achNote(core, trankey, note)),
+    checkPaymentKey: (account) => core.paymentKeys.mintCheck(core.publicKey, { account_type: 'checking', ...account }, core.clock.now(), core.settings.paymentKeyTtlMs),
     reset: () => core.reset(),
     close() {
       closing ??= Promise.all([

@@ -22,6 +22,8 @@ export type SandboxDeletedCardref = 'refused' | 'honoured';
  * the real sandbox's capture (gateway-facts.md, Looking transactions up); `listed` for the other plausible reading.
  */
 export type SandboxLookupRefunds = 'none' | 'listed';
+/** Whether `GET /transactions/{key}` carries `auth_amount` (README.md, Sources: the spec's transaction response has it, the reference's look-up example and the capture do not). */
+export type SandboxLookupAuthAmount = 'listed' | 'omitted';
 
 /**
  * What the gateway keeps of a follow-up's `custom_fields` (issue 42): `echoed` (default) as a merchant who set the
@@ -29,6 +31,13 @@ export type SandboxLookupRefunds = 'none' | 'listed';
  * (the reference: "set up custom fields ... prior to using them").
  */
 export type SandboxCustomFields = 'echoed' | 'dropped';
+
+/**
+ * Whether `check:sale` takes a Pay.js check form's `payment_key` (undocumented: gateway-facts.md, ACH): `accepted`
+ * (default) it does, as `cc:sale` takes a card's; `refused` it answers an error, and the key is taken only by
+ * `POST /customers/{c}/payment_methods` `[{"pay_type":"check","payment_key"}]` (README.md, "ACH").
+ */
+export type SandboxCheckPaymentKey = 'accepted' | 'refused';
 
 export interface EndpointKeySettings {
   key: string;
@@ -58,10 +67,17 @@ export interface SandboxSettings extends WebhookSettings {
   wireFormat: SandboxWireFormat;
   /** Close (and settle) the open batch once it has been open this long; 0 = only POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /**
+   * The merchant's daily close (gateway-facts.md, Batches and settlement: "once a day, at the merchant's
+   * configured time"): "HH:MM" in the sandbox's gateway time, UTC (the zone the gateway writes its times in is
+   * undocumented; every time the sandbox writes is UTC); '' = no daily close (only on request).
+   */
+  batchCloseAt: string;
   /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
   paymentKeyTtlMs: number;
   deletedCardref: SandboxDeletedCardref;
   lookupRefunds: SandboxLookupRefunds;
+  lookupAuthAmount: SandboxLookupAuthAmount;
   customFields: SandboxCustomFields;
   /** The `merch_key` its webhooks carry (README.md, Webhooks). */
   merchantKey: string;
@@ -71,6 +87,7 @@ export interface SandboxSettings extends WebhookSettings {
    * as exceeding it once anything was refunded.
    */
   refundWithoutAmount: 'left' | 'original';
+  checkPaymentKey: SandboxCheckPaymentKey;
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -89,13 +106,16 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   slowCardScale: 1,
   wireFormat: 'spec',
   batchCloseIntervalMs: 0,
+  batchCloseAt: '',
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
   lookupRefunds: 'none',
+  lookupAuthAmount: 'listed',
   customFields: 'echoed',
   // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
   merchantKey: '5qwnn5b51gnkd1b',
   refundWithoutAmount: 'left',
+  checkPaymentKey: 'accepted',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -184,6 +204,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'lookupRefunds') {
       if (value !== 'none' && value !== 'listed') throw new SettingsError('lookupRefunds must be none or listed');
       out.lookupRefunds = value;
+    } else if (name === 'lookupAuthAmount') {
+      if (value !== 'listed' && value !== 'omitted') throw new SettingsError('lookupAuthAmount must be listed or omitted');
+      out.lookupAuthAmount = value;
     } else if (name === 'customFields') {
       if (value !== 'echoed' && value !== 'dropped') throw new SettingsError('customFields must be echoed or dropped');
       out.customFields = value;
@@ -193,6 +216,12 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'refundWithoutAmount') {
       if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
       out.refundWithoutAmount = value;
+    } else if (name === 'batchCloseAt') {
+      if (typeof value !== 'string' || !/^$|^([01]\d|2[0-3]):[0-5]\d$/.test(value)) throw new SettingsError('batchCloseAt must be "HH:MM" (UTC) or ""');
+      out.batchCloseAt = value;
+    } else if (name === 'checkPaymentKey') {
+      if (value !== 'accepted' && value !== 'refused') throw new SettingsError('checkPaymentKey must be accepted or refused');
+      out.checkPaymentKey = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {

@@ -1,3 +1,4 @@
+import { passesAba, readBankAccount, type BankAccount } from './ach/bank';
 import { isCardNumber, maskCardNumber } from './cards';
 import type { SandboxCore } from './core';
 import { ERRORS } from './errors';
@@ -47,7 +48,9 @@ function sortordOf(item: Record<string, unknown>): { value: number | undefined }
 }
 
 interface Pending {
-  card: NewMethodCard;
+  card?: NewMethodCard;
+  /** A bank method (`pay_type` check, or the account of a check transaction). */
+  bank?: { account: BankAccount; name: string };
   sortord: number | undefined;
 }
 
@@ -64,6 +67,17 @@ function readItem(core: SandboxCore, customer: FixtureCustomer, item: unknown, n
   const order = sortordOf(item);
   if ('answer' in order) return order.answer;
   let card: { number: string; expiration: string };
+  const bankName = (a: BankAccount) => given.method_name || `${a.account_type === 'savings' ? 'Savings' : 'Checking'} ${a.account.slice(-4)}`;
+  if (item.pay_type === 'transaction' && typeof item.transaction_key === 'string' && core.fixtures.transactionCheck(item.transaction_key)) {
+    // The account of an approved check (gateway-facts.md, ACH: a bank method "is saved from a transaction").
+    const account = core.fixtures.transactionCheck(item.transaction_key) as BankAccount;
+    return { bank: { account, name: bankName(account) }, sortord: order.value };
+  }
+  if (item.pay_type === 'check') {
+    const bank = readBank(core, item, now);
+    if ('status' in bank) return bank;
+    return { bank: { account: bank, name: bankName(bank) }, sortord: order.value };
+  }
   if (item.pay_type === 'transaction') {
     if (typeof item.transaction_key !== 'string' || item.transaction_key === '') return fail(ERRORS.invalidField, 'transaction_key must be a string');
     const charged = core.fixtures.transactionCard(item.transaction_key);
@@ -76,10 +90,10 @@ function readItem(core: SandboxCore, customer: FixtureCustomer, item: unknown, n
     const exp = item.expiration ?? item.expires;
     if (typeof exp !== 'string' || expirationState(exp, now) !== 'ok') return fail(ERRORS.invalidExpiration);
     card = { number: item.number, expiration: exp };
-  } else if (item.pay_type === 'check' || item.pay_type === 'giftcard') {
-    return fail(ERRORS.invalidField, 'pay_type check and giftcard are not emulated by the sandbox');
+  } else if (item.pay_type === 'giftcard') {
+    return fail(ERRORS.invalidField, 'pay_type giftcard is not emulated by the sandbox');
   } else {
-    return fail(ERRORS.invalidField, 'pay_type must be cc or transaction');
+    return fail(ERRORS.invalidField, 'pay_type must be cc, check or transaction');
   }
   // Unnamed, a method is named by its masked number (as a sale's save_customer_paymethod names it here); the
   // cardholder defaults to the customer's name (the reference: "Will default to customer name").
@@ -87,6 +101,23 @@ function readItem(core: SandboxCore, customer: FixtureCustomer, item: unknown, n
     card: { ...card, ...given, method_name: given.method_name || maskCardNumber(card.number), cardholder: given.cardholder || holderOf(customer) },
     sortord: order.value,
   };
+}
+
+/**
+ * A bank method's account: the documented fields (`account`, `routing`, `account_type`, gateway-facts.md, ACH) or a
+ * check form's `payment_key` (the sandbox's choice of how a bank method is saved from one: README.md, "ACH").
+ */
+function readBank(core: SandboxCore, item: Record<string, unknown>, now: Date): BankAccount | Answer {
+  if (typeof item.payment_key === 'string' && item.payment_key !== '') {
+    const taken = core.paymentKeys.consumeCheck(item.payment_key, core.publicKey, now.getTime());
+    if (!taken.ok) return fail(ERRORS.invalidField, `payment_key ${taken.reason === 'unknown' ? 'is unknown' : taken.reason === 'used' ? 'was already used' : 'has expired'}`);
+    if (!passesAba(taken.account.routing)) return fail(ERRORS.invalidRouting);
+    return taken.account;
+  }
+  const read = readBankAccount({ accountholder: item.accountholder ?? item.account_holder ?? 'Account holder', routing: item.routing, account: item.account, account_type: item.account_type });
+  if ('problem' in read) return read.problem === 'routing' ? fail(ERRORS.invalidRouting) : read.problem === 'account' ? fail(ERRORS.invalidAccount) : fail(ERRORS.invalidField, read.problem);
+  if (!passesAba(read.account.routing)) return fail(ERRORS.invalidRouting);
+  return read.account;
 }
 
 /** A payment method as a write answers it: no `pmid`; `sortord` a number in the POST answer, a string otherwise. */
@@ -107,7 +138,7 @@ export function addPaymentMethods(core: SandboxCore, customerId: string, body: u
     if ('status' in read) return read;
     pending.push(read);
   }
-  const added = pending.map((p) => core.fixtures.addMethod(customer, p.card, now, p.sortord));
+  const added = pending.map((p) => (p.bank ? core.fixtures.addBankMethod(customer, p.bank.account, p.bank.name, now, p.sortord) : core.fixtures.addMethod(customer, p.card as NewMethodCard, now, p.sortord)));
   return { status: 200, body: added.map((m) => writtenView(m, true)) };
 }
 
@@ -134,6 +165,7 @@ export function updatePaymentMethod(store: FixtureStore, customerId: string, met
     if (t.value !== undefined) changes[f] = t.value;
   }
   const expires = body.expires;
+  if (expires !== undefined && found.method.check) return fail(ERRORS.invalidField, 'a bank method has no expiry');
   if (expires !== undefined && (typeof expires !== 'string' || expirationState(expires, now) !== 'ok')) return fail(ERRORS.invalidExpiration);
   const { method } = found;
   Object.assign(method, changes);

@@ -3,6 +3,7 @@ import { containsPan } from '../card/pan';
 import type { Secret } from '../config/secret';
 import type { Logger } from '../observability/logger';
 import type { Heard, HearResult, SaleRecords } from '../sale-records';
+import type { AchEvents } from './ach-events';
 import type { CardUpdates } from './card-updates';
 import { APPLIED_TYPES, IGNORED_TYPES, parseGatewayEvent, readTransaction, type EventTransaction, type GatewayEvent } from './envelope';
 import { signatureHolds } from './signature';
@@ -55,11 +56,18 @@ export interface IntakeDeps {
   registry: Registry;
   /** The card updater's events (card-updates.ts); without it they are ignored. */
   cardUpdates?: CardUpdates;
+  /** Bank payments' `ach.*` events (ach-events.ts); without it they are ignored. */
+  achEvents?: AchEvents;
   /**
    * Told of each batch the gateway says closed (`settlement.batch.success`), after its sales are settled: the
    * settlement is read behind the answer (src/settlements), never holding the webhook up.
    */
   onBatchClosed?: (batch: string) => void;
+  /**
+   * Told of each batch the gateway says did not close (`settlement.batch.failure`): no money moved, its sales stay
+   * unsettled as tokengate shows them, and no settlement is read; src/settlements counts and logs it.
+   */
+  onBatchFailed?: (batch: string, reason: string) => void;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
@@ -115,7 +123,14 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
 
   async function apply(event: GatewayEvent, log: Logger): Promise<Outcome | 'invalid'> {
     if (deps.cardUpdates?.handles(event.type)) return deps.cardUpdates.apply(event);
+    if (deps.achEvents?.handles(event.type)) return deps.achEvents.apply(event);
     if (!KNOWN.has(event.type)) return 'ignored';
+    if (event.type === 'settlement.batch.failure') {
+      const batch = event.object.key;
+      if (typeof batch !== 'string' || batch === '') return 'invalid';
+      deps.onBatchFailed?.(batch, typeof event.object.reason === 'string' ? event.object.reason : '');
+      return 'applied';
+    }
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;
       if (typeof batch !== 'string' || batch === '') return 'invalid';

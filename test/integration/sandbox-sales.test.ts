@@ -93,7 +93,7 @@ describe('sandbox over HTTP: sales', () => {
     { name: 'a JSON array', rawBody: '[1,2]', code: 40001 },
     { name: 'a JSON string', rawBody: '"cc:sale"', code: 40001 },
     { name: 'no command', rawBody: '{"amount":"1.00"}', code: 40002 },
-    { name: 'a real command the sandbox does not carry out', rawBody: '{"command":"check:sale","amount":"1.00"}', code: 40003 },
+    { name: 'a real command the sandbox does not carry out', rawBody: '{"command":"cash:sale","amount":"1.00"}', code: 40003 },
     { name: 'no amount', rawBody: '{"command":"cc:sale","UMCardRef":"abcd-abcd-abcd-abcd"}', code: 40004 },
     { name: 'amount "abc"', rawBody: '{"command":"cc:sale","amount":"abc","UMCardRef":"abcd-abcd-abcd-abcd"}', code: 40005 },
     { name: 'amount "0"', rawBody: '{"command":"cc:sale","amount":"0","UMCardRef":"abcd-abcd-abcd-abcd"}', code: 40005 },

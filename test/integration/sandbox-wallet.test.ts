@@ -146,7 +146,7 @@ describe('sandbox wallet: payment methods', () => {
       [[card('4000100011112224'), card('4000100011112224', { expiration: '0120' })], 40452],
       [[card('4000100011112224', { expiration: '1399' })], 40452],
       [[card('4000100011112225')], 40016],
-      [[{ pay_type: 'check', account: '123', routing: '456' }], 40008],
+      [[{ pay_type: 'check', account: '123', routing: '456' }], 38], // a bank method's routing number that is none (gateway-facts.md, ACH: error 38),
       [[card('4000100011112224', { sortord: -1 })], 40008],
     ];
     for (const [body, errorcode] of cases) {

@@ -6,6 +6,8 @@
  *   card.generateHTML(style); card.addHTML('containerId');
  *   card.addEventListener('error', (message) => …);
  *   client.getPaymentKey(card).then((result) => result.error ? … : sendToServer(result));
+ *   const check = client.createPaymentCheckEntry();   // the check form (gateway-facts.md, ACH): /js/v2/check.html
+ *   check.generateHTML(style); check.addHTML('containerId'); client.getPaymentKey(check).then(…);
  * The card form is an iframe on this script's origin; the page only ever receives the payment key (or an
  * error), never what was typed.
  */
@@ -15,8 +17,10 @@
   var FRAME_ORIGIN = new URL(current && current.src ? current.src : '/js/v2/pay.js', window.location.href).origin;
   var nextId = 1;
 
-  function PaymentCardEntry(client) {
+  /** `frame`: the form's page on the gateway's origin; `title` and `height` of its iframe. */
+  function PaymentCardEntry(client, form) {
     this.client = client;
+    this.form = form || { page: 'card-frame.html', title: 'Card details', kind: 'payment-card', height: '130px' };
     this.style = {};
     this.iframe = null;
     this.listeners = { error: [], change: [] };
@@ -33,12 +37,12 @@
     if (!container) throw new Error('usaepay: no element with id "' + containerId + '"');
     var config = { parent: window.location.origin, style: this.style };
     var iframe = document.createElement('iframe');
-    iframe.src = FRAME_ORIGIN + '/js/v2/card-frame.html#' + encodeURIComponent(JSON.stringify(config));
-    iframe.title = 'Card details';
-    iframe.setAttribute('data-usaepay', 'payment-card');
+    iframe.src = FRAME_ORIGIN + '/js/v2/' + this.form.page + '#' + encodeURIComponent(JSON.stringify(config));
+    iframe.title = this.form.title;
+    iframe.setAttribute('data-usaepay', this.form.kind);
     iframe.style.border = '0';
     iframe.style.width = '100%';
-    iframe.style.height = '130px';
+    iframe.style.height = this.form.height;
     container.appendChild(iframe);
     this.iframe = iframe;
     window.addEventListener('message', this.onMessage);
@@ -76,19 +80,24 @@
     return new PaymentCardEntry(this);
   };
 
+  /** The check form: the same entry, framing /js/v2/check.html (bank details stay in that iframe). */
+  Client.prototype.createPaymentCheckEntry = function () {
+    return new PaymentCardEntry(this, { page: 'check.html', title: 'Bank account details', kind: 'payment-check', height: '230px' });
+  };
+
   /** Resolves with the payment key (a string), or with {error: {message, code}} as the gateway's script does. */
   Client.prototype.getPaymentKey = function (entry) {
     var publicKey = this.publicKey;
     return new Promise(function (resolve) {
       if (!entry || !entry.iframe || !entry.iframe.contentWindow) {
-        resolve({ error: { message: 'The card form is not on the page yet.', code: 'no_form' } });
+        resolve({ error: { message: 'The payment form is not on the page yet.', code: 'no_form' } });
         return;
       }
       var id = 'k' + nextId++;
       var frame = entry.iframe.contentWindow;
       var timer = setTimeout(function () {
         window.removeEventListener('message', onAnswer);
-        resolve({ error: { message: 'The card form did not answer.', code: 'timeout' } });
+        resolve({ error: { message: 'The payment form did not answer.', code: 'timeout' } });
       }, 30000);
       function onAnswer(event) {
         if (event.origin !== FRAME_ORIGIN || event.source !== frame) return;

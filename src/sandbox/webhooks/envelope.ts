@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { gatewayTime } from '../lookups';
-import type { CardUpdateEventType, LifecycleEvent, WebhookEventType } from './events';
+import type { LifecycleEvent } from './events';
 
 /**
  * The body the gateway posts (gateway-facts.md, Webhooks):
@@ -11,7 +11,7 @@ import type { CardUpdateEventType, LifecycleEvent, WebhookEventType } from './ev
 
 export interface WebhookEvent {
   event_id: string;
-  event_type: WebhookEventType | CardUpdateEventType;
+  event_type: LifecycleEvent['type'];
   event_triggered: string;
   /** The exact bytes posted and signed. */
   raw: string;

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { startBff, token, type Bff } from '../support/bff';
+import { call, gatewayCalls } from '../support/wallet';
+
+/**
+ * Bank payments (contract, "Bank payments (ACH)"; issue 38): `POST /v1/sales` with a check form's `payment_key` or a
+ * saved bank `payment_method` and the shopper's `authorization`, optionally keeping the account on the customer;
+ * the authorization is recorded and shown on the sale, the payment is `pending`; the wallet lists bank methods
+ * beside cards (last fours only). Under both readings of the undocumented `check:sale` + `payment_key`
+ * (GATEWAY_CHECK_PAYMENT_KEY / SANDBOX_CHECK_PAYMENT_KEY). The sandbox's lifecycle is the judge of what moved.
+ */
+jest.setTimeout(90_000);
+
+const run = randomBytes(3).toString('hex');
+let n = 0;
+const id = (what: string) => `${what}-${run}-${++n}`;
+const shopper = (custkey: string) => token({ sub: `bank-shopper-${run}`, custkey, scope: 'sales:create sales:read payment_methods:read payment_methods:write' });
+const AGREED = 'I authorize Example Co to debit my account for this order (v3)';
+const ACCOUNT = '000123456789';
+type Listed = { key: string; pay_type: string; account_last4?: string; routing_last4?: string; account_type?: string; default: boolean };
+
+for (const reading of ['accepted', 'refused'] as const) {
+  describe(`POST /v1/sales by bank account (check:sale with a payment key ${reading})`, () => {
+    let bff: Bff;
+    beforeAll(async () => {
+      bff = await startBff({ env: { GATEWAY_CHECK_PAYMENT_KEY: reading }, sandbox: { checkPaymentKey: reading } });
+    });
+    afterAll(() => bff?.stop());
+
+    const customer = (i: number) => (bff.sandbox.fixtures.customers[i] as { key: string }).key;
+    const bankKey = (account = ACCOUNT) => bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account, account_type: 'checking' });
+    const pay = (custkey: string, body: Record<string, unknown>, key = id('bank')) =>
+      call(bff.url, 'POST', '/v1/sales', shopper(custkey), { customer: custkey, amount: '40.00', ...body }, { 'idempotency-key': key });
+    const listed = async (custkey: string) => (await call(bff.url, 'GET', `/v1/customers/${custkey}/payment_methods`, shopper(custkey))).body.data as Listed[];
+
+    it('when a shopper pays with a bank payment key and an authorization, then the gateway debits the account once, the sale is pending and shows the authorization (SEC WEB), and nothing is kept', async () => {
+      const c = customer(14);
+      const before = await listed(c);
+      const res = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED } });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ type: 'sale', result_code: 'A', amount: '40.00', status: 'pending', authorization: { text: AGREED, sec: 'WEB' } });
+      expect(bff.sandbox.ledger.get(res.body.key as string)).toMatchObject({ kind: 'sale', custkey: c, amount: '40.00' });
+      const looked = await call(bff.url, 'GET', `/v1/sales/${res.body.key as string}`, shopper(c));
+      expect(looked.body).toMatchObject({ status: 'pending', authorization: { text: AGREED, sec: 'WEB' } });
+      // Not kept: the customer's methods are as before (under `refused` the method made to charge is removed after).
+      const keys = async () => bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key).sort();
+      const expected = before.map((m) => m.key).sort();
+      for (let i = 0; i < 200 && JSON.stringify(await keys()) !== JSON.stringify(expected); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await keys()).toEqual(expected);
+    });
+
+    it('when the shopper keeps the account, then the answer names a bank method that the wallet lists beside the cards with last fours only, and a later payment with it needs no key', async () => {
+      const c = customer(15);
+      const res = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED }, save_payment_method: true });
+      expect(res.status).toBe(201);
+      const pmkey = res.body.payment_method as string;
+      expect(typeof pmkey).toBe('string');
+      const methods = await listed(c);
+      const bank = methods.find((m) => m.key === pmkey);
+      expect(bank).toMatchObject({ pay_type: 'check', account_last4: '6789', routing_last4: '0015' });
+      expect(methods.some((m) => m.pay_type !== 'check')).toBe(true);
+      expect(JSON.stringify(methods)).not.toContain(ACCOUNT);
+      const calls = gatewayCalls(bff);
+      const again = await pay(c, { payment_method: pmkey, authorization: { text: AGREED }, amount: '12.00' });
+      expect(again.status).toBe(201);
+      expect(again.body).toMatchObject({ status: 'pending', payment_method: pmkey, authorization: { sec: 'WEB' } });
+      expect(gatewayCalls(bff)).toBe(calls + 1);
+      expect(bff.sandbox.ledger.get(again.body.key as string)).toMatchObject({ amount: '12.00', custkey: c });
+    });
+
+    it('when the shopper removes a kept bank method, then paying with it answers 404 and debits nothing (guarantee 10)', async () => {
+      const c = customer(17);
+      const kept = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED }, save_payment_method: true });
+      const pmkey = kept.body.payment_method as string;
+      const removed = await call(bff.url, 'DELETE', `/v1/customers/${c}/payment_methods/${pmkey}`, shopper(c), undefined, { 'idempotency-key': id('remove') });
+      expect(removed.status).toBe(204);
+      expect((await listed(c)).some((m) => m.key === pmkey)).toBe(false);
+      const debits = bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const res = await pay(c, { payment_method: pmkey, authorization: { text: AGREED } });
+      expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
+      expect(bff.sandbox.ledger.entries().filter((e) => e.custkey === c)).toHaveLength(debits);
+    });
+
+    it('when the same key is sent again, then the answer replays and the account is debited once', async () => {
+      const c = customer(16);
+      const key = id('replay');
+      const body = { payment_key: bankKey(), authorization: { text: AGREED } };
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c && e.kind === 'sale').length;
+      const first = await pay(c, body, key);
+      const before = debits();
+      const second = await pay(c, body, key);
+      expect(second.body.key).toBe(first.body.key);
+      expect(debits()).toBe(before);
+    });
+
+    it('when a bank payment asks to authorize only, then 400 and nothing is sent', async () => {
+      const c = customer(16);
+      const calls = gatewayCalls(bff);
+      const res = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED }, capture: false });
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+      expect(gatewayCalls(bff)).toBe(calls);
+    });
+  });
+}
