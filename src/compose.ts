@@ -96,11 +96,12 @@ export interface BuildOptions {
  * gets a back-office token of its own, 5 minutes, limited to refunding and reading that customer's sales
  * (bound by custkey rather than customers:any: the demo's back office needs no other customer).
  */
-function demoOptions(config: Config, sandbox: RunningSandbox): DemoOptions {
+function demoOptions(config: Config, sandbox: RunningSandbox, clock: DemoOptions['clock']): DemoOptions {
   const customer = sandbox.fixtures.firstCustomer().key;
-  const scope = 'sales:create sales:read sales:void payment_methods:read payment_methods:write';
+  const scope = 'sales:create sales:read sales:void payment_methods:read payment_methods:write subscriptions:read subscriptions:write';
   return {
     customer,
+    clock,
     payJsOrigin: new URL(sandbox.url).origin,
     token: () => mintDevToken(config, { sub: 'demo-page', custkey: customer, scope }, 3600),
     backOfficeToken: () => mintDevToken(config, { sub: 'demo-backoffice', custkey: customer, scope: 'refunds:create sales:read' }, 300),
@@ -259,18 +260,20 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
+  // The clock the admin port's /test/clock and the /demo page move: with the embedded sandbox, its clock follows.
+  const clock = sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock;
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
     settlements: settlementStore,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
-    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
+    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, clock) } : {}),
   });
   const admin = createAdminApp({
     metrics,
     logger,
     outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
-    clock: sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock,
+    clock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),

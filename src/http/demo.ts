@@ -1,25 +1,33 @@
 /**
  * `demoRouter(demo)`: the /demo checkout page (contract, development mode only; compose.ts mounts it only when
  * NODE_ENV=development with the embedded sandbox, so production answers 404):
- *   GET /demo, /demo/{page,wallet,app}.js,     plain files of ./demo, no build step
+ *   GET /demo, /demo/{page,wallet,bank,app}.js, plain files of ./demo, no build step
  *       /demo/style.css, /demo/favicon.svg
  *   GET /demo/session                          the shopper's dev token for the dev customer, 1 h, the page's
  *                                              scopes only: never refunds:create (contract: internal services)
  *   GET /demo/back-office/session              a 5-minute back-office token (its own sub, refunds:create) for
  *                                              the page's refund button, which stands in for the merchant's
  *                                              server; asked for at each refund, never kept by the page
+ *   GET, POST /demo/clock {"advance_ms": N}    tokengate's clock, read and moved forward (the subscriptions
+ *                                              panel): the page's server side calls the same clock the admin
+ *                                              port's /test/clock moves (the embedded sandbox's follows it),
+ *                                              so the page needs no admin port; see below for why it is open
  * The page's CSP is the app's strict one (helmetOptions) plus the sandbox origin in script-src (pay.js) and
  * frame-src (its card iframe); nothing else differs. The page never reaches the sandbox itself (connect-src
  * stays 'self'): the card goes from the iframe, on the sandbox's origin, to the sandbox.
  * The sessions hand out tokens to whoever asks: acceptable only because this router exists only in
  * development with the embedded sandbox, whose JWT secret is the printed dev default (anyone who can reach
  * the port can mint the same token) and whose customers and cards are the sandbox's test fixtures.
+ * The clock route is as open as the sessions and for the same reason: it exists only where this router does,
+ * where the admin port's /test/clock (unauthenticated, contract) moves the same clock; a page on another origin
+ * cannot call it (a JSON body needs a CORS preflight, which tokengate never grants). It moves only forward.
  * Mounted ahead of the app's cardGuard, like the docs: each route runs the guard itself (docs.ts).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Router } from 'express';
+import express, { Router } from 'express';
 import { cardGuard } from './card-guard';
+import { InvalidRequest } from './errors';
 import { helmetOptions } from './security';
 import { staticAsset } from './static-asset';
 
@@ -32,7 +40,12 @@ export interface DemoOptions {
   backOfficeToken(): string;
   /** Where Pay.js and its card form come from (the embedded sandbox). */
   payJsOrigin: string;
+  /** tokengate's clock as the admin port's /test/clock moves it (the subscriptions panel moves time with it). */
+  clock: { now(): Promise<number>; advance(ms: number): Promise<number> };
 }
+
+/** The most the page moves the clock at once: a year and a day (a yearly plan's next renewal). */
+const MAX_ADVANCE_MS = 366 * 86_400_000;
 
 const DIR = path.join(__dirname, 'demo');
 
@@ -64,11 +77,22 @@ export function demoRouter(demo: DemoOptions): Router {
   for (const script of ['page.js', 'wallet.js', 'app.js']) router.get(`/demo/${script}`, guard, file(script, 'application/javascript', csp));
   router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
   router.get('/demo/favicon.svg', guard, file('favicon.svg', 'image/svg+xml', csp));
+  router.get('/demo/bank.js', guard, file('bank.js', 'application/javascript', csp));
   router.get('/demo/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ customer: demo.customer, token: demo.token() });
   });
   router.get('/demo/back-office/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ token: demo.backOfficeToken() });
+  });
+  router.get('/demo/clock', guard, async (_req, res) => {
+    res.set('Cache-Control', 'no-store').json({ now: new Date(await demo.clock.now()).toISOString() });
+  });
+  router.post('/demo/clock', guard, express.json({ limit: '1kb' }), async (req, res) => {
+    const advance = (req.body as { advance_ms?: unknown } | undefined)?.advance_ms;
+    if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 1 || advance > MAX_ADVANCE_MS) {
+      throw new InvalidRequest([{ path: 'body.advance_ms', rule: 'integer_1_ms_to_366_days' }]);
+    }
+    res.set('Cache-Control', 'no-store').json({ now: new Date(await demo.clock.advance(advance)).toISOString() });
   });
   return router;
 }
