@@ -285,10 +285,11 @@ async function main() {
     missing = missing.filter((k) => !receiver.seen.saleKeys.has(k));
   }
 
-  // The merchant refunds every returned payment once its return was heard: each must be refused by tokengate
-  // (409 sale_not_refundable) and none may reach the gateway (judged from the ledger's operations below).
+  // The merchant refunds every returned payment, after the wait for its sale.returned: each must be refused by
+  // tokengate (409 sale_not_refundable) and none may reach the gateway (judged from the ledger's operations below;
+  // a tokengate that never heard of the return sends it, and the gateway's refusal is still a refund sent).
   const refundOfReturned = {};
-  await pool(returnedNow.map((e) => e.slice('sale.returned:'.length)).filter((key) => receiver.seen.saleKeys.has(`sale.returned:${key}`)), 8, async (key) => {
+  await pool(returnedNow.map((e) => e.slice('sale.returned:'.length)), 8, async (key) => {
     const res = await client.write('refund_returned', 'POST', `/v1/sales/${key}/refunds`, { token: load.internal, body: { amount: '0.50' }, key: load.key('refund-returned'), patienceMs: 5000 });
     const what = `${res.status} ${res.body?.error?.code ?? ''}`.trim();
     refundOfReturned[what] = (refundOfReturned[what] ?? 0) + 1;
