@@ -290,7 +290,7 @@ async function main() {
   // a tokengate that never heard of the return sends it, and the gateway's refusal is still a refund sent).
   const refundOfReturned = {};
   await pool(returnedNow.map((e) => e.slice('sale.returned:'.length)), 8, async (key) => {
-    const res = await client.write('refund_returned', 'POST', `/v1/sales/${key}/refunds`, { token: load.internal, body: { amount: '0.50' }, key: load.key('refund-returned'), patienceMs: 5000 });
+    const res = await client.write('refund', 'POST', `/v1/sales/${key}/refunds`, { token: load.internal, body: { amount: '0.50' }, key: load.key('refund-returned'), patienceMs: 5000 });
     const what = `${res.status} ${res.body?.error?.code ?? ''}`.trim();
     refundOfReturned[what] = (refundOfReturned[what] ?? 0) + 1;
   });
