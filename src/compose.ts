@@ -17,6 +17,7 @@ import { replicatedWrites } from './redis/replicas';
 import { warnWithoutPersistence } from './redis/persistence';
 import { createMemorySaleRecords, createRedisSaleRecords, type RecordChangeSink } from './sale-records';
 import { createSaleEvents } from './sales/sale-events';
+import { createAchEvents } from './webhooks/ach-events';
 import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore, createRedisWebhookStore, createWebhookConfirmation } from './webhooks';
 import { createFollowUpService } from './sales/follow-up-service';
 import { createBankSales } from './sales/bank-sale';
@@ -239,6 +240,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     ? createGatewayWebhookIntake({
       secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
+      achEvents: createAchEvents({ records, wallet: walletStore, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
     : undefined;

@@ -9,7 +9,7 @@ import { buildService, type Service } from './compose';
 import { ConfigError, configWarnings, loadConfig } from './config';
 import { Secret } from './config/secret';
 import type { Config } from './config/types';
-import { answerClientErrors, createAppServer } from './http';
+import { answerClientErrors, API_SERVER_OPTIONS, createAppServer } from './http';
 import { createLogger, type Logger } from './observability/logger';
 
 /**
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   });
 
   const service = await buildService(config, logger);
-  const api = createAppServer(service.app, { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 });
+  const api = createAppServer(service.app, API_SERVER_OPTIONS);
   answerClientErrors(api, logger);
   const admin = createAppServer(service.admin);
   const url = await listenOrExit(api, config.host, config.port, 'PORT');

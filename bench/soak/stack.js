@@ -147,7 +147,9 @@ function replicaSlot(index, runDir, envOf) {
     const file = path.join(runDir, 'logs', `${name}.${slot.generation}.log`);
     slot.proc = startLogged(`${name}#${slot.generation}`, NODE, [...imageNodeArgsOf(ROOT), path.join(ROOT, 'dist', 'main.js')], env, file);
     slot.pids.push({ pid: slot.proc.child.pid, generation: slot.generation, started: Date.now() });
-    await waitFor(async () => (await fetch(`http://${HOST}:${slot.adminPort}/readyz`)).status === 200, 30_000, name, slot.proc);
+    // A ceiling, as the tests' (test/support/service-process.ts): at a load average of 28 a replica restarted after
+    // the SIGKILL fault took over 30 s to answer /readyz, and the fault was reported as failed to inject.
+    await waitFor(async () => (await fetch(`http://${HOST}:${slot.adminPort}/readyz`)).status === 200, 60_000, name, slot.proc);
     slot.up = true;
   };
   slot.kill = async () => {

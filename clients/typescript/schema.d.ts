@@ -621,6 +621,14 @@ export interface components {
              * @enum {string}
              */
             account_type?: "checking" | "savings";
+            /** @description A bank method the bank sent a notice of change about (`ach.note_added`): the account's details changed at the bank; ask the shopper to check them. Only the code and its description are kept, never the corrected numbers. */
+            bank_notice?: {
+                /** @description The bank's notice-of-change code (`C01` account number, `C02` routing number, …) */
+                code: string;
+                description: string;
+                /** @description When the gateway's `ach.note_added` was triggered (`YYYY-MM-DD hh:mm:ss`) */
+                received: string;
+            };
         };
         /** @description A customer at the gateway: its key (the custkey), the gateway's number (`custid`) and its fields (`""` when unset); with its payment methods (masked) when read one by one. */
         Customer: {
@@ -673,7 +681,7 @@ export interface components {
         };
         ErrorObject: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active" | "sale_not_refundable";
             /** @description Fixed text per code; never echoes input */
             message: string;
             request_id: string;
@@ -764,7 +772,7 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted";
+            type: "sale.succeeded" | "sale.authorized" | "sale.declined" | "sale.captured" | "sale.voided" | "sale.settled" | "sale.unvoided" | "sale.adjusted" | "sale.submitted" | "sale.returned" | "sale.failed";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: components["schemas"]["Sale"];
@@ -784,7 +792,7 @@ export interface components {
             /** @description The event's place in the log; the same on every delivery (`webhook-id`) */
             id: string;
             /** @enum {string} */
-            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed";
+            type: "payment_method.added" | "payment_method.updated" | "payment_method.removed" | "payment_method.bank_notice";
             /** @description When tokengate appended it, Unix seconds */
             created: number;
             data: {
@@ -1511,7 +1519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` `sale_not_voidable`: settled, voided or declined (refund it instead) */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` `sale_not_voidable`: settled, voided or declined (refund it instead); a bank payment once submitted (`sale_not_voidable`: refund it, which credits the account back) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1595,7 +1603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown` */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -12,6 +12,7 @@ const TYPES: ReadonlySet<string> = new Set<PaymentEventType>([
   'subscription.created', 'subscription.renewed', 'subscription.payment_failed', 'subscription.past_due', 'subscription.unpaid',
   'subscription.canceled', 'subscription.completed', 'subscription.updated',
   'settlement.closed', 'settlement.mismatch',
+  'sale.submitted', 'sale.returned', 'sale.failed', 'payment_method.bank_notice',
 ]);
 
 export type EntryFields = Record<string, string>;

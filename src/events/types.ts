@@ -19,6 +19,11 @@ export type PaymentEventType =
   | 'refund.voided'
   | 'sale.unvoided'
   | 'sale.adjusted'
+  // Bank payments (contract, "Bank payments"; src/webhooks/ach-events.ts).
+  | 'sale.submitted'
+  | 'sale.returned'
+  | 'sale.failed'
+  | 'payment_method.bank_notice'
   | 'payment_method.added'
   | 'payment_method.removed'
   // The gateway's card updater changed a stored card (src/webhooks/card-updates.ts).

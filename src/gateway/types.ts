@@ -105,6 +105,11 @@ export interface PaymentMethod {
   account_last4?: string;
   routing_last4?: string;
   account_type?: 'checking' | 'savings';
+  /**
+   * A bank's notice of change about this account (`ach.note_added`): its code and description only (the note's
+   * corrected account or routing number is never kept), and when it was heard.
+   */
+  bank_notice?: { code: string; description: string; received: string };
 }
 
 /**

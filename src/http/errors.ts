@@ -33,6 +33,7 @@ export type ApiErrorCode =
   | 'sale_not_capturable'
   | 'sale_not_voidable'
   | 'refund_exceeds_sale'
+  | 'sale_not_refundable'
   | 'customer_exists'
   | 'subscription_not_active'
   | 'internal_error';
@@ -188,6 +189,13 @@ export class SaleNotVoidable extends ApiError {
 export class RefundExceedsSale extends ApiError {
   constructor() {
     super(422, 'refund_exceeds_sale', 'The refund would exceed the captured amount of the sale.');
+  }
+}
+
+/** A refund of a bank payment that was returned or failed (contract, "Bank payments"): no money came to give back. */
+export class SaleNotRefundable extends ApiError {
+  constructor() {
+    super(409, 'sale_not_refundable', 'The bank payment was returned or failed: there is nothing to refund.');
   }
 }
 

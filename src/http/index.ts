@@ -16,7 +16,7 @@ export * from './errors';
 export { errorHandler, notFoundHandler, toApiError } from './error-handler';
 export { requestId, isSafeRequestId, newRequestId, REQUEST_ID_HEADER } from './request-id';
 export { answerClientErrors } from './client-error';
-export { createAppServer } from './server';
+export { API_SERVER_OPTIONS, createAppServer } from './server';
 export { createAuthenticator, requireAuth, requireScope, requireAnyCustomer, canAccessCustomer, assertCustomerAccess, ANY_CUSTOMER_SCOPE, MAX_TOKEN_BYTES } from './auth';
 export type { Authenticator, AuthenticatorOptions } from './auth';
 export { cardGuard, findCardData, containsCardData, isCardLikeName } from './card-guard';

@@ -2,6 +2,13 @@ import http from 'node:http';
 import type { Express, Request, Response } from 'express';
 
 /**
+ * The public port's timeouts (main.ts; the in-process test service uses the same): an idle keep-alive socket lives
+ * 65 s, not Node's default 5 s, so a client reusing one seldom meets the server closing it (a request written as
+ * the close arrives is reset: ECONNRESET).
+ */
+export const API_SERVER_OPTIONS: Readonly<http.ServerOptions> = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 };
+
+/**
  * The HTTP server for an Express app, its requests and responses created with the app's prototypes.
  *
  * Express's app.handle() sets every request's and response's prototype to app.request / app.response, on Node's

@@ -7,7 +7,7 @@ import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError, un
 import { CustomerExistsError, RemovalPendingError, WalletWriteRefusedError } from '../wallet/errors';
 import { SubscriptionInputError, SubscriptionNotActiveError } from '../subscriptions/errors';
 import {
-  ApiError, CustomerExists, InvalidRequest, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale,
+  ApiError, CustomerExists, InvalidRequest, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale, SaleNotRefundable,
   SaleNotCapturable, SaleNotVoidable, SubscriptionNotActive, Unavailable, fromGatewayError,
 } from './errors';
 
@@ -24,6 +24,8 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
     case 'not_refundable':
       // Nothing (more) captured to give back: a void, a decline, an open authorization, or all refunded.
       return new RefundExceedsSale();
+    case 'returned':
+      return new SaleNotRefundable();
     case 'not_found':
       return new NotFound();
     case 'busy':

@@ -192,6 +192,9 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
       if (!r) return { ok: false, reason: 'absent', availableCents: 0 };
       if (op === 'void') {
         if (r.state === 'voided' || r.state === 'declined') return { ok: false, reason: 'not_voidable', availableCents: 0 };
+        // A bank payment is voidable only while pending (lua/reserve.lua).
+        const ach = r.fields?.bank?.ach_status;
+        if (ach !== undefined && ach !== 'P' && ach !== 'M') return { ok: false, reason: 'not_voidable', availableCents: 0 };
         if ((r.state !== 'authorized' && r.state !== 'captured') || r.pendingRefundCents !== 0) return { ok: false, reason: 'busy', availableCents: 0 };
         r.reservations.set(reservation, { op, cents: 0, unknown: false, before: r.state });
         r.state = 'voiding';
@@ -207,6 +210,7 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
         r.version += 1;
         return { ok: true, amountCents: amount, whole: false };
       }
+      if (r.fields?.bank?.ach_status === 'R' || r.fields?.bank?.ach_status === 'E') return { ok: false, reason: 'returned', availableCents: 0 };
       const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
       const amount = asked ?? available;
       if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };

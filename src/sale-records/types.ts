@@ -86,9 +86,10 @@ export type ReserveResult =
   | { ok: true; amountCents: number; whole: boolean }
   /**
    * absent: no record; exceeds/not_capturable/not_voidable: refused, nothing reserved. `availableCents` for
-   * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it.
+   * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it. returned
+   * (refunds only): a bank payment returned or failed: nothing came to the merchant to give back.
    */
-  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy'; availableCents: number };
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned'; availableCents: number };
 
 /** A follow-up that moves money under a reservation. */
 export type ReservedOp = 'capture' | 'refund' | 'void';

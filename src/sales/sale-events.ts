@@ -42,6 +42,8 @@ function draftOf(c: RecordChange, view: SaleView | undefined): EventDraft[] {
     case 'voided':
       return [{ type: 'sale.voided', change: `void:${c.saleKey}`, data: sale() }];
     case 'settled':
+      // A bank payment's batch closing is not its settlement: the ACH clock's is (src/webhooks/ach-events.ts).
+      if (view.record.fields?.bank) return [];
       return [{ type: 'sale.settled', change: `settle:${c.saleKey}`, data: sale() }];
     case 'refunded': {
       const refund = {

@@ -193,6 +193,7 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
     }
     case 'refund:adjust': {
       if (!tx) return { refusal: E.originalNotFound };
+      if (tx.check) return checkCredit(life, tx, input, ctx, E.creditExceeds);
       if (tx.state === 'voided') return { refusal: E.alreadyVoided };
       if (tx.state === 'declined' || tx.kind === 'refund') return { refusal: E.notApproved };
       if (tx.state === 'settled') return credit(life, tx, input.amountCents, E.creditExceeds, ctx, input.customFields);

@@ -15,6 +15,8 @@ export interface GatewayEvent {
   triggered?: string;
   /** The event's subset object (a transaction or a batch). */
   object: Record<string, unknown>;
+  /** `event_body.changes.new`, when given as an object (the `ach.*` events carry their news there). */
+  changed?: Record<string, unknown>;
 }
 
 const ID = /^[A-Za-z0-9_-]{8,128}$/;
@@ -30,7 +32,8 @@ export function parseGatewayEvent(text: string): GatewayEvent | undefined {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const { type, event_id: id, event_type: eventType, event_body: eventBody, event_triggered: triggered } = body as Record<string, unknown>;
   if (type !== 'event' || typeof id !== 'string' || !ID.test(id) || typeof eventType !== 'string' || eventType.length > 100) return undefined;
-  const { object, merchant } = (eventBody ?? {}) as { object?: unknown; merchant?: { merch_key?: unknown } | null };
+  const { object, merchant, changes } = (eventBody ?? {}) as { object?: unknown; merchant?: { merch_key?: unknown } | null; changes?: { new?: unknown } | null };
+  const changed = changes && typeof changes === 'object' ? changes.new : undefined;
   if (object === null || typeof object !== 'object' || Array.isArray(object)) return undefined;
   const merchKey = merchant && typeof merchant === 'object' ? merchant.merch_key : undefined;
   return {
@@ -39,6 +42,7 @@ export function parseGatewayEvent(text: string): GatewayEvent | undefined {
     ...(typeof merchKey === 'string' ? { merchant: merchKey } : {}),
     ...(typeof triggered === 'string' ? { triggered } : {}),
     object: object as Record<string, unknown>,
+    ...(changed !== null && typeof changed === 'object' && !Array.isArray(changed) ? { changed: changed as Record<string, unknown> } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { containsPan } from '../card/pan';
 import type { Secret } from '../config/secret';
 import type { Logger } from '../observability/logger';
 import type { Heard, HearResult, SaleRecords } from '../sale-records';
+import type { AchEvents } from './ach-events';
 import type { CardUpdates } from './card-updates';
 import { APPLIED_TYPES, IGNORED_TYPES, parseGatewayEvent, readTransaction, type EventTransaction, type GatewayEvent } from './envelope';
 import { signatureHolds } from './signature';
@@ -55,6 +56,8 @@ export interface IntakeDeps {
   registry: Registry;
   /** The card updater's events (card-updates.ts); without it they are ignored. */
   cardUpdates?: CardUpdates;
+  /** Bank payments' `ach.*` events (ach-events.ts); without it they are ignored. */
+  achEvents?: AchEvents;
   /**
    * Told of each batch the gateway says closed (`settlement.batch.success`), after its sales are settled: the
    * settlement is read behind the answer (src/settlements), never holding the webhook up.
@@ -115,6 +118,7 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
 
   async function apply(event: GatewayEvent, log: Logger): Promise<Outcome | 'invalid'> {
     if (deps.cardUpdates?.handles(event.type)) return deps.cardUpdates.apply(event);
+    if (deps.achEvents?.handles(event.type)) return deps.achEvents.apply(event);
     if (!KNOWN.has(event.type)) return 'ignored';
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;

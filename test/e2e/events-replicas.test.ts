@@ -37,7 +37,7 @@ describe('payment events survive the death of every replica', () => {
       EVENTS_POLL_MS: '50',
       ...TEST_JWT_ENV,
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await replicas?.stop();

@@ -13,7 +13,8 @@ import { startReplicas, type Answer, type Replicas } from '../support/replicas';
  * sandbox's ledger (charged exactly once, or not at all and then once by the retry), and the gateway never
  * answered 429.
  */
-jest.setTimeout(240_000);
+// A ceiling, not a bound: the settling waits out the reconcile deadline past the last unknown outcome (issue 41).
+jest.setTimeout(360_000);
 
 const RATE = 150;
 const WINDOW_MS = 1000;
@@ -59,11 +60,22 @@ function queueFaults(match: OneShotFault['match'], n: number): void {
   }
 }
 
-/** Retries every key without a final answer (honouring Retry-After) until all are final or the deadline passes. */
-async function settleAll(writes: Write[], startedAt: number): Promise<Write[]> {
+/** An answer after which the outcome may be unknown: none, or a 5xx (the gateway timed out, failed or reset). */
+const mayBeUnknown = (a: Answer) => a.status === 0 || a.status >= 500;
+
+/**
+ * Retries every key without a final answer (honouring Retry-After) until all are final, or until the reconcile
+ * deadline has passed since the last answer that may have left an outcome unknown (guarantee 6 counts from there).
+ * Not from the test's start (issue 41): on a busy box the rounds alone took most of the 40 s, and the sandbox, in
+ * this process, answered past the 0.7 s gateway timeout often enough that retries met fresh 504s, each a new
+ * unknown outcome with its own deadline.
+ */
+async function settleAll(writes: Write[]): Promise<Write[]> {
   let open = writes.filter((w) => !isFinal(w.answers[w.answers.length - 1]));
-  while (open.length > 0 && Date.now() - startedAt < DEADLINE_MS) {
-    await Promise.all(open.map((w) => send(w)));
+  let lastUnknownAt = Date.now();
+  while (open.length > 0 && Date.now() - lastUnknownAt < DEADLINE_MS) {
+    const answers = await Promise.all(open.map((w) => send(w)));
+    if (answers.some(mayBeUnknown)) lastUnknownAt = Date.now();
     open = writes.filter((w) => !isFinal(w.answers[w.answers.length - 1]));
     if (open.length > 0) await sleep(500);
   }
@@ -144,7 +156,7 @@ suite('no outcome stays unknown: 3 replicas, faults before and after processing,
     expect(first.filter((a) => a && a.status === 201).length).toBeGreaterThan(100);
     expect(first.filter((a) => !isFinal(a)).length).toBeGreaterThan(60);
 
-    const open = await settleAll(sales, startedAt);
+    const open = await settleAll(sales);
     expect(open.map((w) => `${w.key}: ${w.answers.map((a) => `${a.status} ${code(a) ?? ''}`).join(', ')}`)).toEqual([]);
 
     const ledger = sandbox.transactions();
@@ -176,7 +188,6 @@ suite('no outcome stays unknown: 3 replicas, faults before and after processing,
   });
 
   it('when captures, voids and refunds meet the same faults, then each moved money exactly once and never beyond its bound', async () => {
-    const startedAt = Date.now();
     // Authorizations to capture, and captured sales to void or refund (no faults while making them).
     const make = (n: number, capture: boolean) => Promise.all(Array.from({ length: n }, async (_, i) => {
       const card = cards[i % cards.length] as (typeof cards)[number];
@@ -195,7 +206,7 @@ suite('no outcome stays unknown: 3 replicas, faults before and after processing,
     ];
     for (const match of ['capture', 'void', 'refund'] as const) queueFaults(match, 8);
     await Promise.all(writes.map((w) => send(w)));
-    const open = await settleAll(writes, startedAt);
+    const open = await settleAll(writes);
     expect(open.map((w) => `${w.key}: ${w.answers.map((a) => `${a.status} ${code(a) ?? ''}`).join(', ')}`)).toEqual([]);
 
     const ops = sandbox.ledger.operations().filter((o) => o.result_code === 'A');

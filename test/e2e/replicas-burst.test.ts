@@ -2,13 +2,17 @@ import request from 'supertest';
 import { waves } from '../../src/limiter';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { TEST_JWT_ENV, token } from '../support/bff';
+import { metricTotal } from '../support/metrics';
 import { redisUrl, uniquePrefix } from '../support/redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
-// Scaled budget: N per W ms (+ margin), mirrored by tokengate and enforced by the sandbox in sliding mode.
+// Scaled budget: N per W ms (+ margin), mirrored by tokengate and enforced by the sandbox in sliding mode. The margin
+// is production's (GATEWAY_RATE_MARGIN_MS, 1 s): it is what absorbs a call reaching the gateway late, and this
+// sandbox, in the test's process, stamps a call when its event loop gets to it: with 200 ms a loaded box (a load
+// average of 25) once stamped a wave late enough for the next to look early, a 429 (issue 41).
 const N = 10;
 const W = 2000;
-const MARGIN = 200;
+const MARGIN = 1000;
 const SALES = 45;
 
 /**
@@ -38,7 +42,7 @@ describe('three replicas under a burst of sales', () => {
       ...TEST_JWT_ENV,
     };
     replicas = await Promise.all([0, 1, 2].map(() => startServiceProcess(env)));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.stop()));
@@ -75,13 +79,20 @@ describe('three replicas under a burst of sales', () => {
     // The budget is used: the charges come in ceil(45/10) = 5 waves, N each but the last (fewer per wave wastes
     // slots), each within two spans of the one before (a skipped window would put it two spans or more later).
     // Waves are split at half a span of quiet: calls of one wave start together, the next wave a span later.
+    // A replica that woke late for its slot (a pause past half the margin on a busy box: counted) keeps the slot
+    // used and queues again (issue 41): waves of 9, 9, 10, 10, 7 at a load average of 7, and at 30 late wakes by
+    // the dozen. Each costs one start of the burst, never the budget: every slot a wave lacks is a late wake, and a
+    // window goes by empty only when N of them fell in it. With none (an idle box), exactly as the issue asks.
     const SPAN = W + MARGIN;
+    const lateWakes = (await Promise.all(replicas.map((r) => metricTotal(r.adminUrl, 'tokengate_limiter_late_wakes_total')))).reduce((a, b) => a + b, 0);
     const byWave = waves(charged.map((t) => t.time), SPAN / 2);
-    expect(byWave.map((w) => w.size)).toEqual([N, N, N, N, SALES - 4 * N]);
+    expect(byWave.filter((w) => w.size > N)).toEqual([]);
+    expect(byWave.slice(0, -1).reduce((missing, w) => missing + N - w.size, 0)).toBeLessThanOrEqual(lateWakes);
+    // No window skipped. (That waves are a window apart is maxInWindow above: the sandbox, in this process, stamps
+    // a call when its stalled event loop gets to it, which at a load average of 30 put two waves 1.66 s apart.)
     for (let i = 1; i < byWave.length; i++) {
       const gap = (byWave[i] as { at: number }).at - (byWave[i - 1] as { at: number }).at;
-      expect(gap).toBeGreaterThanOrEqual(W);
-      expect(gap).toBeLessThan(2 * SPAN);
+      expect(gap).toBeLessThan((2 + Math.floor(lateWakes / N)) * SPAN);
     }
-  }, 60_000);
+  }, 120_000);
 });

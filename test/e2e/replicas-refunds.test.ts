@@ -24,7 +24,7 @@ describe('concurrent refunds and captures across three replicas', () => {
       LIMITER_SALE_RESERVED_SLOTS: '0',
       ...TEST_JWT_ENV,
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await replicas?.stop();

@@ -4,7 +4,7 @@ import { startBff, token, type Bff } from '../support/bff';
 
 /**
  * The typed client of clients/typescript (issue 14, item 3) against a running service: the same calls a
- * frontend makes, with the types doing the checking at compile time (ts-jest type-checks this file).
+ * frontend makes, with the types doing the checking at compile time (`npm run typecheck`, in `npm run lint`, checks this file).
  */
 describe('the typed TypeScript client', () => {
   let bff: Bff;

@@ -105,7 +105,7 @@ beforeAll(async () => {
   const warm = cards.map(() => newCase('warm'));
   await burst(warm);
   expect(warm.map((c) => c.answers[0]?.status)).toEqual(warm.map(() => 201));
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await replicas?.stop();

@@ -14,7 +14,8 @@ import { DIGIT_SCRIPTS, inScript, PAN_SEPARATORS, printedGroups, TEST_CARDS, UNI
  * card numbers hidden in every position and separator form, repeated JSON keys, random paths and methods. Every answer must be a documented one in
  * the error envelope, never a 5xx, never holding a card number; the logs hold none either; the service lives.
  */
-jest.setTimeout(120_000);
+// A ceiling, not a bound: at a load average of 25 the random-JSON property alone passed 120 s (issue 41).
+jest.setTimeout(300_000);
 
 /** Documented 4xx answers (contract.md, Errors) and their codes. */
 const DOCUMENTED: Readonly<Record<number, readonly string[]>> = {

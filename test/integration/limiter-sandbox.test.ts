@@ -183,8 +183,18 @@ describe('scheduler in 3 processes against the sandbox (sliding mode, jitter)', 
         const span = W + M / 2;
         const opening = waves(all, span / 2).slice(0, 3);
         if (process.env.LIMITER_REPORT) process.stdout.write(`sandbox maxInWindow ${stats?.maxInWindow}, 429s ${stats?.rateLimited}, late wakes ${lateWakes}, stall ${Math.round(stallMs)} ms, closest ${Math.round(closestMs)} ms, opening waves ${JSON.stringify(opening)}\n`);
-        expect(opening.map((w) => w.size)).toEqual([N, N, N]);
-        for (let i = 1; i < opening.length; i++) expect((opening[i] as { at: number }).at - (opening[i - 1] as { at: number }).at).toBeLessThan(2 * span);
+        // Full, that is, as many as were waiting when the wave began, up to N: on a box stalled enough (a load
+        // average of 20, issue 41) the three processes' burst arrived spread out (waves of 1, 5 and 9) and a wave
+        // cannot send calls not yet asked for. A caller that woke late (counted) keeps its slot used and queues
+        // again: each costs its wave one start, never the budget.
+        const waitingAt = (t: number) => calls.filter((c) => !c.error && c.arrivedAt < t && !((c.startedAt ?? Infinity) < t)).length;
+        expect(opening.filter((w) => w.size > N || w.size < Math.min(N, waitingAt(w.at)) - lateWakes)).toEqual([]);
+        // Each in the window after the one before, while calls were still waiting for it; a window goes by empty
+        // only when N of its callers woke late.
+        for (let i = 1; i < opening.length; i++) {
+          const [prev, next] = [opening[i - 1] as { at: number; size: number }, opening[i] as { at: number }];
+          if (waitingAt(prev.at + span) > 0) expect(next.at - prev.at).toBeLessThan((2 + Math.floor(lateWakes / N)) * span);
+        }
       }),
       { numRuns: 2, endOnFailure: true },
     );

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayRateLimitedError, GatewayServerError, GatewayTimeoutError } from '../../src/gateway/errors';
 import { maxInAnyWindow, orderViolations, probeTimes, RateLimitExceededError, type UpstreamScheduler } from '../../src/limiter';
-import { counterValue, GUARANTEED, LIMITS, ok, recorder, setup, sleep, SPAN, TOL, type Fired, type SchedulerBackend, type Setup } from './limiter-harness';
+import { eventually } from '../support/wait';
+import { counterValue, GUARANTEED, LIMITS, ok, recorder, setup, sleep, SPAN, TOL, withoutTimers, type Fired, type SchedulerBackend, type Setup } from './limiter-harness';
 
 export type { SchedulerBackend } from './limiter-harness';
 
@@ -49,7 +50,9 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(starts).toHaveLength(10);
       expect(maxInAnyWindow(starts, 1600)).toBeLessThanOrEqual(8);
       expect(maxInAnyWindow(starts, 300)).toBeLessThanOrEqual(5);
-      expect((starts[8] as number) - (starts[0] as number)).toBeGreaterThanOrEqual(1700 - TOL);
+      // The ninth waits for the first day entry to leave; that entry was reserved after the calls were asked for
+      // (a start is stamped later than its reservation, by as much as a busy box delays it: never the reference).
+      expect((starts[8] as number) - Math.min(...rec.calls.map((c) => c.arrivedAt))).toBeGreaterThanOrEqual(1700 - TOL);
     });
 
     it('when sales arrive one after another at different replicas, then they start in arrival order', async () => {
@@ -121,20 +124,27 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
     it('when a call cannot start within its maximum wait, then it is refused at once, told when it could start, and reserves nothing', async () => {
       s = await setup(backend, 2, { perWindow: 1 }, { saleReservedSlots: 0 });
       const rec = recorder();
-      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale');
-      const refused = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 200 });
+      // Start now or never: its slot is used either way (a late wake on a busy box refuses it, nothing moves later).
+      const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', { maxWaitMs: 0 });
+      // At once: refused from its first reservation while no timer could fire, not after the 200 ms it was allowed
+      // to wait (an event, not elapsed ms: issue 41).
+      const refused = await withoutTimers(() => rec.fire(s?.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 200 }));
+      const refusedAt = performance.now();
       expect(refused.error).toBeInstanceOf(RateLimitExceededError);
       expect(refused.attempts).toHaveLength(0);
-      // At once: one reservation's round trip, not the 200 ms it was allowed to wait.
-      expect(performance.now() - refused.arrivedAt).toBeLessThan(150 + s.stallMs());
-      // Retry-After is when it could start (issue 25, item 4), not that less the wait it was allowed.
+      // Retry-After is when it could start (issue 25, item 4), not that less the wait it was allowed: the first's
+      // slot a span on, so a span less the time between the two reservations, which lies within what the test saw
+      // between asking for the first and the refusal.
       const retryAfter = (refused.error as RateLimitExceededError).retryAfterMs;
-      expect(retryAfter).toBeGreaterThan(SPAN - 60 - s.stallMs());
+      expect(retryAfter).toBeGreaterThan(SPAN - (refusedAt - first.arrivedAt) - TOL);
       expect(retryAfter).toBeLessThanOrEqual(SPAN + 1);
-      const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 2000 });
-      // Had the refused call reserved, this one would wait two spans.
-      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeLessThan(SPAN + 200 + s.stallMs());
-      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+      // Had the refused call reserved, this one's slot would be two spans after the first's: allowed a span and a
+      // half, it would be refused. The limiter judges that wait itself, on its own clock; only a late wake (a pause
+      // past M / 2 loses the slot by design, and the next is a span later) may refuse it too.
+      const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale', { maxWaitMs: 1.5 * SPAN });
+      const lateWakes = await counterValue(s.registry, 'tokengate_limiter_late_wakes_total');
+      expect(next.error === undefined || lateWakes > 0).toBe(true);
+      expect(next.attempts.every((t) => t - first.arrivedAt >= SPAN - TOL)).toBe(true);
     });
 
     it('when a caller wakes later than half the margin past its slot, then it reserves again instead of sending', async () => {
@@ -149,7 +159,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       }, SPAN - 100);
       const c = await late;
       expect(c.error).toBeUndefined();
-      expect((c.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(2 * SPAN - TOL);
+      expect((c.attempts[0] as number) - first.arrivedAt).toBeGreaterThanOrEqual(2 * SPAN - TOL);
       // At least this one (a loaded machine may add its own).
       expect(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')).toBeGreaterThanOrEqual(1);
     });
@@ -161,9 +171,10 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale'));
       await Promise.all(aheads.map((a) => a.release())); // given back once each reservation has landed
       const rec = recorder();
-      const fired = await Promise.all(Array.from({ length: 5 }, (_, i) => rec.fire(at(i), 'sale')));
-      // Had the five unused slots stayed, these five would wait a whole span.
-      for (const c of fired) expect((c.attempts[0] as number) - c.arrivedAt).toBeLessThan(SPAN / 2);
+      // Had the five unused slots stayed, these five would wait a whole span: asked to start now or never, all
+      // start (the limiter judges "now" itself; only a caller that woke late, counted, may be refused).
+      const fired = await Promise.all(Array.from({ length: 5 }, (_, i) => rec.fire(at(i), 'sale', { maxWaitMs: 0 })));
+      expect(fired.filter((c) => c.error).length).toBeLessThanOrEqual(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total'));
     });
 
     it('when run() takes a slot reserved ahead, then it reserves no other, and releasing it afterwards gives nothing back', async () => {
@@ -171,13 +182,15 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const replicas = s.replicas;
       const at = (i: number) => replicas[i % 2] as UpstreamScheduler;
       const rec = recorder();
-      const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale'));
+      const asked = performance.now();
+      const aheads = Array.from({ length: 5 }, (_, i) => at(i).reserveAhead('sale', { maxWaitMs: 0 }));
+      // Each starts on its own ahead slot, now: had run() reserved again, the five would fill the next span and, asked
+      // to start now or never, be refused (only a caller that woke late, counted, may be).
       const used = await Promise.all(aheads.map((ahead, i) => rec.fire(at(i), 'sale', { ahead })));
-      // Each started on its own ahead slot: had run() reserved again, the five would fill the next span.
-      for (const c of used) expect((c.attempts[0] as number) - c.arrivedAt).toBeLessThan(SPAN / 2);
+      expect(used.filter((c) => c.error).length).toBeLessThanOrEqual(await counterValue(s.registry, 'tokengate_limiter_late_wakes_total'));
       await Promise.all(aheads.map((a) => a.release())); // spent: a no-op
       const sixth = await rec.fire(at(0), 'sale');
-      expect((sixth.attempts[0] as number) - Math.min(...rec.starts())).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect((sixth.attempts[0] as number) - asked).toBeGreaterThanOrEqual(SPAN - TOL);
       expect(maxInAnyWindow(rec.starts(), GUARANTEED)).toBeLessThanOrEqual(5);
     });
 
@@ -198,16 +211,21 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
     });
 
     it('when a slot reserved ahead is of another class, then run() reserves its own and the ahead slot stays until released', async () => {
-      s = await setup(backend, 1, {}, { saleReservedSlots: 0 });
+      // A 5 s window, never waited out: however long a busy box takes between the calls, they share one window.
+      s = await setup(backend, 1, { windowMs: 5000 }, { saleReservedSlots: 0 });
       const one = s.replicas[0] as UpstreamScheduler;
       const rec = recorder();
       const read = one.reserveAhead('read');
       const c = await rec.fire(one, 'sale', { ahead: read });
       expect(c.error).toBeUndefined();
-      // The read slot and the sale's own: 2 of 5 used, so 3 more start now and a 4th waits.
-      const more = await Promise.all(Array.from({ length: 4 }, () => rec.fire(one, 'sale')));
-      const waited = more.filter((m) => (m.attempts[0] as number) - m.arrivedAt >= SPAN / 2);
-      expect(waited).toHaveLength(1);
+      // The read slot and the sale's own: 2 of 5 used, so 3 more start now and a 4th cannot (asked to start now or
+      // never, the limiter itself says which: no clock of ours judges it).
+      const more = await Promise.all(Array.from({ length: 4 }, () => rec.fire(one, 'sale', { maxWaitMs: 0 })));
+      // A caller that woke late (counted) keeps its slot used and is refused: one fewer starts.
+      const started = more.filter((m) => m.error === undefined).length;
+      expect(started).toBeLessThanOrEqual(3);
+      expect(started).toBeGreaterThanOrEqual(3 - (await counterValue(s.registry, 'tokengate_limiter_late_wakes_total')));
+      expect(more.filter((m) => m.error !== undefined && !(m.error instanceof RateLimitExceededError))).toEqual([]);
       read.release();
     });
 
@@ -221,7 +239,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       abort.abort(new Error('client went away'));
       expect((await gaveUp).error).toEqual(new Error('client went away'));
       const next = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
-      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(2 * SPAN - TOL);
+      expect((next.attempts[0] as number) - first.arrivedAt).toBeGreaterThanOrEqual(2 * SPAN - TOL);
     });
 
     it('when the gateway reports more use than counted, then phantom reservations delay the next calls', async () => {
@@ -229,9 +247,14 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const rec = recorder();
       const header = { minuteUsed: 5, minuteLimit: 5, dayUsed: 5, dayLimit: 1000 };
       const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, async () => ok(header));
+      // The reconcile runs after the answer, in the background: the next call is asked for once it has landed.
+      const registry = s.registry;
+      await eventually(async () => (await counterValue(registry, 'tokengate_limiter_phantom_reservations_total')) === 4);
       const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale');
-      expect((next.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
-      expect(await counterValue(s.registry, 'tokengate_limiter_phantom_reservations_total')).toBe(4);
+      // The first's own entry and the four phantoms fill the window until the first's entry leaves, a span after it
+      // was reserved. The reference is when the first was asked for (before Redis reserved it), not when it ran
+      // (after): under load those differ by more than any tolerance (cluster-limiter missed by 1.7 ms past 15).
+      expect((next.attempts[0] as number) - first.arrivedAt).toBeGreaterThanOrEqual(SPAN - TOL);
     });
 
     it('when a slot is taken with acquire() for a call made outside run(), then it counts like a run', async () => {
@@ -240,7 +263,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
       await (s.replicas[0] as UpstreamScheduler).acquire('read');
       const third = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read');
-      expect((third.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect((third.attempts[0] as number) - first.arrivedAt).toBeGreaterThanOrEqual(SPAN - TOL);
     });
 
     it('when the gateway reports less use than counted, then nothing is subtracted', async () => {
@@ -250,7 +273,7 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       const first = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
       await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
       const third = await rec.fire(s.replicas[0] as UpstreamScheduler, 'read', {}, low);
-      expect((third.attempts[0] as number) - (first.attempts[0] as number)).toBeGreaterThanOrEqual(SPAN - TOL);
+      expect((third.attempts[0] as number) - first.arrivedAt).toBeGreaterThanOrEqual(SPAN - TOL);
     });
 
     it('when the gateway answers a 429 the budget did not predict, then one probe goes after a short wait, no other call while it is out, and full pace once it is answered', async () => {

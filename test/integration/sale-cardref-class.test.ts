@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startBff, token, type Bff } from '../support/bff';
+import { metricTotal } from '../support/metrics';
 import { eventually } from '../support/wait';
 
 // A small budget: 6 calls per 3.3 s span; reads leave 3 of them to sales (LIMITER_SALE_RESERVED_SLOTS = 3). Judged
@@ -22,7 +23,9 @@ describe('a sale\'s card reference load under a read storm', () => {
   beforeAll(async () => {
     bff = await startBff({
       budget: { perWindow: N, windowMs: W, marginMs: MARGIN },
-      env: { LIMITER_SALE_RESERVED_SLOTS: '3', LIMITER_READ_MAX_WAIT_MS: '30000', GATEWAY_TIMEOUT_MS: '5000' },
+      // Reads wait up to 2 minutes, a ceiling: the storm needs three windows (10 s), but each late wake on a busy box
+      // costs a caller a window more (one of the nine was refused past 30 s at a load average of 30: issue 41).
+      env: { LIMITER_SALE_RESERVED_SLOTS: '3', LIMITER_READ_MAX_WAIT_MS: '120000', GATEWAY_TIMEOUT_MS: '5000' },
     });
     cust = bff.sandbox.fixtures.firstCustomer().key;
     pm = (bff.sandbox.fixtures.paymentMethods(cust).find((p) => p.number.endsWith('2224')) as { key: string }).key;
@@ -55,6 +58,7 @@ describe('a sale\'s card reference load under a read storm', () => {
   /** Storm started: the read class's share of this window (3 of 6) is taken, the rest of the storm queues behind it. */
   const stormHolds = async (before: number) => eventually(() => readsAccepted() >= before + 3);
   const idle = () => new Promise((r) => setTimeout(r, W + MARGIN));
+  const lateWakes = () => metricTotal(bff.adminUrl, 'tokengate_limiter_late_wakes_total');
 
   it('when reads fill the read class and a sale arrives whose token is not cached, then the sale goes through within a window', async () => {
     const before = readsAccepted();
@@ -63,12 +67,15 @@ describe('a sale\'s card reference load under a read storm', () => {
     const res = await sale();
     expect(res.status).toBe(201);
     // Its card reference load and its charge both take the slots reads leave: the first window, before the storm's
-    // next reads (had the load queued with the reads, it would wait for the next window, behind them).
-    expect(readsAccepted() - before).toBe(3);
+    // next reads (had the load queued with the reads, it would wait for the next window, behind them). A call that
+    // woke late (a busy box's pause: counted) keeps its slot used and takes the next window's: 3 reads more each
+    // (issue 41: 5 seen at a load average of 20).
+    expect(readsAccepted() - before).toBeGreaterThanOrEqual(3);
+    expect(readsAccepted() - before).toBeLessThanOrEqual(3 + 3 * (await lateWakes()));
     expect(await Promise.all(reads)).toEqual(Array(9).fill(200));
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
     await idle();
-  }, 60_000);
+  }, 180_000);
 
   it('when the gateway refuses the cached card reference under a read storm, then the reload is the sale\'s and the sale goes through within a window', async () => {
     expect((await sale()).status).toBe(201); // the token is cached
@@ -79,9 +86,11 @@ describe('a sale\'s card reference load under a read storm', () => {
     await stormHolds(before);
     const res = await sale();
     expect(res.status).toBe(201);
-    // Refused sale, reload, sale again: three calls in the sales' three slots of the window, before the storm's next reads.
-    expect(readsAccepted() - before).toBe(3);
+    // Refused sale, reload, sale again: three calls in the sales' three slots of the window, before the storm's next
+    // reads (a late wake, counted, costs a window: 3 reads more).
+    expect(readsAccepted() - before).toBeGreaterThanOrEqual(3);
+    expect(readsAccepted() - before).toBeLessThanOrEqual(3 + 3 * (await lateWakes()));
     expect(await Promise.all(reads)).toEqual(Array(9).fill(200));
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
-  }, 60_000);
+  }, 180_000);
 });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { buildService, type Service } from '../../src/compose';
-import { answerClientErrors, createAppServer } from '../../src/http';
+import { answerClientErrors, API_SERVER_OPTIONS, createAppServer } from '../../src/http';
 import { loadConfig } from '../../src/config';
 import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { startSandbox, type RunningSandbox, type SandboxSettings } from '../../src/sandbox';
@@ -143,7 +143,9 @@ async function startInProcess(env: Record<string, string>): Promise<Running> {
   const stream = new CapturingStream();
   const logger = createLogger({ level: config.logLevel, stream, secrets: [config.gateway.apiPin, config.gateway.apiKey, config.jwt.secret] });
   const service: Service = await buildService(config, logger);
-  const api = createAppServer(service.app);
+  // The public port's timeouts as main.ts sets them: with Node's default 5 s keep-alive, a test stalled 5 s on a
+  // busy box reused a socket the server was closing (hostile-input met ECONNRESET at a load average of 20).
+  const api = createAppServer(service.app, API_SERVER_OPTIONS);
   answerClientErrors(api, logger);
   const admin = createAppServer(service.admin);
   const url = await listen(api);

@@ -4,7 +4,10 @@
 -- KEYS[1] record hash. ARGV: op ('capture' | 'refund' | 'void'), reservation id, amount in cents ('' = all
 -- available). Returns {1, amount, whole} or {0, reason, available}. Reservations are fields
 -- 'res:<id>' = '<op>:<cents>' ('void:0:<state before>' for a void). Every reservation bumps `ver`.
-local f = redis.call('HMGET', KEYS[1], 'state', 'authorized', 'captured', 'refunded', 'pending_refund')
+-- A bank payment (`ach_status` set: contract, "Bank payments") is voidable only while pending (P, or M awaiting
+-- approval), and a returned (R) or failed (E) one has nothing to refund ({0, 'returned', 0}): checked here, in the
+-- same step as the bounds, so a return heard on one replica and a refund on another cannot both go through.
+local f = redis.call('HMGET', KEYS[1], 'state', 'authorized', 'captured', 'refunded', 'pending_refund', 'ach_status')
 if not f[1] then return {0, 'absent', 0} end
 local state = f[1]
 local asked = ARGV[3] ~= '' and tonumber(ARGV[3]) or nil
@@ -19,6 +22,7 @@ if ARGV[1] == 'capture' then
 end
 if ARGV[1] == 'void' then
   if state == 'voided' or state == 'declined' then return {0, 'not_voidable', 0} end
+  if f[6] and f[6] ~= 'P' and f[6] ~= 'M' then return {0, 'not_voidable', 0} end
   -- Another void, a capture or a refund in flight (or of unknown outcome): its end decides what a void can do.
   if state ~= 'authorized' and state ~= 'captured' or tonumber(f[5]) ~= 0 then return {0, 'busy', 0} end
   redis.call('HSET', KEYS[1], 'state', 'voiding', 'res:' .. ARGV[2], 'void:0:' .. state)
@@ -26,6 +30,7 @@ if ARGV[1] == 'void' then
   return {1, 0, 0}
 end
 -- refund: only captured money comes back; a voided, declined or uncaptured sale has none.
+if f[6] == 'R' or f[6] == 'E' then return {0, 'returned', 0} end
 local available = 0
 if state == 'captured' then available = tonumber(f[3]) - tonumber(f[4]) - tonumber(f[5]) end
 local amount = asked or available

@@ -1,0 +1,124 @@
+import type { EventDraft, EventSink } from '../events/types';
+import { fromCents } from '../gateway/money';
+import type { AchStatus, BankFields, SaleRecords } from '../sale-records';
+import { factsOfView, saleObject } from '../sales/sale-object';
+import { methodObjects } from '../wallet/objects';
+import type { WalletStore } from '../wallet/types';
+import type { GatewayEvent } from './envelope';
+
+/**
+ * The gateway's `ach.*` webhooks (gateway-facts.md, ACH; contract, "Bank payments"), applied without a gateway read:
+ *   ach.submitted  P → B: `sale.submitted` (no longer voidable: a refund credits it back);
+ *   ach.settled    → S: `sale.settled`;
+ *   ach.returned   → R with `return_code` (from `changes.new.reason`), `returned_at` (`changes.new.returned`) and
+ *                  `amount_returned` (what was debited): `sale.returned`, whatever the payment's age;
+ *   ach.failed     → E: `sale.failed`;
+ *   ach.voided     → V (the sale voided: its record too);
+ *   ach.note_added a bank's notice of change: the saved method the sale charged is flagged (code and description
+ *                  only; a corrected account or routing number in the note is dropped) and
+ *                  `payment_method.bank_notice` is emitted.
+ * A status only moves forward (P < B < S < R; E and V end it), so an event older than what the record knows, or
+ * the same event twice, changes nothing. Each event's `change` is the sale's and the step's: one event per step.
+ * A refund of a returned or failed payment is then refused atomically with the refund bounds (lua/reserve.lua).
+ */
+export type AchOutcome = 'applied' | 'unmatched' | 'ignored' | 'invalid';
+
+export interface AchEvents {
+  handles(type: string): boolean;
+  apply(event: GatewayEvent): Promise<AchOutcome>;
+}
+
+export interface AchEventDeps {
+  records: Pick<SaleRecords, 'get' | 'view' | 'describe' | 'markVoided'>;
+  wallet?: Pick<WalletStore, 'read' | 'putMethod' | 'isRemoved'>;
+  events?: EventSink;
+  appended?: () => void;
+}
+
+const STEP: Readonly<Record<string, { status: AchStatus; type?: EventDraft['type'] }>> = {
+  'ach.submitted': { status: 'B', type: 'sale.submitted' },
+  'ach.settled': { status: 'S', type: 'sale.settled' },
+  'ach.returned': { status: 'R', type: 'sale.returned' },
+  'ach.failed': { status: 'E', type: 'sale.failed' },
+  'ach.voided': { status: 'V' },
+};
+const FORWARD = ['ach.submitted', 'ach.settled', 'ach.returned'].map((t) => STEP[t] as { status: AchStatus; type?: EventDraft['type'] });
+const RANK: Readonly<Record<AchStatus, number>> = { P: 0, M: 0, B: 1, S: 2, R: 3, E: 3, V: 3 };
+const KEY = /^[A-Za-z0-9]{1,64}$/;
+
+/** `R01: Insufficient Funds` → R01 (a code the facts list: R and two digits); anything else unknown. */
+export function returnCodeOf(reason: unknown): string | undefined {
+  return typeof reason === 'string' ? /^\s*(R\d{2})\b/.exec(reason)?.[1] : undefined;
+}
+
+/** `C02:Corrected Routing:123456789` → {C02, Corrected Routing}: the corrected data is never read. */
+export function noticeOf(note: unknown): { code: string; description: string } | undefined {
+  if (typeof note !== 'string') return undefined;
+  const m = /^\s*(C\d{2})\s*:\s*([A-Za-z][A-Za-z /&-]{0,60}?)\s*(?::|$)/.exec(note);
+  return m ? { code: m[1] as string, description: (m[2] as string).trim() } : undefined;
+}
+
+export function createAchEvents(deps: AchEventDeps): AchEvents {
+  const { records } = deps;
+
+  async function emit(drafts: EventDraft[]): Promise<void> {
+    if (!deps.events || drafts.length === 0) return;
+    await deps.events.append(drafts);
+    deps.appended?.();
+  }
+
+  async function notice(event: GatewayEvent, saleKey: string): Promise<AchOutcome> {
+    const sale = await records.get(saleKey);
+    const pmkey = sale?.fields?.payment_method;
+    const parsed = noticeOf(event.changed?.note);
+    if (!parsed) return 'invalid';
+    if (!sale || !pmkey || !deps.wallet || (await deps.wallet.isRemoved(sale.customer, pmkey))) return 'unmatched';
+    const bankNotice = { ...parsed, received: event.triggered ?? '' };
+    const snap = await deps.wallet.read(sale.customer);
+    const method = snap.methods.find((m) => m.key === pmkey);
+    // Flagged in the customer's view when it holds the method; a view not loaded yet cannot keep the flag (the
+    // gateway's list has no such field): the merchant is told either way.
+    let data: Record<string, unknown> = { type: 'customerpaymentmethod', key: pmkey, pay_type: 'check', bank_notice: bankNotice };
+    if (method) {
+      const flagged = { ...method, bank_notice: bankNotice };
+      await deps.wallet.putMethod(sale.customer, pmkey, flagged, false);
+      data = { ...methodObjects(snap.methods.map((m) => (m.key === pmkey ? flagged : m)), snap.chosenDefault).find((m) => m.key === pmkey) };
+    }
+    await emit([{ type: 'payment_method.bank_notice', change: `bank_notice:${event.id}`, data: { ...data, customer: sale.customer } }]);
+    return 'applied';
+  }
+
+  return {
+    handles: (type) => type.startsWith('ach.'),
+    async apply(event) {
+      const saleKey = event.object.key;
+      if (typeof saleKey !== 'string' || !KEY.test(saleKey)) return 'invalid';
+      if (event.type === 'ach.note_added') return notice(event, saleKey);
+      const step = STEP[event.type];
+      if (!step) return 'ignored';
+      const sale = await records.get(saleKey);
+      const bank = sale?.fields?.bank;
+      if (!sale?.fields || !bank) return 'unmatched';
+      if (RANK[step.status] <= RANK[bank.ach_status ?? 'P']) return 'applied'; // older news, or the same again
+      const change = event.changed ?? {};
+      const next: BankFields = { ...bank, ach_status: step.status };
+      if (step.status === 'R') {
+        const code = returnCodeOf(change.reason);
+        if (code) next.return_code = code;
+        if (typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned)) next.returned_at = change.returned;
+        next.amount_returned = fromCents(sale.capturedCents);
+      }
+      await records.describe(saleKey, { ...sale.fields, bank: next }, 'update');
+      if (step.status === 'V') await records.markVoided(saleKey);
+      // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too:
+      // each step's event once, whichever event brings it (the log's dedupe on `change`).
+      const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => RANK[s.status] > RANK[bank.ach_status ?? 'P'] && RANK[s.status] <= RANK[step.status]);
+      const view = await records.view(saleKey);
+      if (view) {
+        const data = saleObject(factsOfView(saleKey, view));
+        await emit(passed.flatMap((s) => (s.type ? [{ type: s.type, change: `${s.type}:${saleKey}`, data }] : [])));
+      }
+      return 'applied';
+    },
+  };
+}
