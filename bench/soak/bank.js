@@ -59,7 +59,7 @@ class AchClock {
     let tokengateNow = null;
     for (const s of this.slots.filter((x) => x.up)) {
       try {
-        const res = await fetch(`${s.adminUrl()}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }), signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${s.adminUrl()}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }), signal: globalThis.AbortSignal.timeout(5000) });
         if (res.status === 200) {
           tokengateNow = (await res.json()).now;
           break;

@@ -4,10 +4,10 @@
  * return test account's payment the ACH clock never returned are each seen; a clean run counts nothing.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
-interface Entry { key: string; ach?: { status: string; returned_at?: number; return_code?: string } }
-interface Op { command: string; trankey: string; result_code: string; time: number }
+interface BankLedgerEntry { key: string; ach?: { status: string; returned_at?: number; return_code?: string } }
+interface BankOperation { command: string; trankey: string; result_code: string; time: number }
 const bank = require('../../bench/soak/bank') as {
-  judgeReturns(input: { entries: Entry[]; operations: Op[]; bankSales: Map<string, { returns: boolean }>; seenSaleEvents: Set<string> }): {
+  judgeReturns(input: { entries: BankLedgerEntry[]; operations: BankOperation[]; bankSales: Map<string, { returns: boolean }>; seenSaleEvents: Set<string> }): {
     returned: string[]; expectedReturns: number; eventsMissing: string[]; refundsAfterReturn: string[]; byStatus: Record<string, number>;
   };
   RETURN_ACCOUNTS: string[];
@@ -16,7 +16,7 @@ const bank = require('../../bench/soak/bank') as {
 
 const RETURNED_AT = Date.parse('2026-12-02T16:00:00Z');
 const sales = new Map([['r1', { returns: true }], ['s1', { returns: false }]]);
-const entries: Entry[] = [
+const entries: BankLedgerEntry[] = [
   { key: 'r1', ach: { status: 'R', returned_at: RETURNED_AT, return_code: 'R01' } },
   { key: 's1', ach: { status: 'S' } },
   { key: 'card', ach: undefined },
@@ -34,7 +34,7 @@ describe('the soak judge of bank payments', () => {
   });
 
   it('when a refund of a returned payment reached the gateway after its return, refused there or not, then it is counted; one before the return is not', () => {
-    const operations: Op[] = [
+    const operations: BankOperation[] = [
       { command: 'refund', trankey: 'r1', result_code: 'E', time: RETURNED_AT + 5000 },
       { command: 'refund:adjust', trankey: 'r1', result_code: 'A', time: RETURNED_AT - 86_400_000 },
     ];
@@ -43,7 +43,7 @@ describe('the soak judge of bank payments', () => {
   });
 
   it('when a return test account\'s payment is still settled at the end, then it is not among the returned (the clock did not move it)', () => {
-    const r = bank.judgeReturns({ entries: [{ key: 'r1', ach: { status: 'S' } }, entries[1] as Entry], operations: [], bankSales: sales, seenSaleEvents: new Set() });
+    const r = bank.judgeReturns({ entries: [{ key: 'r1', ach: { status: 'S' } }, entries[1] as BankLedgerEntry], operations: [], bankSales: sales, seenSaleEvents: new Set() });
     expect(r.expectedReturns - r.returned.length).toBe(1);
   });
 

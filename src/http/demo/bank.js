@@ -73,10 +73,10 @@
    * move a sale arrive a moment after the clock does. Reads stop on their own; the page never polls for ever.
    */
   function follow() {
-    clearInterval(state.polling);
+    window.clearInterval(state.polling);
     var left = 30;
-    state.polling = setInterval(function () {
-      if (--left < 0) return clearInterval(state.polling);
+    state.polling = window.setInterval(function () {
+      if (--left < 0) return window.clearInterval(state.polling);
       readAll();
     }, 1000);
   }
