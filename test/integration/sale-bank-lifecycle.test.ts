@@ -41,14 +41,17 @@ const events = async (type: string, key: string) => {
 /** Deliveries tokengate's intake answered 2xx. */
 const delivered = (type: string) => bff.sandbox.webhooks.attempts().filter((a) => a.outcome === 'delivered' && a.event_type === type).length;
 
-test('when the clock passes the cut-off, then the payment is submitted: void answers 409 sale_not_voidable and a refund credits the account back', async () => {
+test('when the clock passes the cut-off, then the payment is submitted: void answers 409 sale_not_voidable with nothing sent and a refund credits the account back', async () => {
   const { key } = await pay(customer(17), '000111222333');
   bff.sandbox.clock.advance(DAY);
   await eventually(async () => (await sale(key)).status !== 'pending');
   expect(['submitted', 'settled']).toContain((await sale(key)).status);
   await eventually(async () => (await events('sale.submitted', key)).length === 1);
+  const ops = bff.sandbox.ledger.operations().length;
   const voided = await call(bff.url, 'POST', `/v1/sales/${key}/void`, service(), undefined, { 'idempotency-key': id('void') });
   expect([voided.status, voided.body.error?.code]).toEqual([409, 'sale_not_voidable']);
+  // Refused from tokengate's record: no void went to the gateway.
+  expect(bff.sandbox.ledger.operations()).toHaveLength(ops);
   const refund = await call(bff.url, 'POST', `/v1/sales/${key}/refunds`, service(), { amount: '10.00' }, { 'idempotency-key': id('refund') });
   expect(refund.status).toBe(201);
   expect(bff.sandbox.ledger.get(key)?.refunds).toHaveLength(1);
