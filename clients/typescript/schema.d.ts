@@ -681,7 +681,7 @@ export interface components {
         };
         ErrorObject: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active" | "sale_not_refundable";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "idempotency_in_progress" | "outcome_unknown" | "card_declined" | "payload_too_large" | "card_data_forbidden" | "bank_data_forbidden" | "idempotency_key_reused" | "rate_limited" | "gateway_error" | "gateway_access_denied" | "gateway_auth_failed" | "unavailable" | "gateway_timeout" | "sale_not_capturable" | "sale_not_voidable" | "refund_exceeds_sale" | "internal_error" | "customer_exists" | "subscription_not_active" | "sale_not_refundable";
             /** @description Fixed text per code; never echoes input */
             message: string;
             request_id: string;
@@ -1139,7 +1139,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Raw card data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data */
+        /** @description Raw card or bank data in body (keys and values, any depth), query, path or headers (names and values, Idempotency-Key and X-Request-Id included): a card-like field name (`creditcard`, `cvc`, `expiration`, …) or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn. Never echoed or logged. Digit runs in no network's range (clock values, snowflake ids, zero-padded order numbers) are not card data. `bank_data_forbidden`: raw bank account data in the request: a field that names it (`routing`, `routing_number`, `account`, `account_number`, `bank_account`, `check`, `aba`, `iban`, …, in any case and with any separators; `account_type`, `account_last4`, `routing_last4` and `authorization` are not), or a value holding a routing number (9 digits with a Federal Reserve routing symbol that pass the ABA check) beside an account-like number (4 to 17 digits, apart by white space, a MICR symbol or bank words such as `acct`). Never echoed or logged; a 9-digit id alone is never refused. Bank details are collected by the gateway's Pay.js check form */
         CardDataForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1317,7 +1317,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request */
+            /** @description `card_data_forbidden`: raw card data in the request (a card-like field name, or a card number: 12 to 19 digits of any script (anything Unicode calls a decimal digit: ASCII, full-width, Arabic-Indic, …), unbroken or in groups joined by one to three separators, of one kind or mixed (spaces and line breaks of any kind, including the line and paragraph separators, `-` and every Unicode dash, `.`, `_`, `/`, `+`, and their full-width forms; four or more end a number; zero-width characters are separators too and never counted), whose prefix and length fall in a card network's issuer ranges (Visa, Mastercard including 2221-2720, American Express, Discover, Diners Club, JCB, UnionPay, Maestro, Mir, RuPay, Verve, Troy, UATP, Elo, Hipercard, Dankort and others) and which passes Luhn). `idempotency_key_reused`: the key was used for a different request. `bank_data_forbidden`: raw bank account data in the request: a field that names it (`routing`, `routing_number`, `account`, `account_number`, `bank_account`, `check`, `aba`, `iban`, …, in any case and with any separators; `account_type`, `account_last4`, `routing_last4` and `authorization` are not), or a value holding a routing number (9 digits with a Federal Reserve routing symbol that pass the ABA check) beside an account-like number (4 to 17 digits, apart by white space, a MICR symbol or bank words such as `acct`). Never echoed or logged; a 9-digit id alone is never refused. Bank details are collected by the gateway's Pay.js check form */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1451,7 +1451,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1531,7 +1531,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1615,7 +1615,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden`, `idempotency_key_reused` `refund_exceeds_sale`: the refunded total would exceed the captured amount (nothing captured: an open authorization, a void or a decline) */
+            /** @description `card_data_forbidden`, `bank_data_forbidden` (raw bank account data, as for `POST /v1/sales`), `idempotency_key_reused` `refund_exceeds_sale`: the refunded total would exceed the captured amount (nothing captured: an open authorization, a void or a decline) */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1839,7 +1839,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            /** @description `card_data_forbidden` (card data sent instead of a payment key) or `idempotency_key_reused` */
+            /** @description `card_data_forbidden` (card data sent instead of a payment key), `bank_data_forbidden` (bank account data sent instead of a payment key, as for `POST /v1/sales`) or `idempotency_key_reused` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -182,6 +182,9 @@ function recordGroups(text: string, from: number, to: number, digits: number): n
 
 // What runEnd counted besides the end: the run's digits. Module state keeps runEnd allocation-free.
 let runDigits = 0;
+// Whether the last containsPan met nine ASCII digits in a row or a character past ASCII: what a routing number
+// needs (src/bank/bank-data.ts). Noted on the way, so the guard's bank rule skips values without it in the same pass.
+let mayHoldRouting = false;
 // Whether the last scan met a UTF-8 lead byte read as latin1 (PanScanOptions.headerBytes).
 let sawUtf8Lead = false;
 
@@ -193,13 +196,17 @@ function runEnd(text: string, start: number): number {
   const length = text.length;
   let j = start + (text.charCodeAt(start) < 0xd800 ? 1 : width(kindAt(text, start)));
   let digits = 1;
+  let stretch = 1; // ASCII digits in a row (mayHoldRouting)
   while (j < length) {
     const c = text.charCodeAt(j);
     if (c >= 48 && c <= 57) {
       j++;
       digits++;
+      if (++stretch === 9) mayHoldRouting = true;
       continue;
     }
+    stretch = 0;
+    if (c >= 0x80) mayHoldRouting = true;
     let kind = kindAt(text, j);
     if (isDigitKind(kind)) {
       j += width(kind);
@@ -218,6 +225,7 @@ function runEnd(text: string, start: number): number {
     if (k === j || k >= length || !isDigitKind(kind)) break;
     j = k + width(kind);
     digits++;
+    stretch = 1;
   }
   runDigits = digits;
   return j;
@@ -237,6 +245,7 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
         i++;
         continue;
       }
+      mayHoldRouting = true;
       if (c >= 0xc2 && c <= 0xf4) sawUtf8Lead = true; // never inside a run: a letter (or × ÷) to the table
       if (!isDigitKind(kindAt(text, i))) {
         i++;
@@ -255,11 +264,20 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
 
 /** True when any run in the text holds a card number. */
 export function containsPan(text: string, options: PanScanOptions = {}): boolean {
+  mayHoldRouting = false;
   if (text.length < MIN_PAN_DIGITS) return false;
   const delimited = options.delimited === true;
   sawUtf8Lead = false;
   if (scan(text, delimited, () => true)) return true;
   return options.headerBytes === true && sawUtf8Lead && scan(Buffer.from(text, 'latin1').toString('utf8'), delimited, () => true);
+}
+
+/**
+ * Whether the text the last containsPan call passed (no card number in it) may hold a routing number: nine ASCII
+ * digits in a row or a character past ASCII. False lets the bank rule skip the value without reading it again.
+ */
+export function lastScanMayHoldRouting(): boolean {
+  return mayHoldRouting;
 }
 
 /** Replaces every run that holds a card number, whole, with the replacement (over-redacting a neighbour group is fine). */

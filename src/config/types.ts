@@ -161,6 +161,8 @@ export interface SandboxConfig {
   deletedCardref: 'refused' | 'honoured';
   /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */
   lookupRefunds: 'none' | 'listed';
+  /** A look-up's `auth_amount`: `listed` (the spec's transaction response) or `omitted` (the reference's look-up example, the capture). */
+  lookupAuthAmount: 'listed' | 'omitted';
   /** A follow-up's `custom_fields`: `echoed` on its look-up and list items, or `dropped`. */
   customFields: 'echoed' | 'dropped';
   /** SANDBOX_MERCHANT_KEY: the `merch_key` of its webhooks. */

@@ -1,5 +1,8 @@
 /**
- * The card-data guard (contract.md guarantee 1 and the 422 `card_data_forbidden` row). Mount after
+ * The card- and bank-data guard (contract.md guarantees 1 and 14, the 422 `card_data_forbidden` and
+ * `bank_data_forbidden` rows). One walk over the request applies both rules at each name and value (the card
+ * rule first): src/card/pan.ts for card numbers, src/bank/bank-data.ts for a routing number beside an account
+ * number and for bank field names (`routing`, `account_number`, `check`, …). Mount after
  * `jsonBody(config)` and before any route:
  *   app.use(jsonBody(config)); app.use(cardGuard());
  * Routers mounted before it (docs, demo: GET only, no body) put it on each of their own routes instead: a
@@ -10,12 +13,26 @@
  * by jsonBody, because JSON.parse rounds numbers beyond 2^53 (a 19-digit PAN as a JSON number).
  */
 import type { RequestHandler } from 'express';
-import { containsPan as hasPan } from '../card/pan';
+import { containsBankNumbers, isBankLikeNormalised } from '../bank/bank-data';
+import { containsPan as hasPan, lastScanMayHoldRouting } from '../card/pan';
 import { normaliseKey } from '../observability/redact';
-import { CardDataForbidden } from './errors';
+import { BankDataForbidden, CardDataForbidden } from './errors';
 import './types';
 
 export type CardDataLocation = 'header' | 'path' | 'query' | 'body';
+/** Which rule a request broke. */
+export type PaymentDataKind = 'card' | 'bank';
+export interface PaymentDataFound {
+  location: CardDataLocation;
+  kind: PaymentDataKind;
+}
+
+/** The rules one walk applies: both for the guard; the card rule alone where only card numbers matter. */
+interface Rules {
+  bank: boolean;
+}
+const CARD_ONLY: Rules = { bank: false };
+const BOTH: Rules = { bank: true };
 
 /** Field names that only ever hold card data (compared lowercased without - and _). */
 const CARD_NAMES = new Set([
@@ -37,29 +54,48 @@ export function isCardLikeName(name: string): boolean {
   return CARD_NAMES.has(normaliseKey(name));
 }
 
+/** What a string holds, card data first. */
+function inText(text: string, rules: Rules): PaymentDataKind | undefined {
+  if (hasPan(text)) return 'card';
+  // The card scan noted whether a routing number could be there at all: nearly every value is passed once.
+  return rules.bank && lastScanMayHoldRouting() && containsBankNumbers(text) ? 'bank' : undefined;
+}
+
 /**
- * True when a parsed JSON value or query object holds card data anywhere. Iterative, so deeply nested
- * input cannot overflow the stack.
+ * Which raw payment data a parsed JSON value or query object holds anywhere (names, string and number values,
+ * arrays). Iterative, so deeply nested input cannot overflow the stack.
  */
-export function containsCardData(root: unknown): boolean {
+function findIn(root: unknown, rules: Rules): PaymentDataKind | undefined {
   const stack: { value: unknown; cardContext: boolean }[] = [{ value: root, cardContext: false }];
   while (stack.length > 0) {
     const { value, cardContext } = stack.pop() as { value: unknown; cardContext: boolean };
     if (typeof value === 'string') {
-      if (hasPan(value)) return true;
+      const kind = inText(value, rules);
+      if (kind) return kind;
     } else if (typeof value === 'number' || typeof value === 'bigint') {
-      if (hasPan(String(value))) return true;
+      if (hasPan(String(value))) return 'card';
     } else if (Array.isArray(value)) {
       for (const item of value) stack.push({ value: item, cardContext });
     } else if (value !== null && typeof value === 'object') {
       for (const [key, child] of Object.entries(value)) {
         const norm = normaliseKey(key);
-        if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || hasPan(key)) return true;
+        if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || hasPan(key)) return 'card';
+        if (rules.bank && (isBankLikeNormalised(norm) || containsBankNumbers(key))) return 'bank';
         stack.push({ value: child, cardContext: isCardContext(norm) });
       }
     }
   }
-  return false;
+  return undefined;
+}
+
+/** True when a parsed JSON value or query object holds card data anywhere. */
+export function containsCardData(root: unknown): boolean {
+  return findIn(root, CARD_ONLY) !== undefined;
+}
+
+/** Which raw card or bank data a parsed JSON value or query object holds anywhere, card first. */
+export function findPaymentDataIn(root: unknown): PaymentDataKind | undefined {
+  return findIn(root, BOTH);
 }
 
 function safeDecode(text: string): string {
@@ -85,39 +121,69 @@ const TRACE_FORMATS: Readonly<Record<string, RegExp>> = {
   traceparent: /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/i,
 };
 
-function headersHoldCardData(headers: NodeJS.Dict<string | string[]>): boolean {
+function inHeaders(headers: NodeJS.Dict<string | string[]>, rules: Rules): PaymentDataKind | undefined {
   for (const [name, value] of Object.entries(headers)) {
     // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
-    if (isCardLikeName(name.replace(/^x-/i, '')) || headerValueHoldsPan(name)) return true;
+    const norm = normaliseKey(name.replace(/^x-/i, ''));
+    if (CARD_NAMES.has(norm) || headerValueHoldsPan(name)) return 'card';
+    if (rules.bank && isBankLikeNormalised(norm)) return 'bank';
     const values = Array.isArray(value) ? value : [value ?? ''];
     const format = TRACE_FORMATS[name.toLowerCase()];
-    if (values.some((v) => !(format?.test(v) ?? false) && headerValueHoldsPan(v))) return true;
+    for (const v of values) {
+      if (format?.test(v) ?? false) continue;
+      if (headerValueHoldsPan(v)) return 'card';
+      // A routing number glued to letters (a hex or base64 id) is never one (bank-data.ts): no delimited mode needed.
+      if (rules.bank && lastScanMayHoldRouting() && containsBankNumbers(v)) return 'bank';
+    }
   }
-  return false;
+  return undefined;
 }
 
-/** Where raw card data sits in this request, or undefined. The body is scanned in its parsed form. */
-export function findCardData(req: {
+/** What the guard reads of a request. */
+interface ScannedRequest {
   headers: NodeJS.Dict<string | string[]>;
   originalUrl: string;
   query: unknown;
   body?: unknown;
-}): CardDataLocation | undefined {
-  if (headersHoldCardData(req.headers)) return 'header';
+}
+
+function find(req: ScannedRequest, rules: Rules): PaymentDataFound | undefined {
+  const header = inHeaders(req.headers, rules);
+  if (header) return { location: 'header', kind: header };
   const at = req.originalUrl.indexOf('?');
   const rawPath = at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
   const rawQuery = at < 0 ? '' : req.originalUrl.slice(at + 1);
-  if (hasPan(rawPath) || hasPan(safeDecode(rawPath))) return 'path';
-  if (hasPan(rawQuery) || hasPan(safeDecode(rawQuery.replace(/\+/g, ' '))) || containsCardData(req.query)) return 'query';
-  if (req.body !== undefined && containsCardData(req.body)) return 'body';
+  const decodedPath = safeDecode(rawPath);
+  // Bank numbers per segment: `/v1/sales/` would make the segment's numbers part of an identifier (bank-data.ts).
+  const path =
+    inText(rawPath, CARD_ONLY) ??
+    inText(decodedPath, CARD_ONLY) ??
+    (rules.bank && lastScanMayHoldRouting() && decodedPath.split('/').some(containsBankNumbers) ? 'bank' : undefined);
+  if (path) return { location: 'path', kind: path };
+  const query = inText(rawQuery, CARD_ONLY) ?? inText(safeDecode(rawQuery.replace(/\+/g, ' ')), CARD_ONLY) ?? findIn(req.query, rules);
+  // Bank numbers are looked for in each parameter's value only: the query's text joins parameters (`a=…&b=…`).
+  if (query) return { location: 'query', kind: query };
+  const body = req.body !== undefined ? findIn(req.body, rules) : undefined;
+  if (body) return { location: 'body', kind: body };
   return undefined;
+}
+
+/** Where raw card data sits in this request, or undefined. The body is scanned in its parsed form. */
+export function findCardData(req: ScannedRequest): CardDataLocation | undefined {
+  return find(req, CARD_ONLY)?.location;
+}
+
+/** Where raw card or bank data sits in this request and which, or undefined: the guard's one walk. */
+export function findRawPaymentData(req: ScannedRequest): PaymentDataFound | undefined {
+  return find(req, BOTH);
 }
 
 export function cardGuard(): RequestHandler {
   return (req, _res, next) => {
-    const location = findCardData(req);
-    if (location === undefined) return next();
-    req.log?.warn('card data rejected', { location });
-    next(new CardDataForbidden());
+    const found = findRawPaymentData(req);
+    if (found === undefined) return next();
+    // Only the location and the rule are logged, never the value.
+    req.log?.warn(found.kind === 'card' ? 'card data rejected' : 'bank data rejected', { location: found.location });
+    next(found.kind === 'card' ? new CardDataForbidden() : new BankDataForbidden());
   };
 }

@@ -23,6 +23,7 @@ export type ApiErrorCode =
   | 'card_declined'
   | 'payload_too_large'
   | 'card_data_forbidden'
+  | 'bank_data_forbidden'
   | 'idempotency_key_reused'
   | 'rate_limited'
   | 'gateway_error'
@@ -228,6 +229,12 @@ export class PayloadTooLarge extends ApiError {
 export class CardDataForbidden extends ApiError {
   constructor() {
     super(422, 'card_data_forbidden', 'Raw card data is not accepted; use a stored payment method.');
+  }
+}
+
+export class BankDataForbidden extends ApiError {
+  constructor() {
+    super(422, 'bank_data_forbidden', 'Raw bank account data is not accepted; collect it with the gateway\'s check form.');
   }
 }
 

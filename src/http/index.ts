@@ -19,7 +19,7 @@ export { answerClientErrors } from './client-error';
 export { API_SERVER_OPTIONS, createAppServer } from './server';
 export { createAuthenticator, requireAuth, requireScope, requireAnyCustomer, canAccessCustomer, assertCustomerAccess, ANY_CUSTOMER_SCOPE, MAX_TOKEN_BYTES } from './auth';
 export type { Authenticator, AuthenticatorOptions } from './auth';
-export { cardGuard, findCardData, containsCardData, isCardLikeName } from './card-guard';
+export { cardGuard, findCardData, findRawPaymentData, containsCardData, isCardLikeName } from './card-guard';
 export { containsPan as hasPan } from '../card/pan';
 export { createJwksKeySource, KeyUnavailable } from './jwks';
 export type { CardDataLocation } from './card-guard';

@@ -1,3 +1,4 @@
+import { isBankLikeName, redactBankNumbers } from '../bank/bank-data';
 import { MIN_PAN_DIGITS, redactPans } from '../card/pan';
 import { Secret } from '../config/secret';
 
@@ -22,17 +23,18 @@ export function normaliseKey(key: string): string {
   return key.toLowerCase().replace(/[-_]/g, '');
 }
 
+/** Credentials and card fields by name, and bank fields (`routing`, `account_number`, `check`, …: src/bank/bank-data.ts). */
 export function isSensitiveKey(key: string): boolean {
-  return SENSITIVE_KEYS.has(normaliseKey(key));
+  return SENSITIVE_KEYS.has(normaliseKey(key)) || isBankLikeName(key);
 }
 
 /**
- * Scrubs one string: card numbers (src/card/pan.ts: a network's range and Luhn, any separator form),
- * credential shapes, and the literal values of registered secrets (the PIN, API key and JWT secret of this
+ * Scrubs one string: card numbers (src/card/pan.ts: a network's range and Luhn, any separator form), a routing
+ * number beside an account number (src/bank/bank-data.ts), credential shapes, and the literal values of registered secrets (the PIN, API key and JWT secret of this
  * process).
  */
 export function redactString(text: string, literals: readonly string[] = []): string {
-  let out = redactPans(text);
+  let out = redactBankNumbers(redactPans(text));
   for (const shape of SHAPES) out = out.replace(shape, REDACTED);
   for (const literal of literals) if (literal && out.includes(literal)) out = out.split(literal).join(REDACTED);
   return out;

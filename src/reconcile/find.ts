@@ -1,9 +1,10 @@
 import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
+import { fromCents } from '../gateway/money';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
-import { capturedCents, fieldsOfDetail, recordFromDetail, statusOf } from '../sales/sale-view';
+import { fieldsOfDetail, recordFromDetail, shownCapturedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { WalletCustomers } from '../wallet/customers';
@@ -181,9 +182,14 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       if (decision.happened) found = { op, detail: tx, refund: { key: decision.key, refnum: decision.refnum, amountCents: mine.cents, method: decision.method } };
     } else {
       found = decide(op, tx);
+      // A capture found on a look-up without auth_amount: it captured the amount it asked (its reservation), which
+      // the answer and the record then say, not the look-up's `amount` (the authorization's).
+      if (found?.op === 'capture' && mine && tx.auth_amount === undefined) found = { op, detail: { ...tx, auth_amount: fromCents(mine.cents) } };
     }
     if (found === undefined) return { kind: 'absent', onProven: mine ? () => settle(saleKey, mine.op, id, 'released') : undefined };
-    if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', capturedCents(tx));
+    // What was captured: the look-up's auth_amount; without one (not documented on every look-up), the amount this
+    // capture asked, which the gateway captures as asked (a partial capture's `amount` stays the authorization's).
+    if (op === 'capture' && mine) await settle(saleKey, 'capture', id, 'applied', shownCapturedCents(tx) ?? mine.cents);
     // Captured, the sale is in a batch: its kept fields follow, so a later void answers it.
     if (op === 'capture' && known?.fields) await records.describe(saleKey, { ...known.fields, ...fieldsOfDetail(tx), payment_method: known.fields.payment_method }, 'update');
     // A void's reservation (issue 25, item 5) settles applied, which makes the sale voided; an older void made

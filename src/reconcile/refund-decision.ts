@@ -1,6 +1,6 @@
 import type { TransactionDetail } from '../gateway/types';
 import type { Reservation, SaleRecord } from '../sale-records';
-import { capturedCents, statusOf } from '../sales/sale-view';
+import { shownCapturedCents, statusOf } from '../sales/sale-view';
 import type { Credit } from './find-refund';
 
 /**
@@ -48,9 +48,14 @@ export function decideRefund(e: RefundEvidence): RefundDecision {
   const tagged = new Set(credits.map((c) => c.tag).filter((t): t is string => t !== undefined));
   const others = e.others.filter((r) => !tagged.has(r.id));
   const voided = statusOf(tx) === 'voided';
+  const shown = shownCapturedCents(tx);
+  // A look-up without auth_amount cannot show what a refund:adjust took off an unsettled capture, and whether the
+  // sale was unsettled when this refund landed is not documented either: neither found nor absent can be proven
+  // from it. The outcome stays unknown; past the deadline an operator settles it (guarantee 6, never a guess).
+  if (!voided && shown === undefined) return { happened: 'unknown', why: 'the sale\'s look-up carries no auth_amount: a refund:adjust of its capture cannot be seen' };
   // Money the look-up shows returned beyond the settled refunds that took it: a void returned all that was left;
   // otherwise what refund:adjust took off the capture, less the adjusts already settled.
-  const unaccounted = voided ? known.capturedCents - known.refundedCents : Math.max(0, known.capturedCents - capturedCents(tx)) - e.settledAdjustCents;
+  const unaccounted = voided ? known.capturedCents - known.refundedCents : Math.max(0, known.capturedCents - (shown ?? 0)) - e.settledAdjustCents;
   let holds: 'all' | 'none' | 'some';
   if (others.length === 0) holds = unaccounted >= mine.cents ? 'all' : 'none';
   else {

@@ -3,7 +3,7 @@ import type { GatewayResult } from '../gateway/types';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { SaleRecords } from '../sale-records';
-import { capturedCents, statusOf } from '../sales/sale-view';
+import { shownCapturedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/reference';
 import type { AnswerOf } from './find';
 import { creditOf } from './find-refund';
@@ -64,10 +64,12 @@ export function createHandSettler(deps: HandSettlerDeps): HandSettler {
     const sale = await read(() => deps.gateway.getTransaction(saleKey));
     let refund: { key: string; refnum: string; method: 'refund' | 'void' };
     if (decision.transaction === saleKey) {
-      // The sale itself shows the refund only when voided, or when refund:adjust lowered its capture by as much.
+      // The sale itself shows the refund only when voided, or when refund:adjust lowered its capture by as much. A
+      // look-up without auth_amount shows nothing either way: the operator's word (from the console) stands.
       const known = await records.get(saleKey);
       const voided = statusOf(sale) === 'voided';
-      if (!voided && (known === undefined || known.capturedCents - capturedCents(sale) < mine.cents)) throw new HandSettleError('transaction_mismatch', 'The sale shows no refund of this amount: name the refund\'s own transaction.');
+      const shown = shownCapturedCents(sale);
+      if (!voided && shown !== undefined && (known === undefined || known.capturedCents - shown < mine.cents)) throw new HandSettleError('transaction_mismatch', 'The sale shows no refund of this amount: name the refund\'s own transaction.');
       refund = { key: saleKey, refnum: sale.refnum, method: voided ? 'void' : 'refund' };
     } else {
       const credit = creditOf(await read(() => deps.gateway.getTransaction(decision.transaction as string)));

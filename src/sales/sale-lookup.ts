@@ -59,7 +59,7 @@ export interface SaleLookup {
 /**
  * What a gateway read confirms of a sale, beside what tokengate's record knows (`view`). Guarantee 12: the
  * gateway's word wins in both directions where its read says it. An unsettled sale's `auth_amount` is what it has
- * left (a refund:adjust lowers it, an adjustment changes it); a settled sale's refunds are transactions of their
+ * left (a refund:adjust lowers it, an adjustment changes it; a look-up without one says nothing of it); a settled sale's refunds are transactions of their
  * own, which its look-up lists only on some gateways (`refundsListed`): without that list the record's refunded
  * stands (tokengate's own refunds, the webhooks it could link), never a guess from the look-up.
  */
@@ -68,8 +68,10 @@ export function gatewayState(view: SaleView, detail: TransactionDetail): Gateway
   const status = statusOf(detail);
   let { refundedCents: refunded, capturedCents: captured } = record;
   const standing = status === 'pending_settlement' || status === 'settled';
-  if (record.state === 'captured' && standing && (status !== 'settled' || detail.refundsListed)) {
-    const left = toCents(detail.auth_amount ?? detail.amount) - (detail.refundsListed ? refundedCents(detail) : 0);
+  // Without auth_amount (not on every look-up: SANDBOX_LOOKUP_AUTH_AMOUNT=omitted) the read says nothing of what is
+  // left: its `amount` is what was asked. The record's amounts stand, as for a settled sale without a refunds list.
+  if (record.state === 'captured' && standing && detail.auth_amount !== undefined && (status !== 'settled' || detail.refundsListed)) {
+    const left = toCents(detail.auth_amount) - (detail.refundsListed ? refundedCents(detail) : 0);
     if (left > captured) captured = left;
     refunded = Math.max(0, captured - left);
   }

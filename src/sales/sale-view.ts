@@ -57,6 +57,18 @@ export function capturedCents(tx: TransactionDetail): number {
   return toCents(tx.auth_amount ?? tx.amount);
 }
 
+/**
+ * What the look-up SHOWS captured now, or undefined when it cannot say: a standing sale's look-up without
+ * `auth_amount` (the reference's look-up example and the real capture have none; SANDBOX_LOOKUP_AUTH_AMOUNT=omitted).
+ * Its `amount` is what was asked, which a partial capture, `cc:adjust` or `refund:adjust` leaves as it was: never
+ * evidence of what is held now. Money decisions read this; capturedCents' fallback is for display and seeds.
+ */
+export function shownCapturedCents(tx: TransactionDetail): number | undefined {
+  const status = statusOf(tx);
+  if (status === 'authorized' || status === 'voided' || status === 'declined' || status === 'error') return 0;
+  return tx.auth_amount === undefined ? undefined : toCents(tx.auth_amount);
+}
+
 /** The sale's own fields as the gateway's lookup gives them (the payment method is not among them). */
 export function fieldsOfDetail(tx: TransactionDetail): SaleFields {
   const f: SaleFields = { refnum: tx.refnum, result_code: tx.result_code ?? '', result: tx.result ?? '', authcode: tx.authcode ?? '', amount: tx.amount };

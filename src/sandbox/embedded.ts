@@ -36,6 +36,7 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       duplicateFolding: s.duplicateFolding,
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
+      lookupAuthAmount: s.lookupAuthAmount,
       customFields: s.customFields,
       // The merchant tokengate serves, when named: the embedded sandbox is that merchant's gateway.
       merchantKey: config.gateway.merchantKey ?? s.merchantKey,

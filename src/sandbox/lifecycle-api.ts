@@ -129,7 +129,7 @@ export function handleLifecycleRoute(core: SandboxCore, req: Request, route: Lif
   core.ach.run(now);
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;
-  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields };
+  const view = { lookupRefunds: core.settings.lookupRefunds, customFields: core.settings.customFields, lookupAuthAmount: core.settings.lookupAuthAmount };
   switch (route.kind) {
     case 'transaction':
       return getTransaction(life, route.key, view);

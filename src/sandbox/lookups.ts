@@ -4,7 +4,7 @@ import type { FixtureStore } from './fixtures';
 import type { CheckStatus, Lifecycle, LifecycleTx } from './lifecycle';
 import { fail, list, type Answer, type Query } from './reads';
 import { formatCents } from './sale-request';
-import type { SandboxCustomFields, SandboxLookupRefunds, SandboxWireFormat } from './settings';
+import type { SandboxCustomFields, SandboxLookupAuthAmount, SandboxLookupRefunds, SandboxWireFormat } from './settings';
 
 /** What a transaction's look-up and list items carry beyond the documented fields (issue 42; README, Payment lifecycle). */
 export interface ViewOptions {
@@ -12,6 +12,8 @@ export interface ViewOptions {
   lookupRefunds: SandboxLookupRefunds;
   /** `echoed`: a refund's `custom_fields` as its request sent them; `dropped`: none. */
   customFields: SandboxCustomFields;
+  /** `omitted`: `GET /transactions/{key}` carries no `auth_amount` (as the reference's example); list items keep it. */
+  lookupAuthAmount?: SandboxLookupAuthAmount;
 }
 
 export const DOCUMENTED_VIEW: ViewOptions = { lookupRefunds: 'none', customFields: 'echoed' };
@@ -93,7 +95,9 @@ function refundView(r: LifecycleTx): Record<string, unknown> {
 export function getTransaction(life: Lifecycle, key: string, options: ViewOptions = DOCUMENTED_VIEW): Answer {
   const tx = life.get(key);
   if (!tx) return fail(ERRORS.transactionNotFound);
-  return { status: 200, body: transactionView(life, tx, options) };
+  const body = transactionView(life, tx, options);
+  if (options.lookupAuthAmount === 'omitted') delete body.auth_amount;
+  return { status: 200, body };
 }
 
 export function listCustomerTransactions(life: Lifecycle, store: FixtureStore, customerId: string, query: Query, format: SandboxWireFormat, options: ViewOptions = DOCUMENTED_VIEW): Answer {

@@ -28,6 +28,7 @@ async function main(): Promise<void> {
       batchCloseIntervalMs: s.batchCloseIntervalMs,
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
+      lookupAuthAmount: s.lookupAuthAmount,
       customFields: s.customFields,
       merchantKey: s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,

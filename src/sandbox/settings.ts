@@ -22,6 +22,8 @@ export type SandboxDeletedCardref = 'refused' | 'honoured';
  * the real sandbox's capture (gateway-facts.md, Looking transactions up); `listed` for the other plausible reading.
  */
 export type SandboxLookupRefunds = 'none' | 'listed';
+/** Whether `GET /transactions/{key}` carries `auth_amount` (README.md, Sources: the spec's transaction response has it, the reference's look-up example and the capture do not). */
+export type SandboxLookupAuthAmount = 'listed' | 'omitted';
 
 /**
  * What the gateway keeps of a follow-up's `custom_fields` (issue 42): `echoed` (default) as a merchant who set the
@@ -69,6 +71,7 @@ export interface SandboxSettings extends WebhookSettings {
   paymentKeyTtlMs: number;
   deletedCardref: SandboxDeletedCardref;
   lookupRefunds: SandboxLookupRefunds;
+  lookupAuthAmount: SandboxLookupAuthAmount;
   customFields: SandboxCustomFields;
   /** The `merch_key` its webhooks carry (README.md, Webhooks). */
   merchantKey: string;
@@ -100,6 +103,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
   lookupRefunds: 'none',
+  lookupAuthAmount: 'listed',
   customFields: 'echoed',
   // The reference's example merchant (UsaEPay.NET docs/api-rest.md, Webhooks): fixed, so a test can name it.
   merchantKey: '5qwnn5b51gnkd1b',
@@ -193,6 +197,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'lookupRefunds') {
       if (value !== 'none' && value !== 'listed') throw new SettingsError('lookupRefunds must be none or listed');
       out.lookupRefunds = value;
+    } else if (name === 'lookupAuthAmount') {
+      if (value !== 'listed' && value !== 'omitted') throw new SettingsError('lookupAuthAmount must be listed or omitted');
+      out.lookupAuthAmount = value;
     } else if (name === 'customFields') {
       if (value !== 'echoed' && value !== 'dropped') throw new SettingsError('customFields must be echoed or dropped');
       out.customFields = value;

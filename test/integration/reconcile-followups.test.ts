@@ -6,13 +6,20 @@ import { startBff, token, type Bff } from '../support/bff';
  * guarantees 6 and 7), against the sandbox, whose ledger is the judge: never moved twice, never beyond the
  * captured amount, the reservation of a refund kept while unknown and settled from the gateway's records.
  * Under both readings of the look-up (issue 42): `none` (as documented: no `refunds` list) and `listed`; the
- * reconciler must never need the list.
+ * reconciler must never need the list. And with the look-up's `auth_amount` omitted (the reference's look-up
+ * example and the capture have none): a capture is settled at the amount it asked; a refund that only auth_amount
+ * could prove (a refund:adjust of an unsettled capture) or disprove stays unknown and nothing is sent again.
  */
 jest.setTimeout(30_000);
 
 const MAX_PROCESSING_MS = 1500;
 
-describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (lookupRefunds) => {
+describe.each([
+  ['none', 'listed'],
+  ['listed', 'listed'],
+  ['none', 'omitted'],
+] as const)('the look-up lists refunds: %s, auth_amount: %s', (lookupRefunds, lookupAuthAmount) => {
+  const omitted = lookupAuthAmount === 'omitted';
   let bff: Bff;
   let customer: string;
   let paymentMethod: string;
@@ -22,7 +29,7 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
 
   beforeAll(async () => {
     bff = await startBff({
-      sandbox: { lookupRefunds },
+      sandbox: { lookupRefunds, lookupAuthAmount },
       env: { GATEWAY_TIMEOUT_MS: '400', RECONCILE_INTERVAL_MS: '100', RECONCILE_RETRY_MS: '200', RECONCILE_MAX_PROCESSING_MS: String(MAX_PROCESSING_MS) },
     });
     const found = bff.sandbox.fixtures.findByNumber('4000100011112224');
@@ -93,6 +100,13 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     const key = `fu-ref-${run}`;
     expect([502, 504]).toContain((await call('POST', `/v1/sales/${sale}/refunds`, key, { amount: '30.00' })).status);
     const final = await untilKnown(`/v1/sales/${sale}/refunds`, key, { amount: '30.00' });
+    if (omitted) {
+      // Its only mark is the lowered auth_amount: unknown, nothing re-sent, the 30.00 still reserved.
+      expect([final.status, final.body.error?.code]).toEqual([409, 'outcome_unknown']);
+      expect((await call('POST', `/v1/sales/${sale}/refunds`, `fu-ref2-${run}`, { amount: '20.00' })).body.error?.code).toBe('refund_exceeds_sale');
+      expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.command === 'refund:adjust')).toHaveLength(1);
+      return;
+    }
     expect(final.status).toBe(201);
     expect(final.headers.get('tokengate-reconciled')).toBe('true');
     // Unsettled, the sale stays captured for 10.00: the replay says what the live answer says, a refund.
@@ -141,17 +155,29 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     const [final1, final2] = await Promise.all([untilKnown(`/v1/sales/${sale}/refunds`, r1, { amount: '3.00' }), untilKnown(`/v1/sales/${sale}/refunds`, r2, { amount: '5.00' })]);
     // r2 is found, naming the gateway's 5.00 refund; r1 is proven absent, released, and its retry refunds once.
     expect([final2.status, final2.headers.get('tokengate-reconciled'), final2.body.amount, final2.body.key]).toEqual([201, 'true', '5.00', made[0]?.createdKey]);
+    if (omitted) {
+      // Without auth_amount nothing proves r1 was not a refund:adjust made before the batch closed: it waits.
+      expect([final1.status, final1.body.error?.code]).toEqual([409, 'outcome_unknown']);
+      expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey).map((o) => o.amount)).toEqual(['5.00']);
+      return;
+    }
     expect([final1.status, final1.headers.get('tokengate-reconciled'), final1.body.amount]).toEqual([201, null, '3.00']);
     const refunds = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey);
     expect(refunds.map((o) => o.amount).sort()).toEqual(['3.00', '5.00']);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 20_000);
+  }, 40_000);
 
   test('when two refunds of the same amount are unknown at once and only one reached the gateway, then once neither can land one is found and the other released, and the sale is refunded exactly twice', async () => {
     const { sale, r1, r2 } = await twoUnknownRefunds('fu-eq', '4.00', '4.00');
     expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey)).toHaveLength(1);
 
     const finals = await Promise.all([r1, r2].map((k) => untilKnown(`/v1/sales/${sale}/refunds`, k, { amount: '4.00' })));
+    if (omitted) {
+      // The tagged credit names r2; r1 cannot be proven absent without auth_amount: one found, one unknown, one refund.
+      expect(finals.map((f) => [f.status, f.headers.get('tokengate-reconciled')])).toEqual([[409, null], [201, 'true']]);
+      expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey)).toHaveLength(1);
+      return;
+    }
     // One key is credited with the refund the gateway made; the other is proven absent and its retry refunds once.
     expect(finals.map((f) => [f.status, f.body.amount]).sort()).toEqual([[201, '4.00'], [201, '4.00']]);
     expect(finals.map((f) => f.headers.get('tokengate-reconciled')).sort()).toEqual(['true', null].sort());
@@ -159,7 +185,7 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     expect(made.map((o) => o.amount)).toEqual(['4.00', '4.00']);
     expect(new Set(finals.map((f) => f.body.key)).size).toBe(2);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 20_000);
+  }, 40_000);
 
   test('when a refund of one amount is unknown and a later refund of the same amount succeeds first, then the unknown one is found naming its own gateway refund, not the later one', async () => {
     const sale = await newSale();
@@ -180,7 +206,7 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     expect([final1.status, final1.headers.get('tokengate-reconciled'), final1.body.key]).toEqual([201, 'true', made[0]]);
     expect(r2.body.key).toBe(made[1]);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 20_000);
+  }, 40_000);
 
   test('when a refund never reached the gateway (5xx before), then its reservation and key are released and a retry refunds once', async () => {
     const sale = await newSale();
@@ -190,6 +216,12 @@ describe.each(['none', 'listed'] as const)('the look-up lists refunds: %s', (loo
     // While unknown, the whole amount stays reserved: nothing else can be refunded.
     expect((await call('POST', `/v1/sales/${sale}/refunds`, `fu-other-${run}`, { amount: '1.00' })).body.error?.code).toBe('refund_exceeds_sale');
     const final = await untilKnown(`/v1/sales/${sale}/refunds`, key, { amount: '40.00' });
+    if (omitted) {
+      // Not voided, and no auth_amount to show the capture untouched: absence is not proven, nothing is sent.
+      expect([final.status, final.body.error?.code]).toEqual([409, 'outcome_unknown']);
+      expect(bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.result_code === 'A' && o.command !== 'cc:sale')).toHaveLength(0);
+      return;
+    }
     expect(final.status).toBe(201);
     expect(final.headers.get('tokengate-reconciled')).toBeNull();
     const entry = bff.sandbox.ledger.get(sale);

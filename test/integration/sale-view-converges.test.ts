@@ -27,7 +27,7 @@ describe('a sale\'s view converges to the gateway\'s records, both directions', 
     approved = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
   });
   afterAll(() => bff.stop());
-  afterEach(() => bff.sandbox.update({ webhookUrls: [], latencyMs: 0, refundWithoutAmount: 'left' }));
+  afterEach(() => bff.sandbox.update({ webhookUrls: [], latencyMs: 0, refundWithoutAmount: 'left', lookupAuthAmount: 'listed' }));
 
   const bearer = () => token({ sub: 'cv-internal', scope: 'customers:any sales:create sales:read sales:capture sales:void refunds:create events:read' });
   const post = (path: string, body?: object, url = bff.url) => {
@@ -88,6 +88,17 @@ describe('a sale\'s view converges to the gateway\'s records, both directions', 
     const key = (await post('/v1/sales', { customer, payment_method: approved, amount: '10.00' })).body.key as string;
     await atSandbox({ command: 'cc:adjust', trankey: key, amount: '12.00' });
     expect((await forced(key)).body).toMatchObject({ amount_captured: '12.00', amount_refunded: '0.00' });
+  });
+
+  it('when the look-up carries no auth_amount (SANDBOX_LOOKUP_AUTH_AMOUNT=omitted), then a no-cache read of a partly refunded unsettled sale keeps what tokengate refunded and the bound holds', async () => {
+    bff.sandbox.update({ lookupAuthAmount: 'omitted' });
+    const key = (await post('/v1/sales', { customer, payment_method: approved, amount: '40.00' })).body.key as string;
+    expect((await post(`/v1/sales/${key}/refunds`, { amount: '10.00' })).status).toBe(201);
+    // The look-up's `amount` is still 40.00: it says nothing of the refund:adjust, so the view's 10.00 stands.
+    expect((await forced(key, other.url)).body).toMatchObject({ amount_captured: '40.00', amount_refunded: '10.00' });
+    const over = await post(`/v1/sales/${key}/refunds`, { amount: '31.00' }, other.url);
+    expect([over.status, over.body.error?.code]).toEqual([422, 'refund_exceeds_sale']);
+    expect((await post(`/v1/sales/${key}/refunds`, { amount: '30.00' }, other.url)).status).toBe(201);
   });
 
   it('when a no-cache read on one replica races a refund on another, then no second refund can exceed the sale', async () => {

@@ -16,7 +16,7 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
   afterAll(() => sb.close());
   beforeEach(() => {
     sb.reset();
-    sb.update({ duplicateFolding: false, batchCloseIntervalMs: 0, lookupRefunds: 'none', customFields: 'echoed' });
+    sb.update({ duplicateFolding: false, batchCloseIntervalMs: 0, lookupRefunds: 'none', lookupAuthAmount: 'listed', customFields: 'echoed' });
   });
 
   const post = async (body: unknown) => {
@@ -210,6 +210,19 @@ describe('sandbox over HTTP: the payment lifecycle', () => {
     expect((await get(`transactions/${key}`)).body).toMatchObject({ refunds: [{ key: refund.key, amount: '1.25', status_code: 'P' }] });
     expect((await get(`transactions/${refund.key as string}`)).body).toMatchObject({ original: { key } });
     expect(JSON.stringify(body)).not.toContain(APPROVED);
+  });
+
+  it('when lookupAuthAmount is omitted, then GET transactions/{key} carries no auth_amount (as the reference\'s look-up example) while the lists keep it', async () => {
+    const c = sb.fixtures.firstCustomer();
+    const key = await charge('cc:sale', APPROVED, { custkey: c.key, amount: '20.00' });
+    await follow('refund:adjust', key, { amount: '4.00' });
+    expect((await get(`transactions/${key}`)).body).toMatchObject({ amount: '20.00', auth_amount: '16.00' });
+    sb.update({ lookupAuthAmount: 'omitted' });
+    const { body } = await get(`transactions/${key}`);
+    expect(body).toMatchObject({ key, amount: '20.00', status_code: 'P' });
+    expect(body).not.toHaveProperty('auth_amount');
+    const items = ((await get(`customers/${c.key}/transactions?limit=1000`)).body as unknown as { data: Tx[] }).data;
+    expect(items.find((t) => t.key === key)).toMatchObject({ auth_amount: '16.00' });
   });
 
   it('when a refund sends custom_fields, then its look-up and the batch and customer lists carry them back (echoed), or none (dropped); creditvoid keeps none', async () => {
