@@ -35,12 +35,13 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
-import { createMemorySettlementStore, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
+import { createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 import { createSubscriptions, type Subscriptions } from './subscriptions';
+import { createTestClock, createWallClock, observedClock } from './subscriptions/clock';
 import { renderSale } from './http/render-sale';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
@@ -166,7 +167,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // Changes tokengate hears of (webhooks, refreshes) become payment events; the renderer reads the records, so
   // it is wired once both exist (below).
   let onChange: RecordChangeSink = async () => undefined;
-  const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes) };
+  // tokengate's clock (contract, "Subscriptions": `/test/clock` outside production), read by the renewals and the
+  // settlements' sweep; the records stamp a batch's first sight with it synchronously, so its offset is followed.
+  let clockOffsetMs = 0;
+  const baseClock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix: config.redis.keyPrefix });
+  const clock = observedClock(baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
+  const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes), now: () => Date.now() + clockOffsetMs };
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
@@ -186,8 +192,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
   // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
   const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
-  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: createSettlementMetrics(metrics.registry), logger });
-  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger });
+  const settlementMetrics = createSettlementMetrics(metrics.registry);
+  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger });
+  // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
+  const sweep = createMissingSweep({
+    store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
+    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs,
+  });
+  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
   settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
@@ -238,7 +250,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   if (config.gateway.webhookSecret) confirmations.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       achEvents: createAchEvents({ records, wallet: walletStore, events, appended }),
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
@@ -253,7 +265,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
-    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   subscriptions.renewals.start();

@@ -27,7 +27,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
 import { cardGuard } from './card-guard';
-import { InvalidRequest } from './errors';
+import { CLOCK_DEMO, parseAdvanceMs } from './clock-advance';
 import { helmetOptions } from './security';
 import { staticAsset } from './static-asset';
 
@@ -43,9 +43,6 @@ export interface DemoOptions {
   /** tokengate's clock as the admin port's /test/clock moves it (the subscriptions panel moves time with it). */
   clock: { now(): Promise<number>; advance(ms: number): Promise<number> };
 }
-
-/** The most the page moves the clock at once: a year and a day (a yearly plan's next renewal). */
-const MAX_ADVANCE_MS = 366 * 86_400_000;
 
 const DIR = path.join(__dirname, 'demo');
 
@@ -74,7 +71,7 @@ export function demoRouter(demo: DemoOptions): Router {
   const csp = demoCsp(demo.payJsOrigin);
   const guard = cardGuard();
   router.get('/demo', guard, file('index.html', 'html', csp));
-  for (const script of ['page.js', 'wallet.js', 'app.js']) router.get(`/demo/${script}`, guard, file(script, 'application/javascript', csp));
+  for (const script of ['page.js', 'wallet.js', 'subscriptions.js', 'app.js']) router.get(`/demo/${script}`, guard, file(script, 'application/javascript', csp));
   router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
   router.get('/demo/favicon.svg', guard, file('favicon.svg', 'image/svg+xml', csp));
   router.get('/demo/bank.js', guard, file('bank.js', 'application/javascript', csp));
@@ -88,11 +85,7 @@ export function demoRouter(demo: DemoOptions): Router {
     res.set('Cache-Control', 'no-store').json({ now: new Date(await demo.clock.now()).toISOString() });
   });
   router.post('/demo/clock', guard, express.json({ limit: '1kb' }), async (req, res) => {
-    const advance = (req.body as { advance_ms?: unknown } | undefined)?.advance_ms;
-    if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 1 || advance > MAX_ADVANCE_MS) {
-      throw new InvalidRequest([{ path: 'body.advance_ms', rule: 'integer_1_ms_to_366_days' }]);
-    }
-    res.set('Cache-Control', 'no-store').json({ now: new Date(await demo.clock.advance(advance)).toISOString() });
+    res.set('Cache-Control', 'no-store').json({ now: new Date(await demo.clock.advance(parseAdvanceMs(req.body, CLOCK_DEMO))).toISOString() });
   });
   return router;
 }
