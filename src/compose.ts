@@ -275,19 +275,19 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
   // The clock the admin port's /test/clock and the /demo page move: with the embedded sandbox, its clock follows.
-  const clock = sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock;
+  const movedClock = sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock;
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
     settlements: settlementStore,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
-    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, clock) } : {}),
+    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, movedClock) } : {}),
   });
   const admin = createAdminApp({
     metrics,
     logger,
     outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
-    clock,
+    clock: movedClock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),
