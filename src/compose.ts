@@ -194,7 +194,11 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
   const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
   const settlementMetrics = createSettlementMetrics(metrics.registry);
-  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger });
+  // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
+  const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
+  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger,
+    // A write begun before the close is due at its lease end: any due before heard + lease may be in the batch.
+    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs) });
   // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
   const sweep = createMissingSweep({
     store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
@@ -259,8 +263,6 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
-  // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
-  const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });

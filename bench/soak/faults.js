@@ -8,6 +8,16 @@
  */
 const { sleep } = require('./client');
 
+/**
+ * A set-up call to the sandbox's gateway API (a batch closed, a refund voided) is a gateway call like tokengate's:
+ * a one-shot fault still armed (gateway_reset_after's two resets, 'any' call) would strike it instead ("fetch
+ * failed"). So a set-up first waits, up to `ms`, for tokengate's own calls to use the armed faults up.
+ */
+async function unarmed(sandbox, ms) {
+  const until = Date.now() + ms;
+  while ((await sandbox.admin('GET', 'faults')).pending.length > 0 && Date.now() < until) await sleep(100);
+}
+
 /** What each kind does; `ctx` = { sandbox, slots, redis, client, windowMs }. Resolves with a detail line. */
 const FAULTS = {
   async gateway_slow({ sandbox, windowMs }) {
@@ -70,18 +80,20 @@ const FAULTS = {
   async redis_restart({ redis }) {
     return redis.mode === 'sentinel' ? `failover: ${await redis.failover()}` : `restart: ${await redis.restart()}`;
   },
-  async refund_voided({ sandbox, client, load }) {
+  async refund_voided({ sandbox, client, load, windowMs }) {
     // The merchant voids a refund in the console before its batch closes (issue 36): the money is no longer
     // refunded, and the gateway's transaction.refund.voided names no sale, only the refund. The soak's own refunds
     // are of unsettled sales (no refund transaction of their own), so the fault makes one: it closes the batch,
     // refunds 1.00 of a settled sale through tokengate (as the merchant's service does), then voids that refund
     // at the gateway.
+    await unarmed(sandbox, windowMs);
     await sandbox.api('POST', 'batches/current/close');
     const entries = new Map((await sandbox.admin('GET', 'ledger')).map((e) => [e.key, e]));
     const sale = [...load.saleKeys.keys()].find((k) => { const e = entries.get(k); return e?.state === 'settled' && Number(e.captured) - Number(e.refunded) >= 1; });
     if (!sale) return 'no settled sale to refund yet';
     const made = await client.write('refund', 'POST', `/v1/sales/${sale}/refunds`, { token: load.internal, body: { amount: '1.00' }, key: load.key('fault-refund') });
     if (made.status !== 201 || !made.body?.key || made.body.key === sale) return `refund of ${sale} answered ${made.status}: nothing to void`;
+    await unarmed(sandbox, windowMs);
     const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: made.body.key });
     return `refund ${made.body.key} of 1.00 (sale ${sale}), made through tokengate, voided at the gateway: ${res?.result_code ?? 'no answer'}`;
   },

@@ -52,6 +52,11 @@ export interface PendingWrites {
    */
   claimDue(limit: number, claimMs: number): Promise<DueEntry[]>;
   stats(): Promise<PendingStats>;
+  /**
+   * Whether some tracked write is due before `atMs` (an attempt is due at its lease end: one due before
+   * start + lease began before start) or its outcome is unknown: a write tokengate may have sent but not heard of.
+   */
+  unresolvedBefore(atMs: number): Promise<boolean>;
   /** The open unknown outcomes, oldest first (at most `limit`), with since when each is unknown. */
   listUnknown(limit: number): Promise<Array<{ write: PendingWrite; sinceMs: number }>>;
   /**
@@ -142,6 +147,10 @@ export function createRedisPendingWrites(options: { redis: Redis | Cluster; keyP
       const [open, oldest] = await call('stats', (r) => Promise.all([r.zcard(unknown), r.zrange(unknown, '0', '0', 'WITHSCORES')]));
       return { open, oldestSinceMs: oldest.length === 2 ? Number(oldest[1]) : undefined };
     },
+    async unresolvedBefore(atMs) {
+      const [open, due_] = await call('unresolvedBefore', (r) => Promise.all([r.zcard(unknown), r.zcount(due, '-inf', ms(atMs))]));
+      return open > 0 || due_ > 0;
+    },
     async listUnknown(limit) {
       const flat = await call('listUnknown', (r) => r.zrange(unknown, '0', String(Math.max(0, limit - 1)), 'WITHSCORES'));
       return pairs(flat);
@@ -206,6 +215,9 @@ export function createMemoryPendingWrites(options: { now?: () => number } = {}):
       let oldest: number | undefined;
       for (const since of unknown.values()) if (oldest === undefined || since < oldest) oldest = since;
       return { open: unknown.size, oldestSinceMs: oldest };
+    },
+    async unresolvedBefore(atMs) {
+      return unknown.size > 0 || [...due.values()].some((at) => at <= atMs);
     },
   };
 }

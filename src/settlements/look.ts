@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger';
-import type { Settler } from './settle-batch';
+import { SettlementNotYetError, type Settler } from './settle-batch';
 import type { SettlementMetrics } from './metrics';
 import type { MissingSweep } from './sweep-missing';
 
@@ -26,6 +26,12 @@ const SWEEP_CHECK_MS = 3_600_000;
  * Redis still makes one read per batch whichever replica tries.
  */
 const READ_RETRY_MS = [5_000, 30_000, 120_000, 600_000];
+/**
+ * A read deferred because an outcome is still unknown (SettlementNotYetError) is tried again this often, at most
+ * this many times (10 minutes, past the reconcile deadline); the last one keeps what it reads.
+ */
+const NOT_YET_RETRY_MS = 5_000;
+const NOT_YET_TRIES = 120;
 
 export function createSettlementLook(deps: { settler: Settler; everyMs: number; logger: Logger; sweep?: MissingSweep; metrics?: Pick<SettlementMetrics, 'batchFailures'> }): SettlementLook {
   let timer: NodeJS.Timeout | undefined;
@@ -57,19 +63,21 @@ export function createSettlementLook(deps: { settler: Settler; everyMs: number; 
       await Promise.allSettled([...running]);
     },
     closed(batch) {
-      const attempt = (n: number) =>
-        track(deps.settler.settle(batch).catch((err: unknown) => {
-          fail('read')(err);
-          const delay = READ_RETRY_MS[n];
+      const heardMs = Date.now();
+      const attempt = (n: number, waited: number) =>
+        track(deps.settler.settle(batch, waited < NOT_YET_TRIES ? { waitSince: heardMs } : {}).catch((err: unknown) => {
+          const notYet = err instanceof SettlementNotYetError;
+          if (!notYet) fail('read')(err);
+          const delay = notYet ? NOT_YET_RETRY_MS : READ_RETRY_MS[n];
           if (delay === undefined || stopped) return;
           const t = setTimeout(() => {
             retries.delete(t);
-            attempt(n + 1);
+            attempt(notYet ? n : n + 1, notYet ? waited + 1 : waited);
           }, delay);
           t.unref();
           retries.add(t);
         }));
-      attempt(0);
+      attempt(0, 0);
     },
     failed(batch, reason) {
       // The gateway's reason is its own text: only a plain phrase of it is logged.

@@ -23,13 +23,39 @@ export interface SettlerDeps {
   claimTtlMs?: number;
   /** A periodic look reads batches closed at most this long ago (the first look, or after a long outage). */
   lookbackMs?: number;
+  /**
+   * Whether a write begun before `heardMs` (when the batch's close was heard) is still in flight or its outcome
+   * unknown: a sale tokengate sent but never heard answered has no record until the reconciler finds it, and
+   * would read as `not_ours`.
+   */
+  unresolved?: (heardMs: number) => Promise<boolean>;
+}
+
+/**
+ * The batch holds a sale tokengate keeps no record of while some outcome is still unknown: it may be one of
+ * tokengate's that the reconciler has not found yet (the 60 s soak: a sale whose answer a reset cut, in a batch
+ * closed 12 s before the reconciler found it, was kept `not_ours`). Nothing is kept; the read is tried again.
+ */
+export class SettlementNotYetError extends Error {
+  override readonly name = 'SettlementNotYetError';
+  constructor() {
+    super('a sale of the batch may be one whose outcome is still unknown');
+  }
+}
+
+/**
+ * `waitSince`: when the batch's close was first heard; a sale with no record while a write begun before then is
+ * unresolved defers the read (SettlementNotYetError). Without it the read keeps what it finds.
+ */
+export interface SettleOptions {
+  waitSince?: number;
 }
 
 export type SettleOutcome = 'settled' | 'kept' | 'busy' | 'open';
 
 export interface Settler {
   /** Reads the closed batch once (one replica; a kept one is never read again) and keeps its settlement. */
-  settle(batch: string): Promise<SettleOutcome>;
+  settle(batch: string, options?: SettleOptions): Promise<SettleOutcome>;
   /** The batches closed since the last one kept, newest first until a kept one: each settled. How many were. */
   look(): Promise<number>;
 }
@@ -82,8 +108,11 @@ export function createSettler(deps: SettlerDeps): Settler {
     deps.appended?.();
   }
 
-  async function settleRead(batch: Batch, owner: string): Promise<SettleOutcome> {
-    const settlement = settlementOf(batch, await lines(batch.key));
+  async function settleRead(batch: Batch, owner: string, options: SettleOptions): Promise<SettleOutcome> {
+    const all = await lines(batch.key);
+    const unknownSale = all.some((l) => l.kind === 'sale' && l.verdict === 'not_ours');
+    if (options.waitSince !== undefined && unknownSale && deps.unresolved && (await deps.unresolved(options.waitSince))) throw new SettlementNotYetError();
+    const settlement = settlementOf(batch, all);
     await report(settlement);
     if (await store.save(settlement, owner, orderOf(batch))) {
       for (const line of settlement.lines) metrics.lines.inc({ verdict: line.verdict });
@@ -93,7 +122,7 @@ export function createSettler(deps: SettlerDeps): Settler {
     return 'settled';
   }
 
-  async function settle(batchKey: string, known?: Batch): Promise<SettleOutcome> {
+  async function settle(batchKey: string, known?: Batch, options: SettleOptions = {}): Promise<SettleOutcome> {
     const owner = randomUUID();
     const claimed = await store.claim(batchKey, owner, claimTtlMs);
     if (claimed !== 'claimed') return claimed;
@@ -103,7 +132,7 @@ export function createSettler(deps: SettlerDeps): Settler {
         await store.release(batchKey, owner);
         return 'open';
       }
-      return await settleRead(batch, owner);
+      return await settleRead(batch, owner, options);
     } catch (err) {
       await store.release(batchKey, owner).catch(() => undefined);
       throw err;
@@ -111,7 +140,7 @@ export function createSettler(deps: SettlerDeps): Settler {
   }
 
   return {
-    settle: (batch) => settle(batch),
+    settle: (batch, options) => settle(batch, undefined, options),
     async look() {
       let settled = 0;
       const horizon = Date.now() - lookbackMs;
