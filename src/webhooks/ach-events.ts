@@ -1,6 +1,5 @@
 import type { EventDraft, EventSink } from '../events/types';
-import { fromCents } from '../gateway/money';
-import type { AchStatus, BankFields, SaleRecords } from '../sale-records';
+import { ACH_RANK, type AchStatus, type SaleRecords } from '../sale-records';
 import { factsOfView, saleObject } from '../sales/sale-object';
 import { methodObjects } from '../wallet/objects';
 import type { WalletStore } from '../wallet/types';
@@ -29,7 +28,7 @@ export interface AchEvents {
 }
 
 export interface AchEventDeps {
-  records: Pick<SaleRecords, 'get' | 'view' | 'describe' | 'markVoided'>;
+  records: Pick<SaleRecords, 'get' | 'view' | 'advanceAch'>;
   wallet?: Pick<WalletStore, 'read' | 'putMethod' | 'isRemoved'>;
   events?: EventSink;
   appended?: () => void;
@@ -43,7 +42,6 @@ const STEP: Readonly<Record<string, { status: AchStatus; type?: EventDraft['type
   'ach.voided': { status: 'V' },
 };
 const FORWARD = ['ach.submitted', 'ach.settled', 'ach.returned'].map((t) => STEP[t] as { status: AchStatus; type?: EventDraft['type'] });
-const RANK: Readonly<Record<AchStatus, number>> = { P: 0, M: 0, B: 1, S: 2, R: 3, E: 3, V: 3 };
 const KEY = /^[A-Za-z0-9]{1,64}$/;
 
 /** `R01: Insufficient Funds` → R01 (a code the facts list: R and two digits); anything else unknown. */
@@ -96,23 +94,15 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       if (event.type === 'ach.note_added') return notice(event, saleKey);
       const step = STEP[event.type];
       if (!step) return 'ignored';
-      const sale = await records.get(saleKey);
-      const bank = sale?.fields?.bank;
-      if (!sale?.fields || !bank) return 'unmatched';
-      if (RANK[step.status] <= RANK[bank.ach_status ?? 'P']) return 'applied'; // older news, or the same again
       const change = event.changed ?? {};
-      const next: BankFields = { ...bank, ach_status: step.status };
-      if (step.status === 'R') {
-        const code = returnCodeOf(change.reason);
-        if (code) next.return_code = code;
-        if (typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned)) next.returned_at = change.returned;
-        next.amount_returned = fromCents(sale.capturedCents);
-      }
-      await records.describe(saleKey, { ...sale.fields, bank: next }, 'update');
-      if (step.status === 'V') await records.markVoided(saleKey);
-      // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too:
-      // each step's event once, whichever event brings it (the log's dedupe on `change`).
-      const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => RANK[s.status] > RANK[bank.ach_status ?? 'P'] && RANK[s.status] <= RANK[step.status]);
+      const returned = step.status === 'R' ? { code: returnCodeOf(change.reason), date: typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned) ? change.returned : undefined } : undefined;
+      // One atomic step in Redis (lua/ach.lua): events applied at once cannot overwrite each other, and only the
+      // delivery that moved the status past a step emits that step's event.
+      const moved = await records.advanceAch(saleKey, step.status, returned);
+      if (!moved) return 'unmatched';
+      if (moved.after === moved.before) return 'applied'; // older news, or the same again
+      // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
+      const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
       const view = await records.view(saleKey);
       if (view) {
         const data = saleObject(factsOfView(saleKey, view));
