@@ -37,8 +37,8 @@ export type IntakeResult =
   | { kind: 'card_data' }
   | { kind: 'received'; outcome: Outcome | 'duplicate' };
 
-/** applied; unmatched: about nothing tokengate knows; unlinked: a refund tokengate cannot tie to a sale; foreign: another merchant's; ignored: on purpose. */
-type Outcome = 'applied' | 'unmatched' | 'unlinked' | 'foreign' | 'ignored';
+/** applied; kept: a bank payment's step about a sale not recorded yet (applied when it is); unmatched: about nothing tokengate knows; unlinked: a refund tokengate cannot tie to a sale; foreign: another merchant's; ignored: on purpose. */
+type Outcome = 'applied' | 'kept' | 'unmatched' | 'unlinked' | 'foreign' | 'ignored';
 
 export interface GatewayWebhookIntake {
   receive(raw: Buffer, signature: string | undefined, log?: Logger): Promise<IntakeResult>;
