@@ -58,6 +58,8 @@ const STEP: Readonly<Record<string, Step>> = {
   'ach.failed': { status: 'E', type: 'sale.failed' },
   'ach.voided': { status: 'V' },
 };
+/** The `ach.*` types the gateway documents (gateway-facts.md, ACH): each its own label in the webhook metric. */
+export const ACH_EVENT_TYPES: readonly string[] = ['ach.submitted', 'ach.settled', 'ach.returned', 'ach.failed', 'ach.voided', 'ach.note_added'];
 const FORWARD = ['ach.submitted', 'ach.settled', 'ach.returned'].map((t) => STEP[t] as Step);
 const KEY = /^[A-Za-z0-9]{1,64}$/;
 

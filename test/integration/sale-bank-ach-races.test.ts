@@ -59,4 +59,7 @@ test('when ach.submitted, ach.settled and ach.returned arrive at once in any ord
     const types = (await eventsOf(key)).filter((t) => ['sale.submitted', 'sale.settled', 'sale.returned'].includes(t));
     expect([ORDERS[i], types.sort()]).toEqual([ORDERS[i], ['sale.returned', 'sale.settled', 'sale.submitted']]);
   }
+  // Issue 38, caveat 4: the ach.* events are labelled by their type in the webhook metric, not `other`.
+  const metrics = await (await fetch(`${bff.adminUrl}/metrics`)).text();
+  for (const type of STEPS) expect(metrics).toMatch(new RegExp(`^tokengate_gateway_webhooks_total\\{[^}]*event_type="${type.replace('.', '\\.')}"[^}]*result="applied"[^}]*\\} 6$`, 'm'));
 });
