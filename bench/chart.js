@@ -97,4 +97,4 @@ function renderChart(r) {
   return parts.join('\n') + '\n';
 }
 
-module.exports = { renderChart };
+module.exports = { renderChart, text, rect, hbars, vgroups, esc, COLORS };

@@ -21,8 +21,13 @@ const { percentile, round } = require('./lib/stats');
 /** The sandbox's test cards that approve in full (gateway-facts.md, Sandbox test cards). */
 const APPROVED = new Set(['4000100011112224', '4000100111112223', '4000100211112222', '4000200111112221', '371122223332225', '5555444433332226', '6011222233332224']);
 const NEW_CARD = '4000100011112224';
-/** A budget no journey reaches: calls are counted, never queued, and a checkout's cost at 45/min is derived. */
-const UNLIMITED = { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000' };
+/**
+ * A budget no journey reaches: calls are counted, never queued, and a checkout's cost at 45/min is derived. No
+ * settlement looks while the checkouts are counted (the settlement's calls are measured on their own, below).
+ */
+const UNLIMITED = { GATEWAY_RATE_PER_MINUTE: '1000000', GATEWAY_RATE_PER_DAY: '100000000', SETTLEMENTS_LOOK_MS: '0' };
+/** The settlement's day (issue 39): a batch of this many lines, the budget it is judged against. */
+const SETTLEMENT_DAY = { sales: 1000, budget: 5000, looksPerDay: 24 };
 
 function acceptedCalls(stats) {
   return Object.values(stats.endpoints).reduce((n, e) => n + e.accepted, 0);
@@ -137,6 +142,7 @@ async function runVariant(ctx, variant, shoppers) {
     return n;
   });
 
+  const settlement = variant === 'with_view' ? await measureSettlement(ctx, keyPrefix, sales.length) : undefined;
   await Promise.all(replicas.map((r) => r.proc.stop()));
   const callsPerCheckout = checkouts > 0 ? journeyCalls / checkouts : Infinity;
   const result = {
@@ -160,10 +166,56 @@ async function runVariant(ctx, variant, shoppers) {
     confirmation_p95_ms: round(percentile(confirmation, 95), 1),
     first_visit_round: { page_p50_ms: round(percentile(latencies.cold.page, 50), 1), confirmation_p50_ms: round(percentile(latencies.cold.confirmation, 50), 1) },
     rest_of_the_day: extra,
+    ...(settlement ? { settlement } : {}),
     answers: statuses,
   };
   log(`journey ${variant}: ${checkouts} checkouts, ${journeyCalls} gateway calls (${result.calls_per_checkout}/checkout), page p50 ${result.page_p50_ms} ms, confirmation p50 ${result.confirmation_p50_ms} ms`);
   return result;
+}
+
+/**
+ * The settlement's gateway calls for a day of 1,000 sales (issue 39: one read per batch and page; target at most
+ * 1 % of a 5,000 day). The day's batch is filled to 1,000 lines (the journey's sales, then sales made in the
+ * console: the same lines to page through), closed, and read by a replica of the same Redis with webhooks off, as
+ * its hourly look finds it (SETTLEMENTS_LOOK_MS, here 1 s so the bench does not wait an hour): the sandbox counts
+ * every call from the close until the settlement is kept, the looks made meanwhile included. A day adds its other
+ * looks (23 more, one call each when nothing closed); with the gateway's webhook instead of the look, one call to
+ * read the batch's totals replaces the look.
+ */
+async function measureSettlement(ctx, keyPrefix, journeySales) {
+  const { creds, redis, sandbox } = ctx;
+  for (let i = journeySales; i < SETTLEMENT_DAY.sales; i++) await sandbox.console({ kind: 'sale', amount: `${1 + (i % 50)}.00` });
+  const before = acceptedCalls(await sandbox.stats());
+  const { key: batch } = await sandbox.closeBatch();
+  const reader = await startTokengate('journey-settlement', creds, { redisUrl: redis.url, keyPrefix, gatewayBaseUrl: sandbox.baseUrl, extraEnv: { ...UNLIMITED, SETTLEMENTS_LOOK_MS: '1000' } });
+  const finance = mintJwt(creds, { sub: 'journey-finance', scope: 'settlements:read customers:any' });
+  const t = performance.now();
+  let kept;
+  try {
+    for (let i = 0; i < 120 && !kept; i++) {
+      const res = await call(reader.url, 'GET', `/v1/settlements/${batch}`, finance);
+      if (res.status === 200) kept = res.body;
+      else await new Promise((r) => setTimeout(r, 250));
+    }
+    if (!kept) throw new Error(`journey: the settlement of ${batch} was not kept within 30 s`);
+    const calls = acceptedCalls(await sandbox.stats()) - before;
+    const metrics = await (await fetch(`${reader.adminUrl}/metrics`)).text();
+    const byCall = Object.fromEntries([...metrics.matchAll(/^tokengate_settlement_gateway_calls_total\{call="(\w+)"\} (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
+    const looks = byCall.batches ?? 0;
+    const read = calls - looks;
+    const perDay = read + SETTLEMENT_DAY.looksPerDay;
+    return {
+      batch_lines: kept.lines.length,
+      gateway_calls: calls,
+      by_call: byCall,
+      read_calls: read,
+      seconds_to_kept: round((performance.now() - t) / 1000, 1),
+      calls_per_day_at_1000_sales: perDay,
+      share_of_day_budget_pct: round((100 * perDay) / SETTLEMENT_DAY.budget, 2),
+    };
+  } finally {
+    await reader.proc.stop();
+  }
 }
 
 /** Runs both variants against one sandbox at 100 ms; `journey.*` and `journey.without_view.*` in latest.json. */

@@ -163,6 +163,10 @@ function journeySection(j) {
     '',
     `The rest of the day, with the view: ${extra(j)}. Without: ${extra(w)}. Answers: ${fmtCounts(j.answers)}.`,
     '',
+    ...(j.settlement ? [
+      `The settlement of the day (issue 39): a batch of ${j.settlement.batch_lines} lines closed and read by a replica's look (webhooks off): ${j.settlement.gateway_calls} gateway calls from the close to the settlement kept (${Object.entries(j.settlement.by_call).map(([k, v]) => `${k} ${v}`).join(', ')}), ${j.settlement.read_calls} of them the read; with the day's ${24} hourly looks, **${j.settlement.calls_per_day_at_1000_sales} calls a day at 1,000 sales, ${j.settlement.share_of_day_budget_pct} % of a 5,000 day** (goal ≤ 1 % ${yes(j.settlement.share_of_day_budget_pct <= 1)}).`,
+      '',
+    ] : []),
   ];
 }
 

@@ -20,12 +20,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { ROOT, installCleanup, stopAll } = require('./lib/procs');
-const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, startIngress, startEventReceiver, rssMb, sleep } = require('./soak/stack');
+const { ROOT, installCleanup, stopAll, pool } = require('./lib/procs');
+const { cli, makeCredentials, startRedisTopology, startSandbox, replicaSlot, startIngress, startEventReceiver, rssMb, sleep } = require('./lib/stack');
 const { SoakClient } = require('./soak/client');
 const { Load, NEW_CARDS } = require('./soak/load');
 const { playFaults } = require('./soak/faults');
-const { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
+const { canonical, differing, judgeLedger, judgeMoneyViews, judgeSettlements, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
 const { writeReport } = require('./soak-report');
 
 /** The soak's choices for tokengate: short timeouts so a stalled gateway and an unknown outcome resolve within a run. */
@@ -117,14 +117,6 @@ function redisUsed(redis) {
   } catch {
     return null;
   }
-}
-
-/** Runs `fn` over `items`, `width` at a time. */
-async function pool(items, width, fn) {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
 }
 
 async function main() {
@@ -282,6 +274,25 @@ async function main() {
     missing = missing.filter((k) => !receiver.seen.saleKeys.has(k));
   }
 
+  // Settlements (issue 39): the open batch closed now (the sandbox closed others during the run), then each closed
+  // batch's settlement waited for (tokengate reads it on the batch's webhook) and read back, lines and all.
+  const settlementsStartedAt = Date.now();
+  await sandbox.api('POST', 'batches/current/close');
+  const finance = load.token({ sub: 'soak-finance', scope: 'settlements:read customers:any' });
+  const closedBatches = ((await sandbox.api('GET', 'batches?limit=1000'))?.data ?? []).filter((b) => b.closed).map((b) => b.key);
+  const settlements = [];
+  const unread = [];
+  await pool(closedBatches, 4, async (batch) => {
+    for (let i = 0; i < 60; i++) {
+      const res = await client.send('GET', `/v1/settlements/${batch}`, { token: finance });
+      if (res.status === 200) return void settlements.push(res.body);
+      await sleep(1000);
+    }
+    unread.push(batch);
+  });
+  const settled = judgeSettlements({ settlements, entries: await sandbox.admin('GET', 'ledger'), saleKeys: load.saleKeys, injected: load.settlementFaults ?? [] });
+  const settlementsS = Math.round((Date.now() - settlementsStartedAt) / 100) / 10;
+
   // The ledger.
   const [entries, transactions, operations, stats] = await Promise.all(['ledger', 'transactions', 'operations', 'stats'].map((r) => sandbox.admin('GET', r)));
   const ledger = judgeLedger({ entries, transactions, operations, keys: client.keys, invoicePrefix: run.slice(0, 3), removed: load.removed });
@@ -331,6 +342,7 @@ async function main() {
     { name: 'refunds_sent_twice', value: ledger.refundsTwice, bound: 0, how: 'sandbox operations: approved refunds of one sale beyond the refund keys sent for it (one Idempotency-Key, one refund; the look-up lists no refunds: SANDBOX_LOOKUP_REFUNDS=none)' },
     { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
     { name: 'money_views_disagree', value: moneyViewsDisagree, bound: 0, how: `each of ${moneyJudged} standing sales tokengate answered, read from its view at the end: amount_refunded against the ledger's refunded + adjusted (a refund voided at the gateway included)` },
+    { name: 'settlement_mismatches', value: settled.wrong.length + unread.length, bound: 0, how: `${closedBatches.length} closed batches (${unread.length} never read): each of ${settled.judged} sales of tokengate's in a batch matched in exactly one settlement, and each of ${settled.injected} injected console changes with its verdict (${settled.lines} lines; ${settlementsS} s to close the last batch and read them all)` },
     { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected)` },
     ...growthTargets('heap_growth_mb_per_hour', heapGrowth, 'JS heap in use: slope'),
     ...growthTargets('rss_growth_mb_per_hour', growth, 'slope'),
@@ -357,7 +369,8 @@ async function main() {
     redis_keys: redisScan.keys,
     events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
     faults: timeline.faults,
-    details: { doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
+    details: { settlements: settled.wrong.slice(0, 10), doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,

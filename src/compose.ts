@@ -35,12 +35,13 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
-import { createMemorySettlementStore, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
+import { createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 import { createSubscriptions, type Subscriptions } from './subscriptions';
+import { createTestClock, createWallClock, observedClock } from './subscriptions/clock';
 import { renderSale } from './http/render-sale';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
@@ -97,11 +98,12 @@ export interface BuildOptions {
  * gets a back-office token of its own, 5 minutes, limited to refunding and reading that customer's sales
  * (bound by custkey rather than customers:any: the demo's back office needs no other customer).
  */
-function demoOptions(config: Config, sandbox: RunningSandbox): DemoOptions {
+function demoOptions(config: Config, sandbox: RunningSandbox, clock: DemoOptions['clock']): DemoOptions {
   const customer = sandbox.fixtures.firstCustomer().key;
-  const scope = 'sales:create sales:read sales:void payment_methods:read payment_methods:write';
+  const scope = 'sales:create sales:read sales:void payment_methods:read payment_methods:write subscriptions:read subscriptions:write';
   return {
     customer,
+    clock,
     payJsOrigin: new URL(sandbox.url).origin,
     token: () => mintDevToken(config, { sub: 'demo-page', custkey: customer, scope }, 3600),
     backOfficeToken: () => mintDevToken(config, { sub: 'demo-backoffice', custkey: customer, scope: 'refunds:create sales:read' }, 300),
@@ -165,7 +167,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // Changes tokengate hears of (webhooks, refreshes) become payment events; the renderer reads the records, so
   // it is wired once both exist (below).
   let onChange: RecordChangeSink = async () => undefined;
-  const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes) };
+  // tokengate's clock (contract, "Subscriptions": `/test/clock` outside production), read by the renewals and the
+  // settlements' sweep; the records stamp a batch's first sight with it synchronously, so its offset is followed.
+  let clockOffsetMs = 0;
+  const baseClock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix: config.redis.keyPrefix });
+  const clock = observedClock(baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
+  const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes), now: () => Date.now() + clockOffsetMs };
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
@@ -185,8 +192,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
   // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
   const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
-  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: createSettlementMetrics(metrics.registry), logger });
-  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger });
+  const settlementMetrics = createSettlementMetrics(metrics.registry);
+  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger });
+  // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
+  const sweep = createMissingSweep({
+    store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
+    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs,
+  });
+  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
   settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
@@ -240,7 +253,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       achEvents,
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
@@ -255,7 +268,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
-    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry,
+    redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   subscriptions.renewals.start();
@@ -264,18 +277,20 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
+  // The clock the admin port's /test/clock and the /demo page move: with the embedded sandbox, its clock follows.
+  const clock = sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock;
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
     settlements: settlementStore,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
-    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox) } : {}),
+    ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, clock) } : {}),
   });
   const admin = createAdminApp({
     metrics,
     logger,
     outcomes: { authenticate, settler: createHandSettler({ reconciler, pending, gateway, budget, records, answer: reconciledAnswer }) },
-    clock: sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock,
+    clock,
     readiness: {
       draining: () => draining,
       degraded: () => (redis && redis.status !== 'ready' ? ['redis'] : []),

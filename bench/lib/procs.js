@@ -112,6 +112,17 @@ function forkChild(name, script, args, env) {
   return track(child, name);
 }
 
+/** Runs `fn(item, index)` over `items`, `width` at a time. */
+async function pool(items, width, fn) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  }));
+}
+
 async function waitFor(check, timeoutMs, what, proc) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -154,4 +165,4 @@ function installCleanup() {
   }
 }
 
-module.exports = { ROOT, freePort, sleep, cpuSeconds, runQueueWaitMs, onCpuMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
+module.exports = { ROOT, freePort, sleep, pool, cpuSeconds, runQueueWaitMs, onCpuMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };

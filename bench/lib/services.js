@@ -78,6 +78,9 @@ async function startSandboxProcess(creds, settings = {}) {
     fault: (f) => admin('POST', 'faults', f),
     settings: () => admin('GET', 'settings'),
     clearFaults: () => fetch(`${url}/_sandbox/faults`, { method: 'DELETE' }),
+    /** What a merchant's console puts in the open batch (settlements: src/sandbox/console.ts). */
+    console: (entry) => admin('POST', 'batches/current/console', entry),
+    closeBatch: () => admin('POST', 'batches/close'),
   };
 }
 

@@ -85,6 +85,26 @@ const FAULTS = {
     const res = await sandbox.api('POST', 'transactions', { command: 'void', trankey: made.body.key });
     return `refund ${made.body.key} of 1.00 (sale ${sale}), made through tokengate, voided at the gateway: ${res?.result_code ?? 'no answer'}`;
   },
+  async settlement_console({ sandbox, client, load }) {
+    // What the settlements must say out loud (issue 39): a refund and a sale made in the merchant's console
+    // (not_ours), and a sale of tokengate's whose amount the console changed before the close (amount_differs:
+    // raised by 1.00, so no refund of it could exceed). That sale is made here and kept out of the load's sales,
+    // so no void or refund of the load's changes its verdict; the judge expects each verdict (judgeSettlements).
+    const s = load.shoppers.find((x) => !x.busy);
+    if (!s) return 'no idle shopper';
+    const injected = (load.settlementFaults ??= []);
+    const refund = await sandbox.admin('POST', 'batches/current/console', { kind: 'refund', amount: '2.00' });
+    injected.push({ transaction: refund.key, verdict: 'not_ours', what: 'console refund 2.00' });
+    const made = await sandbox.admin('POST', 'batches/current/console', { kind: 'sale', amount: '3.00' });
+    injected.push({ transaction: made.key, verdict: 'not_ours', what: 'console sale 3.00' });
+    // A new card that approves in full (the first of NEW_CARDS), through Pay.js: the shopper's stored cards include
+    // test cards that decline.
+    const res = await client.write('sale', 'POST', '/v1/sales', { token: s.token, body: { customer: s.custkey, payment_key: await load.paymentKey('4000100011112224'), amount: '10.00', invoice: load.invoice() }, key: load.key('fault-sale') });
+    if (res?.status !== 201 || res.body?.result_code !== 'A') return `console refund ${refund.key}, console sale ${made.key}; tokengate's sale answered ${res?.status}: no amount changed`;
+    await sandbox.admin('POST', 'batches/current/console', { kind: 'amount', transaction: res.body.key, amount: '11.00' });
+    injected.push({ transaction: res.body.key, verdict: 'amount_differs', what: 'tokengate sale 10.00 held as 11.00' });
+    return `console refund ${refund.key} 2.00, console sale ${made.key} 3.00, tokengate's sale ${res.body.key} 10.00 held as 11.00 in the open batch`;
+  },
   async webhook_twice_late({ sandbox, windowMs }) {
     await sandbox.admin('POST', 'webhooks/hold');
     await sleep(windowMs);
@@ -98,7 +118,7 @@ const FAULTS = {
 };
 
 const ORDER = ['gateway_slow', 'replica_sigkill', 'gateway_stall', 'webhook_twice_late', 'gateway_reset_after', 'refund_voided', 'redis_restart', 'gateway_5xx',
-  'gateway_reset_before', 'rolling_deploy', 'gateway_5xx_after', 'gateway_429'];
+  'settlement_console', 'gateway_reset_before', 'rolling_deploy', 'gateway_5xx_after', 'gateway_429'];
 
 const RESTARTS_REPLICAS = new Set(['replica_sigkill', 'rolling_deploy']);
 

@@ -241,4 +241,35 @@ function memoryGrowth(series, minSpanS, windowS = 120) {
   return { growth: out, spans };
 }
 
-module.exports = { canonical, differing, judgeLedger, judgeMoneyViews, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };
+/**
+ * Settlements (issue 39), judged from the sandbox's ledger: every sale of tokengate's that went into a batch (the
+ * ledger names its batch; a voided one is listed there as a void) must be `matched` in exactly one settlement, and
+ * every fault injected into a batch (faults.js, settlement_console) must show as the verdict it should.
+ * `settlements` are the kept ones with their lines; `saleKeys` the load's sales.
+ */
+function judgeSettlements({ settlements, entries, saleKeys, injected }) {
+  const linesOf = new Map();
+  for (const s of settlements) {
+    for (const line of s.lines) {
+      // A sale's line is its own transaction; a credit (a refund, a voided one) is another transaction.
+      const key = line.transaction;
+      if (!linesOf.has(key)) linesOf.set(key, []);
+      linesOf.get(key).push({ batch: s.batch, ...line });
+    }
+  }
+  const wrong = [];
+  let judged = 0;
+  for (const e of entries) {
+    if (!saleKeys.has(e.key) || e.result_code === 'D' || !e.batch) continue;
+    judged++;
+    const lines = linesOf.get(e.key) ?? [];
+    if (lines.length !== 1 || lines[0].verdict !== 'matched') wrong.push(`${e.key}: ${lines.length ? lines.map((l) => `${l.verdict} in ${l.batch}`).join(', ') : 'in no settlement'}`);
+  }
+  for (const f of injected) {
+    const lines = linesOf.get(f.transaction) ?? [];
+    if (lines.length !== 1 || lines[0].verdict !== f.verdict) wrong.push(`${f.what} (${f.transaction}): expected ${f.verdict}, got ${lines.map((l) => l.verdict).join(', ') || 'no line'}`);
+  }
+  return { wrong, judged, injected: injected.length, lines: [...linesOf.values()].reduce((n, l) => n + l.length, 0) };
+}
+
+module.exports = { canonical, differing, judgeLedger, judgeMoneyViews, judgeSettlements, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };

@@ -130,6 +130,10 @@ export interface ReconcileConfig {
 export interface SettlementsConfig {
   /** How often each replica looks at `GET /batches` for batches closed since the last one kept (0: never). */
   lookMs: number;
+  /** A sale in no closed batch this long after its batch was first seen is `missing`. */
+  missingAfterMs: number;
+  /** One sweep for `missing` per this long (any replica, across restarts). */
+  sweepEveryMs: number;
 }
 
 export interface HttpConfig {
@@ -157,6 +161,8 @@ export interface SandboxConfig {
   wireFormat: 'spec' | 'wire';
   /** Close (settle) the open batch after this long; 0 = only on POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /** "HH:MM" (UTC) of the sandbox's daily close; '' = none. */
+  batchCloseAt?: string;
   /** A sale with a removed payment method's cardref: `refused` (error 602) or `honoured` (still charges). */
   deletedCardref: 'refused' | 'honoured';
   /** A look-up's `refunds` list: `none` (as documented) or `listed` (src/sandbox/README.md, Payment lifecycle). */

@@ -6,7 +6,7 @@ import { requestId } from './request-id';
 import type { HandSettler } from '../reconcile/settle-by-hand';
 import { adminOutcomesRouter } from './routes/admin-outcomes';
 import type { Clock } from '../subscriptions';
-import { InvalidRequest } from './errors';
+import { CLOCK_ADMIN, parseAdvanceMs } from './clock-advance';
 
 /**
  * Readiness says whether THIS replica can serve: it booted (the admin port listens only after the service is
@@ -48,11 +48,7 @@ export function createAdminApp(deps: { metrics: Metrics; readiness: Readiness; l
       res.json({ now: new Date(await clock.now()).toISOString() });
     });
     app.post('/test/clock', express.json({ limit: '1kb' }), async (req, res) => {
-      const advance = (req.body as { advance_ms?: unknown } | undefined)?.advance_ms;
-      if (typeof advance !== 'number' || !Number.isInteger(advance) || advance < 0 || advance > 10 * 366 * 86_400_000) {
-        throw new InvalidRequest([{ path: 'body.advance_ms', rule: 'integer_0_to_10_years' }]);
-      }
-      res.json({ now: new Date(await clock.advance(advance)).toISOString() });
+      res.json({ now: new Date(await clock.advance(parseAdvanceMs(req.body, CLOCK_ADMIN))).toISOString() });
     });
   }
   app.use(notFoundHandler);

@@ -48,11 +48,16 @@ function kept(fields: SaleFields, over?: SaleFields, onlyMissing = false): SaleF
  * SaleRecords in process memory (development mode, tests): the Lua scripts' steps, each method synchronous to
  * completion (the same atomicity within one process).
  */
-export function createMemorySaleRecords(options: { onChange?: RecordChangeSink } = {}): SaleRecords {
+export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; now?: () => number } = {}): SaleRecords {
   const records = new Map<string, Kept>();
   const batches = new Map<string, Set<string>>();
+  /** The due index (batch → first seen ms), as the Redis store's `batches-due`. */
+  const due = new Map<string, number>();
+  const now = options.now ?? Date.now;
   const indexBatch = (saleKey: string, batch: string | undefined) => {
-    if (batch) batches.set(batch, (batches.get(batch) ?? new Set()).add(saleKey));
+    if (!batch) return;
+    if (!batches.has(batch)) due.set(batch, now());
+    batches.set(batch, (batches.get(batch) ?? new Set()).add(saleKey));
   };
   const report = async (changes: RecordChange[]) => {
     if (changes.length > 0) await options.onChange?.(changes);
@@ -188,6 +193,15 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink }
       const changes = sales.flatMap((saleKey): RecordChange[] => (hearOne(records.get(saleKey), { kind: 'settled' })[1] === 'captured' ? [{ saleKey, kind: 'settled' }] : []));
       await report(changes);
       return sales.length;
+    },
+    async dueBatches(seenBeforeMs, limit) {
+      return [...due].filter(([, ms]) => ms <= seenBeforeMs).sort((a, b) => a[1] - b[1]).slice(0, limit).map(([batch, seenMs]) => ({ batch, seenMs }));
+    },
+    async batchSales(batch) {
+      return [...(batches.get(batch) ?? [])];
+    },
+    async swept(batch) {
+      due.delete(batch);
     },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);

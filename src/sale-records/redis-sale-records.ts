@@ -17,6 +17,8 @@ export interface RedisSaleRecordsOptions {
   opTimeoutMs?: number;
   /** Where changes tokengate heard of (a webhook, a refresh) are reported: they become payment events. */
   onChange?: RecordChangeSink;
+  /** tokengate's time (ms) a batch is first seen at, for the due index (its test clock in development and test). */
+  now?: () => number;
 }
 
 const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voiding', 'voided', 'declined']);
@@ -68,8 +70,15 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const batchKey = (batch: string) => `{${options.keyPrefix}:batch:${encodeURIComponent(batch)}}`;
   // The sales of one batch answered in one turn of the event loop join it in one command (redis/coalesce.ts);
   // each still awaits it, so the index is written before the sale answers (it feeds sale.settled).
-  const indexInBatch = coalescer<string>((key, saleKeys) => call('batch', () => redis.tgSaleIndexBatch(key, BATCH_INDEX_TTL_MS, ...saleKeys)));
-  const indexBatch = (saleKey: string, batch: string | undefined) => (batch ? indexInBatch(batchKey(batch), saleKey) : undefined);
+  // A batch's first sales also put the batch in the due index (`{<p>:batches-due}`, first seen ms → batch), which
+  // the settlements' sweep reads for `missing` (issue 39): one command per batch, none per sale.
+  const dueKey = `{${options.keyPrefix}:batches-due}`;
+  const now = options.now ?? Date.now;
+  const indexInBatch = coalescer<string>(async (batch, saleKeys) => {
+    const fresh = await call('batch', () => redis.tgSaleIndexBatch(batchKey(batch), BATCH_INDEX_TTL_MS, ...saleKeys));
+    if (Number(fresh) === 1) await call('due', () => redis.zadd(dueKey, 'NX', now(), batch));
+  });
+  const indexBatch = (saleKey: string, batch: string | undefined) => (batch ? indexInBatch(batch, saleKey) : undefined);
   const report = async (changes: Parameters<RecordChangeSink>[0]) => {
     if (changes.length > 0) await options.onChange?.(changes);
   };
@@ -145,6 +154,20 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       }
       await report(changes);
       return sales.length;
+    },
+    async dueBatches(seenBeforeMs, limit) {
+      // Entries older than the batch index's own ttl have no sales left to sweep.
+      await call('due trim', () => redis.zremrangebyscore(dueKey, '-inf', `(${now() - BATCH_INDEX_TTL_MS}`));
+      const flat = await call('due', () => redis.zrangebyscore(dueKey, '-inf', seenBeforeMs, 'WITHSCORES', 'LIMIT', 0, limit));
+      const out: Array<{ batch: string; seenMs: number }> = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) out.push({ batch: flat[i] as string, seenMs: Number(flat[i + 1]) });
+      return out;
+    },
+    async batchSales(batch) {
+      return call('batch', () => redis.smembers(batchKey(batch)));
+    },
+    async swept(batch) {
+      await call('due', () => redis.zrem(dueKey, batch));
     },
     async reserve(saleKey, op, reservation, amountCents): Promise<ReserveResult> {
       const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];

@@ -198,6 +198,15 @@ export interface SaleRecords {
   saleOfRefund(refundKey: string): Promise<string | undefined>;
   /** The batch closed: its captured sales are settled (each reported). How many sales the batch held. */
   settleBatch(batchKey: string): Promise<number>;
+  /**
+   * The due index the settlements' sweep reads for `missing` (issue 39): the batches whose first sale tokengate
+   * indexed at or before `seenBeforeMs` and not swept yet, oldest first, with that time (ms).
+   */
+  dueBatches(seenBeforeMs: number, limit: number): Promise<Array<{ batch: string; seenMs: number }>>;
+  /** The sales tokengate indexed in a batch (its answer's, a capture's, a look-up's), as settleBatch reads them. */
+  batchSales(batchKey: string): Promise<string[]>;
+  /** The batch was swept: it leaves the due index (its sales stay indexed for settleBatch until their ttl). */
+  swept(batchKey: string): Promise<void>;
 }
 
 /**

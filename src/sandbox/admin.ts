@@ -53,7 +53,13 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     else notFound(req, res);
   });
   router.get('/operations', (_req, res) => void res.json(ledger.operations()));
-  router.post('/batches/close', (_req, res) => void res.json({ key: ledger.closeBatch() }));
+  // {"fail": "<reason>"}: the close fails (settlement.batch.failure, response E); the batch stays open.
+  router.post('/batches/close', (req, res) => {
+    const fail = (req.body as { fail?: unknown } | undefined)?.fail;
+    if (fail === undefined) return void res.json({ key: ledger.closeBatch() });
+    if (typeof fail !== 'string' || !/^[\w .,'-]{1,120}$/.test(fail)) throw new SettingsError('fail must be a reason of 1-120 letters, digits, spaces or .,\'-');
+    res.json({ key: ledger.failBatchClose(fail), failed: true });
+  });
   router.post('/batches/current/console', (req, res) => void res.json(consoleEntry(core, req.body, core.clock.now())));
   // The sandbox's own clock (clock.ts; contract, "Subscriptions"): only forward.
   router.get('/clock', (_req, res) => void res.json({ now: new Date(core.clock.now()).toISOString() }));

@@ -68,6 +68,12 @@ export class Batches {
     return intervalMs > 0 && this.open !== undefined && now - this.open.opened >= intervalMs;
   }
 
+  /** The open batch's daily close when it has come (≤ now): the first `closeAt` after it opened; else undefined. */
+  dailyCloseDue(now: number, closeAt: string): number | undefined {
+    const at = this.open ? timeOfDayAfter(closeAt, this.open.opened) : undefined;
+    return at !== undefined && at <= now ? at : undefined;
+  }
+
   /** By key, or 'current'. */
   get(key: string, now: number): BatchRecord | undefined {
     return key === 'current' ? this.current(now) : this.byKey.get(key);
@@ -83,6 +89,15 @@ export class Batches {
     this.open = undefined;
     this.byKey.clear();
   }
+}
+
+/** The first time of day `closeAt` ("HH:MM", UTC) strictly after `after` (epoch ms); undefined when '' . */
+export function timeOfDayAfter(closeAt: string, after: number): number | undefined {
+  const m = /^(\d\d):(\d\d)$/.exec(closeAt);
+  if (!m) return undefined;
+  const day = new Date(after);
+  const at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), Number(m[1]), Number(m[2]));
+  return at > after ? at : at + 86_400_000;
 }
 
 export function refOf(b: BatchRecord): BatchRef {

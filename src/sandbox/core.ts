@@ -61,8 +61,12 @@ export class SandboxCore {
     this.ledger = new Ledger(this.fixtures);
     this.faults = new Faults((latency) => this.update(latency));
     this.webhooks = createSandboxWebhooks(this.lifecycle, settings, logger, () => this.clock.now());
-    // A jump of the clock closes what fell due meanwhile (the batch timer), webhooks included, at once.
-    this.clock.onAdvance((now) => this.lifecycle.tick(now, this.settings.batchCloseIntervalMs));
+    // A jump of the clock closes what fell due meanwhile (the batch timers), webhooks included, at once, and the
+    // daily close's wall-clock timer is set again for the clock's new time.
+    this.clock.onAdvance((now) => {
+      this.lifecycle.tick(now, this.settings);
+      this.webhooks.configure();
+    });
     // The ACH clock: told of every jump, and looking at the wall clock's own passing each second.
     this.ach = new AchClock(this.lifecycle, (event) => this.webhooks.announce(event));
     this.clock.onAdvance((now) => this.ach.run(now));

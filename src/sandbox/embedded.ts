@@ -34,6 +34,8 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       latencyMs: s.latencyMs,
       jitterMs: s.jitterMs,
       duplicateFolding: s.duplicateFolding,
+      // The merchant's daily close, on the sandbox's clock (tokengate's /test/clock moves it).
+      batchCloseAt: s.batchCloseAt ?? '',
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
       lookupAuthAmount: s.lookupAuthAmount,

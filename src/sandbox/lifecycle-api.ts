@@ -64,7 +64,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
   const command = commandOf(json);
   const plain: TransactionHook = { json, authOnly: false, ignoreDuplicate: false };
   if (!isRecord(json) || command === undefined) return plain;
-  core.lifecycle.tick(now, core.settings.batchCloseIntervalMs);
+  core.lifecycle.tick(now, core.settings);
   if (FOLLOW_UP_COMMANDS.has(command)) {
     const parsed = parseFollowUp(json, command);
     if (!parsed.ok) return { ...plain, answer: fail(parsed.reject, parsed.detail) };
@@ -125,7 +125,7 @@ export function isLifecycleRoute(route: ApiRoute): route is LifecycleRoute {
 export function handleLifecycleRoute(core: SandboxCore, req: Request, route: LifecycleRoute): Processed {
   const now = core.clock.now();
   const life = core.lifecycle;
-  life.tick(now, core.settings.batchCloseIntervalMs);
+  life.tick(now, core.settings);
   core.ach.run(now);
   const query = req.query as Record<string, unknown>;
   const format = core.settings.wireFormat;

@@ -1,4 +1,4 @@
-import { Batches, refOf, type BatchRecord, type BatchRef } from './batches';
+import { Batches, refOf, timeOfDayAfter, type BatchRecord, type BatchRef } from './batches';
 import type { Delivery, RecordedTransaction, TransactionResponse } from './ledger';
 import { formatCents, toCents } from './sale-request';
 
@@ -127,6 +127,15 @@ export interface LifecycleObserver {
   adopted(tx: LifecycleTx, now: number): void;
   followedUp(op: FollowUpRecord): void;
   batchClosed(batch: BatchRecord, now: number): void;
+  /** A close that failed (`settlement.batch.failure`): the batch stays open. */
+  batchFailed(batch: BatchRecord, reason: string, now: number): void;
+}
+
+/** When the open batch closes by itself: after an interval, and at a time of day (README.md, Batches). */
+export interface ClosePolicy {
+  batchCloseIntervalMs: number;
+  /** "HH:MM" in the sandbox's gateway time (UTC), '' = no daily close. */
+  batchCloseAt: string;
 }
 
 export interface AdoptOptions {
@@ -213,6 +222,15 @@ export class Lifecycle {
     return ref;
   }
 
+  /** Takes a transaction out of the open batch (a fault: console.ts, `drop`); no batch holds it after. */
+  dropFromBatch(tx: LifecycleTx, now: number): boolean {
+    const open = this.batches.current(now);
+    const i = open.members.indexOf(tx.key);
+    if (i < 0) return false;
+    open.members.splice(i, 1);
+    return true;
+  }
+
   batchRefOf(tx: LifecycleTx): BatchRef | undefined {
     const b = tx.batchKey === undefined ? undefined : this.batches.get(tx.batchKey, 0);
     return b ? refOf(b) : undefined;
@@ -232,9 +250,27 @@ export class Lifecycle {
     return b;
   }
 
-  /** The timer knob (`batchCloseIntervalMs`), applied lazily at each call so no timer outlives the sandbox. */
-  tick(now: number, intervalMs: number): void {
-    if (this.batches.due(now, intervalMs)) this.closeBatch(now);
+  /** A close that fails (on request): nothing settles, the batch stays open, its failure is told. */
+  failClose(now: number, reason: string): BatchRecord {
+    const b = this.batches.current(now);
+    this.observer?.batchFailed(b, reason, now);
+    return b;
+  }
+
+  /**
+   * The timer knobs, applied lazily at each call (so no timer outlives the sandbox), at a jump of the clock and,
+   * with webhook receivers set, by a timer: `batchCloseIntervalMs`, and the daily close at `batchCloseAt`, which
+   * closes the batch at that time of day (its `closed` is that time, however late the tick).
+   */
+  tick(now: number, policy: ClosePolicy): void {
+    const at = this.batches.dailyCloseDue(now, policy.batchCloseAt);
+    if (at !== undefined) this.closeBatch(at);
+    else if (this.batches.due(now, policy.batchCloseIntervalMs)) this.closeBatch(now);
+  }
+
+  /** The next daily close after `now` (epoch ms; a batch opened by then closes), or undefined (none set). */
+  nextDailyClose(now: number, policy: ClosePolicy): number | undefined {
+    return timeOfDayAfter(policy.batchCloseAt, now);
   }
 
   record(op: FollowUpRecord): FollowUpRecord {

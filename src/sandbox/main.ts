@@ -26,6 +26,7 @@ async function main(): Promise<void> {
       duplicateFolding: s.duplicateFolding,
       wireFormat: s.wireFormat,
       batchCloseIntervalMs: s.batchCloseIntervalMs,
+      batchCloseAt: s.batchCloseAt ?? '',
       deletedCardref: s.deletedCardref,
       lookupRefunds: s.lookupRefunds,
       lookupAuthAmount: s.lookupAuthAmount,

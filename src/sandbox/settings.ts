@@ -67,6 +67,12 @@ export interface SandboxSettings extends WebhookSettings {
   wireFormat: SandboxWireFormat;
   /** Close (and settle) the open batch once it has been open this long; 0 = only POST batches/current/close. */
   batchCloseIntervalMs: number;
+  /**
+   * The merchant's daily close (gateway-facts.md, Batches and settlement: "once a day, at the merchant's
+   * configured time"): "HH:MM" in the sandbox's gateway time, UTC (the zone the gateway writes its times in is
+   * undocumented; every time the sandbox writes is UTC); '' = no daily close (only on request).
+   */
+  batchCloseAt: string;
   /** How long a Pay.js payment key can be used after it was minted (payment-keys.ts). */
   paymentKeyTtlMs: number;
   deletedCardref: SandboxDeletedCardref;
@@ -100,6 +106,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   slowCardScale: 1,
   wireFormat: 'spec',
   batchCloseIntervalMs: 0,
+  batchCloseAt: '',
   paymentKeyTtlMs: 15 * 60_000,
   deletedCardref: 'refused',
   lookupRefunds: 'none',
@@ -209,6 +216,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'refundWithoutAmount') {
       if (value !== 'left' && value !== 'original') throw new SettingsError('refundWithoutAmount must be left or original');
       out.refundWithoutAmount = value;
+    } else if (name === 'batchCloseAt') {
+      if (typeof value !== 'string' || !/^$|^([01]\d|2[0-3]):[0-5]\d$/.test(value)) throw new SettingsError('batchCloseAt must be "HH:MM" (UTC) or ""');
+      out.batchCloseAt = value;
     } else if (name === 'checkPaymentKey') {
       if (value !== 'accepted' && value !== 'refused') throw new SettingsError('checkPaymentKey must be accepted or refused');
       out.checkPaymentKey = value;

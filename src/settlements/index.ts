@@ -6,3 +6,4 @@ export { createSettlementMetrics } from './metrics';
 export { createSettlementLook, type SettlementLook } from './look';
 export { settlementsCsv } from './csv';
 export { VERDICTS, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary, type Verdict } from './types';
+export { createMissingSweep, type MissingSweep } from './sweep-missing';

@@ -5,7 +5,7 @@ import { taggedReference } from '../writes/reference';
 import { VERDICTS, type Settlement, type SettlementLine, type Verdict } from './types';
 
 /** What matching needs of tokengate's records: a sale's record, and the refunds credited to its own writes. */
-export type MatchRecords = Pick<SaleRecords, 'get' | 'moves' | 'saleOfRefund'>;
+export type MatchRecords = Pick<SaleRecords, 'view' | 'moves' | 'saleOfRefund'>;
 
 const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
 
@@ -13,7 +13,8 @@ const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
  * One line of a closed batch against tokengate's records:
  *   - a sale (S, or a captured authorization): tokengate's when it keeps a record of it; matched when the
  *     batch's amount (`auth_amount`: what was captured, lowered by an adjust; else `amount`) is what the record
- *     captured; a void listed in the batch is matched when the record is voided too;
+ *     captured less tokengate's own refund:adjusts of it (parts refunded before the close); a void listed in the
+ *     batch is matched when the record is voided too;
  *   - a credit (C; Z a voided one): tokengate's when it carries tokengate's tag (custom field 20, src/writes)
  *     or it is credited to one of its sale's own refunds (the sale from the gateway's `original`, or from the
  *     records' refund index: a gateway that drops custom fields still shows tokengate's refunds as its own). The tag
@@ -33,10 +34,14 @@ export async function matchLine(records: MatchRecords, tx: TransactionDetail): P
     // A console refund of tokengate's sale is still not tokengate's: the line names the sale, for finance.
     return { ...line, ...(sale !== undefined ? { sale } : {}), verdict: own ? 'matched' : 'not_ours' };
   }
-  const record = await records.get(tx.key);
+  const view = await records.view(tx.key);
   const kind = voided ? ('void' as const) : ('sale' as const);
-  if (!record) return { ...base, kind, verdict: 'not_ours' };
-  const ourCents = record.state === 'voided' ? 0 : record.capturedCents;
+  if (!view) return { ...base, kind, verdict: 'not_ours' };
+  const record = view.record;
+  // A part refunded before the close was a refund:adjust: it lowered the sale's own amount (its answer names the
+  // sale, no transaction of its own: gateway-facts.md, the payment lifecycle), so the batch holds what is left.
+  const adjustedCents = view.refunds.filter((r) => r.own && r.key === tx.key && r.method === 'refund' && !r.voided).reduce((n, r) => n + r.cents, 0);
+  const ourCents = record.state === 'voided' ? 0 : record.capturedCents - adjustedCents;
   const verdict: Verdict = ourCents === gatewayCents ? 'matched' : 'amount_differs';
   return { ...base, kind, sale: tx.key, amount: fromCents(ourCents), verdict };
 }

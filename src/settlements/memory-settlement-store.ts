@@ -1,9 +1,12 @@
+import { countByVerdict } from './match';
 import type { Settlement, SettlementStore, SettlementSummary } from './types';
 
 /** The same in process memory (development mode, tests): one process, so the claim is a map. */
 export function createMemorySettlementStore(now: () => number = Date.now): SettlementStore {
   const kept = new Map<string, { settlement: Settlement; closedMs: number }>();
   const claims = new Map<string, { owner: string; until: number }>();
+  let swept = -1;
+  let sweeper: { owner: string; until: number } | undefined;
   const summaryOf = ({ lines: _lines, ...summary }: Settlement): SettlementSummary => structuredClone(summary);
   /** Newest close first; ties by batch key, as Redis orders equal scores (reversed). */
   const ordered = () => [...kept.values()].sort((a, b) => b.closedMs - a.closedMs || (a.settlement.batch < b.settlement.batch ? 1 : -1));
@@ -37,6 +40,30 @@ export function createMemorySettlementStore(now: () => number = Date.now): Settl
     },
     async release(batch, owner) {
       if (claims.get(batch)?.owner === owner) claims.delete(batch);
+    },
+    async amend(batch, lines) {
+      const k = kept.get(batch);
+      if (!k) return [];
+      const changed = [];
+      for (const line of lines) {
+        const i = k.settlement.lines.findIndex((l) => l.transaction === line.transaction);
+        if (i >= 0 && JSON.stringify(k.settlement.lines[i]) === JSON.stringify(line)) continue;
+        if (i >= 0) k.settlement.lines[i] = structuredClone(line);
+        else k.settlement.lines.push(structuredClone(line));
+        changed.push(structuredClone(line));
+      }
+      k.settlement.counts = countByVerdict(k.settlement.lines);
+      return changed;
+    },
+    async claimSweep(owner, dueSinceMs, ttlMs) {
+      if (swept >= dueSinceMs) return false;
+      if (sweeper && sweeper.until > now() && sweeper.owner !== owner) return false;
+      sweeper = { owner, until: now() + ttlMs };
+      return true;
+    },
+    async sweepDone(owner, endedMs) {
+      swept = Math.max(swept, endedMs);
+      if (sweeper?.owner === owner) sweeper = undefined;
     },
   };
 }

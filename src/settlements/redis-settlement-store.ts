@@ -26,6 +26,8 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const settlementKey = (batch: string) => `${tag}:s:${encodeURIComponent(batch)}`;
   const claimKey = (batch: string) => `${tag}:claim:${encodeURIComponent(batch)}`;
   const listKey = `${tag}:list`;
+  const sweptKey = `${tag}:swept`;
+  const sweepClaimKey = `${tag}:sweep`;
 
   return {
     async get(batch) {
@@ -60,6 +62,19 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async release(batch, owner) {
       await call('release', () => redis.tgSettleRelease(claimKey(batch), owner));
+    },
+    async amend(batch, lines) {
+      if (lines.length === 0) return [];
+      const changed = await call('amend', () => redis.tgSettleAmend(settlementKey(batch), JSON.stringify(lines)));
+      // cjson writes an empty array as {}.
+      const parsed = JSON.parse(String(changed)) as SettlementLine[] | Record<string, never>;
+      return Array.isArray(parsed) ? parsed : [];
+    },
+    async claimSweep(owner, dueSinceMs, claimTtlMs) {
+      return Number(await call('sweep claim', () => redis.tgSettleSweepClaim(sweptKey, sweepClaimKey, owner, dueSinceMs, claimTtlMs))) === 1;
+    },
+    async sweepDone(owner, endedMs) {
+      await call('sweep done', () => redis.tgSettleSweepDone(sweptKey, sweepClaimKey, owner, endedMs, ttlMs));
     },
   };
 }

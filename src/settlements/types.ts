@@ -6,8 +6,11 @@
  *                   of tokengate's own, by its tag or its sale's credited refunds)
  *   amount_differs  tokengate made it, the batch holds another amount (or a void tokengate does not know of)
  *   not_ours        in the batch, never made through tokengate (the console, another integration)
- *   missing         (not yet computed: issue 39, what is left) a sale tokengate saw approved and not voided that
- *                   no batch closed since holds, a day after it was due
+ *   missing         a sale tokengate saw approved and not voided that no batch closed since holds, a day after it
+ *                   was due (sweep-missing.ts): added to a kept settlement after it was kept (amend)
+ *
+ * A line is final once kept, except through amend(): the seam for bank payments (issue 38), which stay under
+ * review until settled for good or returned; a later return replaces the line and is reported again.
  */
 export type Verdict = 'matched' | 'amount_differs' | 'not_ours' | 'missing';
 export const VERDICTS: readonly Verdict[] = ['matched', 'amount_differs', 'not_ours', 'missing'];
@@ -17,7 +20,7 @@ export interface SettlementLine {
   transaction: string;
   /** tokengate's sale the line is about, when it knows it. */
   sale?: string;
-  /** What tokengate's records say moved ("12.34"), when it made it. */
+  /** What tokengate's records say moved ("12.34"), when it made it: a sale's capture less parts refunded before the close. */
   amount?: string;
   /** What the batch says moved ("12.34"). */
   gateway_amount: string;
@@ -59,6 +62,19 @@ export interface SettlementStore {
   save(settlement: Settlement, owner: string, closedMs: number): Promise<boolean>;
   /** Gives the claim back (a read that failed: the next look tries again). */
   release(batch: string, owner: string): Promise<void>;
+  /**
+   * Changes lines of a kept settlement: a line with the same transaction is replaced (a later change to it, as a
+   * bank payment returned after its batch), any other appended (a `missing` line); counts recounted. Answers the
+   * lines that changed, to be reported again ([] when the settlement is not kept or nothing changed).
+   */
+  amend(batch: string, lines: readonly SettlementLine[]): Promise<SettlementLine[]>;
+  /**
+   * Claims the sweep for `missing` (one replica at a time, across restarts) when no sweep ended at or after
+   * `dueSinceMs`. True when this owner sweeps now.
+   */
+  claimSweep(owner: string, dueSinceMs: number, ttlMs: number): Promise<boolean>;
+  /** The sweep ended at `endedMs` (tokengate's clock): the claim is given back. */
+  sweepDone(owner: string, endedMs: number): Promise<void>;
 }
 
 /** Kept as long as sale records: finance looks back over a year. */

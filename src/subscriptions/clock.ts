@@ -49,3 +49,21 @@ export function createTestClock(options: { redis?: Redis | Cluster; keyPrefix: s
     },
   };
 }
+
+/**
+ * The same clock, telling `seen` its offset whenever this replica reads or moves it: for what must stamp a time
+ * synchronously (the settlements' due index, issue 39). The renewals read the clock every poll, so every replica
+ * follows a jump within a poll; production's offset is always 0.
+ */
+export function observedClock(clock: Clock, seen: (offsetMs: number) => void): Clock {
+  const note = async <T>(value: T): Promise<T> => {
+    seen(await clock.offset());
+    return value;
+  };
+  return {
+    movable: clock.movable,
+    offset: () => note(undefined).then(() => clock.offset()),
+    now: async () => note(await clock.now()),
+    advance: async (ms) => note(await clock.advance(ms)),
+  };
+}

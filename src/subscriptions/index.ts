@@ -44,6 +44,8 @@ export interface SubscriptionsDeps {
   /** A renewal attempt's write lease (the checkout's). */
   leaseMs: number;
   registry?: Registry;
+  /** tokengate's clock when the caller shares it (compose.ts: the settlements read it too); else made here. */
+  clock?: Clock;
 }
 
 export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
@@ -51,7 +53,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const keyPrefix = config.redis.keyPrefix;
   const store = redis ? createRedisSubscriptionStore({ redis, keyPrefix }) : createMemorySubscriptionStore();
   // Production's clock is the wall clock: nothing can move it (contract: `/test/clock` answers 404 there).
-  const clock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix });
+  const clock = deps.clock ?? (config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix }));
   const methods = createPaymentMethods(deps.view, deps.walletStore);
   const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
   const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs });
@@ -62,6 +64,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
     settings: {
       pollMs: config.subscriptions.pollMs,
       batch: 50,
+      concurrency: 4,
       cls: RECURRING_CLASS,
       leaseMs: deps.leaseMs,
       policy: { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction },

@@ -144,6 +144,9 @@ export function createMemoryWalletStore(now: () => number = Date.now): WalletSto
     async isClosed(custkey, pmkey) {
       return closed.has(`${custkey}\u0000${pmkey}`);
     },
+    async clearClosed(custkey, pmkey) {
+      closed.delete(`${custkey}\u0000${pmkey}`);
+    },
     async claimCustomerId(customerid, attempt): Promise<CustomerIdClaim> {
       const held = claims.get(customerid);
       if (held === undefined || held === `attempt:${attempt}`) {

@@ -116,6 +116,9 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
     async isClosed(custkey, pmkey) {
       return (await call('isClosed', () => redis.hexists(guard(custkey), `closed:${pmkey}`))) === 1;
     },
+    async clearClosed(custkey, pmkey) {
+      await call('clearClosed', () => redis.hdel(guard(custkey), `closed:${pmkey}`));
+    },
     async claimCustomerId(customerid, attempt): Promise<CustomerIdClaim> {
       // SET NX GET (Redis 7): the holder's value when taken, null when this call took it.
       const held = await call('claimCustomerId', () => redis.call('SET', claimKey(customerid), `attempt:${attempt}`, 'NX', 'GET') as Promise<string | null>);

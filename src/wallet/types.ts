@@ -94,6 +94,8 @@ export interface WalletStore {
   flagClosed(custkey: string, pmkey: string): Promise<void>;
   /** Whether `pmkey` was flagged closed (flagClosed). */
   isClosed(custkey: string, pmkey: string): Promise<boolean>;
+  /** A new card behind the method (the card updater's `updated_card`): the closed flag no longer holds. */
+  clearClosed(custkey: string, pmkey: string): Promise<void>;
 
   /** Claims `customerid` for `attempt` (SET NX), or says who holds it. */
   claimCustomerId(customerid: string, attempt: string): Promise<CustomerIdClaim>;

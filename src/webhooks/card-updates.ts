@@ -16,7 +16,9 @@ import type { GatewayEvent } from './envelope';
  *                                     reads the gateway when next asked), the cached cardref token is dropped
  *                                     (it carries the old expiry), `payment_method.updated` is emitted;
  *   account_closed                    the card is flagged closed: the next renewal on it is a hard decline
- *                                     without a gateway call; `payment_method.updated` is emitted;
+ *                                     without a gateway call; `payment_method.updated` is emitted; a later
+ *                                     `updated_card` (a new card behind the method) lifts the flag, a later
+ *                                     `updated_expiration` does not (the closed account's card, a new date);
  *   created, submitted, contact_customer  nothing changes: acknowledged as ignored.
  * No gateway call is made here; applying an event twice changes nothing more (the intake's mark, and the
  * event log's dedupe on `change`, the event's own id).
@@ -30,7 +32,7 @@ export interface CardUpdates {
 }
 
 export interface CardUpdateDeps {
-  wallet: Pick<WalletStore, 'customerOf' | 'read' | 'putMethod' | 'forget' | 'flagClosed' | 'isRemoved'>;
+  wallet: Pick<WalletStore, 'customerOf' | 'read' | 'putMethod' | 'forget' | 'flagClosed' | 'clearClosed' | 'isRemoved'>;
   tokens: Pick<TokenService, 'evict'>;
   records: Pick<SaleRecords, 'get'>;
   events?: EventSink;
@@ -94,6 +96,7 @@ export function createCardUpdates(deps: CardUpdateDeps): CardUpdates {
         // A view not loaded (or not holding the card): the next read asks the gateway, which has the new card.
         if (method && snap.seenMs !== undefined) await wallet.putMethod(custkey, pmkey, { ...method, ...fields }, false);
         else await wallet.forget(custkey);
+        if (kind === 'updated_card') await wallet.clearClosed(custkey, pmkey);
       }
       await tokens.evict(custkey, pmkey);
       if (deps.events) {

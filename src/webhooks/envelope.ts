@@ -103,10 +103,10 @@ export function readTransaction(o: Record<string, unknown>): EventTransaction | 
 export const APPLIED_TYPES = [
   'transaction.sale.success', 'transaction.sale.failure', 'transaction.sale.voided', 'transaction.sale.captured', 'transaction.sale.adjusted',
   'transaction.sale.unvoided', 'transaction.refund.success', 'transaction.refund.voided', 'settlement.batch.success',
+  'settlement.batch.failure',
 ] as const;
 
 /** Money event types ignored on purpose, with the reason (counted by their own name, result `ignored`). */
 export const IGNORED_TYPES: Readonly<Record<string, string>> = {
   'transaction.sale.queued': 'held for review: no money moved; its later success, failure or void is what counts',
-  'settlement.batch.failure': 'the batch did not close: its sales stay unsettled, as tokengate already shows them',
 };

@@ -63,6 +63,11 @@ export interface IntakeDeps {
    * settlement is read behind the answer (src/settlements), never holding the webhook up.
    */
   onBatchClosed?: (batch: string) => void;
+  /**
+   * Told of each batch the gateway says did not close (`settlement.batch.failure`): no money moved, its sales stay
+   * unsettled as tokengate shows them, and no settlement is read; src/settlements counts and logs it.
+   */
+  onBatchFailed?: (batch: string, reason: string) => void;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
@@ -122,6 +127,12 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
     if (deps.cardUpdates?.handles(event.type)) return deps.cardUpdates.apply(event);
     if (deps.achEvents?.handles(event.type)) return deps.achEvents.apply(event);
     if (!KNOWN.has(event.type)) return 'ignored';
+    if (event.type === 'settlement.batch.failure') {
+      const batch = event.object.key;
+      if (typeof batch !== 'string' || batch === '') return 'invalid';
+      deps.onBatchFailed?.(batch, typeof event.object.reason === 'string' ? event.object.reason : '');
+      return 'applied';
+    }
     if (event.type === 'settlement.batch.success') {
       const batch = event.object.key;
       if (typeof batch !== 'string' || batch === '') return 'invalid';

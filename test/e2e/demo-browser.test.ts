@@ -159,6 +159,21 @@ describe('/demo in development (npm start)', () => {
     expect(refund.status).toBe(201);
   });
 
+  it('when /demo/clock is asked to move back, by nothing or by a fraction, then 400 naming advance_ms and the clock has not moved; forward, it answers the new time', async () => {
+    const now = async () => Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+    const move = (body: unknown) => fetch(`${service.url}/demo/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const before = await now();
+    for (const body of [{ advance_ms: -1 }, { advance_ms: 0 }, { advance_ms: 1.5 }, {}, { advance_ms: 367 * 86_400_000 }]) {
+      const res = await move(body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { details: { path: string }[] } }).error.details).toEqual([expect.objectContaining({ path: 'body.advance_ms' })]);
+    }
+    expect((await now()) - before).toBeLessThan(86_400_000);
+    const moved = await move({ advance_ms: 86_400_000 });
+    expect(moved.status).toBe(200);
+    expect(Date.parse(((await moved.json()) as { now: string }).now) - before).toBeGreaterThanOrEqual(86_400_000);
+  });
+
   describeWithChromium('in headless Chromium', () => {
     let browser: BrowserContext;
     let userDataDir: string;
@@ -216,6 +231,14 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#charge').click();
     }
     const history = async () => page.locator('#log li').allTextContents();
+    /**
+     * The card checked once the list shows `label` checked: a card's answer line comes before the list's redraw,
+     * so reading the checked radio at once met the old list on a busy box.
+     */
+    async function checkedAfterRedraw(label: string): Promise<string> {
+      await page.locator('#cards input:checked + label', { hasText: label }).waitFor({ timeout: 15_000 });
+      return (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+    }
     /** The sandbox's own state, read from its loopback admin routes: the dev customer's cards, its ledger. */
     async function atSandbox<T>(p: string): Promise<T> {
       return (await (await fetch(`${sandboxOrigin}/_sandbox${p}`)).json()) as T;
@@ -278,6 +301,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('4000100011112224');
       await page.locator('#add').click();
       expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2224 · expires 12/30, verified and selected');
+      await checkedAfterRedraw('expires 12/30');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2224 · expires 12/30');
       await charge('Visa ending 2224 · expires 12/30', '12.34');
       expect(await expectAnswer(/^Charged /)).toBe('Charged 12.34 to Visa ending 2224 — pending settlement');
@@ -310,6 +334,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('5555444433332226', '09/30');
       await page.locator('#add').click();
       await expectAnswer(/^Added MasterCard ending 2226/);
+      await checkedAfterRedraw('MasterCard');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('MasterCard ending 2226 · expires 09/30');
       expect((await page.locator('#cards').textContent()) ?? '').not.toMatch(/x{4}/);
     });
@@ -397,7 +422,7 @@ describe('/demo in development (npm start)', () => {
       await typeCard('4000100111112223');
       await page.locator('#add').click();
       expect(await expectAnswer(/^Added /)).toBe('Added Visa ending 2223 · expires 12/30, verified and selected');
-      const pmkey = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
+      const pmkey = await checkedAfterRedraw('Visa ending 2223');
       const transactions = (await ledger()).length;
       await page.getByRole('button', { name: 'Make default: Visa ending 2223 · expires 12/30' }).click();
       expect(await expectAnswer(/ is now your default$/)).toBe('Visa ending 2223 is now your default');
@@ -428,8 +453,8 @@ describe('/demo in development (npm start)', () => {
       const sale = await answerJson();
       expect(sale).toMatchObject({ amount: '12.34', status: 'pending_settlement', creditcard: { number: expect.stringMatching(/2222$/) } });
       // Listed, selected, named by the sale when tokengate knew it by the answer.
+      const kept = await checkedAfterRedraw('Visa ending 2222');
       expect(await page.locator('#cards input:checked + label').textContent()).toBe('Visa ending 2222 · expires 12/30');
-      const kept = (await page.locator('#cards input:checked').getAttribute('value')) ?? '';
       if (sale.payment_method !== undefined) expect(sale.payment_method).toBe(kept);
       expect((await listed()).map((m) => m.key)).toContain(kept);
       expect(await page.locator('#target').textContent()).toBe('Last sale: 12.34 on Visa ending 2222 — pending settlement');
@@ -527,6 +552,40 @@ describe('/demo in development (npm start)', () => {
       expect(await expectAnswer(/^Removed MasterCard/)).toBe(`Removed ${card} · “Travel card”`);
     });
 
+    it('when a monthly subscription is made with the default card and the page moves time a month, then it lists the renewal the sandbox charged as recurring, and Cancel ends it (issue 37)', async () => {
+      await defaultRow().locator('input[name=pm]').check();
+      const pmkey = await defaultRow().locator('input[name=pm]').getAttribute('value');
+      await page.locator('#sub-amount').fill('9.99');
+      await page.locator('#subscribe').click();
+      expect(await expectAnswer(/^Subscribed/)).toBe('Subscribed: 9.99 a month, the first month paid now');
+      const created = (await answerJson()) as { key: string; payment_method: string; consent: { by: string } };
+      expect(created).toMatchObject({ payment_method: pmkey, consent: { by: 'demo-page' } });
+      const row = page.locator(`#sub-${created.key}`);
+      await row.locator('.sub-history li', { hasText: /^Period 1 · .* · paid · sale / }).waitFor({ timeout: 15_000 });
+      const clockBefore = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+
+      await page.locator('#move-month').click();
+      expect(await expectAnswer(/^Moved tokengate's clock/)).toMatch(/^Moved tokengate's clock 31 days: it is now \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      // The renewal is tokengate's own work, a moment after the clock moved: the page reads until it is listed.
+      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 20_000 });
+      expect(await row.locator('.sub-title').textContent()).toMatch(/^9\.99 every month · active · 2 paid · next /);
+      const clockAfter = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
+      expect(clockAfter - clockBefore).toBeGreaterThanOrEqual(31 * 86_400_000);
+      // The sandbox's ledger: the first month charged with the shopper present, the second as a recurring charge.
+      const charges = (await atSandbox<{ invoice: string; custkey?: string; pmkey?: string; amount: string; result_code: string; recurring?: boolean }[]>('/transactions'))
+        .filter((t) => t.custkey === session.customer && /^demo-\d+$/.test(t.invoice));
+      expect(charges.map((t) => [t.invoice, t.pmkey, t.amount, t.result_code, t.recurring ?? false]).sort()).toEqual([
+        ['demo-1', pmkey, '9.99', 'A', false],
+        ['demo-2', pmkey, '9.99', 'A', true],
+      ]);
+
+      await row.getByRole('button', { name: 'Cancel the subscription of 9.99 every month' }).click();
+      expect(await expectAnswer(/^Canceled/)).toBe('Canceled the subscription of 9.99 a month: nothing more will be charged');
+      await row.locator('.sub-title', { hasText: '· canceled ·' }).waitFor({ timeout: 15_000 });
+      expect(await row.getByRole('button', { name: /^Cancel/ }).count()).toBe(0);
+      expect((await asShopper('GET', `/v1/subscriptions/${created.key}`)).body).toMatchObject({ status: 'canceled', next_charge_at: null, periods_charged: 2 });
+    });
+
     it('when the page is 375 px wide (a phone), then nothing is wider than the screen', async () => {
       await page.setViewportSize({ width: 375, height: 800 });
       try {
@@ -592,7 +651,7 @@ describe('/demo outside development', () => {
   });
 
   it('when production is asked for /demo or its sessions, then 404 not_found like any unknown route', async () => {
-    for (const p of ['/demo', '/demo/session', '/demo/back-office/session', '/demo/app.js']) {
+    for (const p of ['/demo', '/demo/session', '/demo/back-office/session', '/demo/app.js', '/demo/subscriptions.js', '/demo/clock']) {
       const res = await fetch(`${service.url}${p}`);
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');

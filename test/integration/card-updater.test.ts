@@ -7,7 +7,8 @@ import { call } from '../support/wallet';
  * The gateway's card updater (issue 37, item 1; gateway-facts.md, "The card updater"): the sandbox changes a
  * stored card and sends the gateway's `cardupdate.*` webhook, signed, to tokengate's intake. What the merchant
  * sees: the card's new expiry and last four from the view (no gateway read), its cached token gone, one
- * `payment_method.updated` event; a closed account is never charged by a renewal (the sandbox's ledger judges).
+ * `payment_method.updated` event; a closed account is never charged by a renewal (the sandbox's ledger judges)
+ * until a new card is put behind its method; an event may name the sale that charged the card instead of it.
  */
 const SECRET = 'gateway-webhook-signature-key-for-card-updates';
 const DAY = 86_400_000;
@@ -104,4 +105,42 @@ test('when the updater names a card tokengate never learned, then it is acknowle
   bff.sandbox.cardUpdate({ custkey, pmkey, kind: 'updated_expiration', expiration: '0835' });
   await eventually(() => intake() > delivered);
   expect(await updatedEvents(pmkey)).toEqual([]);
+});
+
+test('when a card flagged closed gets a new card behind its method (updated_card), then the flag is lifted and its next renewal is charged', async () => {
+  const { custkey, pmkey } = card('6011222233332224');
+  const clock = async (advance?: number) => {
+    const res = await fetch(`${bff.adminUrl}/test/clock`, advance === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: advance }) });
+    return Date.parse(((await res.json()) as { now: string }).now);
+  };
+  expect((await method(custkey, pmkey)).status).toBe(200);
+  let delivered = intake();
+  bff.sandbox.cardUpdate({ custkey, pmkey, kind: 'account_closed' });
+  await eventually(() => intake() > delivered);
+  await eventually(async () => (await updatedEvents(pmkey)).length === 1);
+  delivered = intake();
+  bff.sandbox.cardUpdate({ custkey, pmkey, kind: 'updated_card', number: '4000100011112224', expiration: '1034' });
+  await eventually(() => intake() > delivered);
+  await eventually(async () => (await updatedEvents(pmkey)).length === 2);
+  const start = new Date((await clock()) + DAY).toISOString().slice(0, 10);
+  const invoices = `nc${Date.now().toString(36)}`;
+  const made = await call(bff.url, 'POST', `/v1/customers/${custkey}/subscriptions`, service(),
+    { amount: '8.00', interval: 'month', start, payment_method: pmkey, invoice_prefix: invoices, consent: { text: 'v1' } }, { 'Idempotency-Key': idem('sub') });
+  expect(made.status).toBe(201);
+  await clock(DAY + 1000);
+  const k = made.body.key as string;
+  await eventually(async () => (await call(bff.url, 'GET', `/v1/subscriptions/${k}`, service())).body.periods_charged === 1, 20_000);
+  expect(bff.sandbox.transactions().filter((t) => t.invoice === `${invoices}-1`).map((t) => [t.pmkey, t.result_code, t.recurring])).toEqual([[pmkey, 'A', true]]);
+});
+
+test('when a card-update webhook names a transaction (source.object "transaction") rather than a payment method, then the card that sale charged is the one updated', async () => {
+  const { custkey, pmkey } = card('5555444433332226');
+  const sale = await call(bff.url, 'POST', '/v1/sales', service(), { customer: custkey, payment_method: pmkey, amount: '2.00' }, { 'Idempotency-Key': idem('s') });
+  expect(sale.status).toBe(201);
+  const delivered = intake();
+  bff.sandbox.cardUpdate({ custkey, pmkey, kind: 'updated_expiration', expiration: '0736', sourceTransaction: sale.body.key as string });
+  await eventually(() => intake() > delivered);
+  expect(bff.sandbox.webhooks.events().at(-1)?.raw).toContain(JSON.stringify({ source: { object: 'transaction', key: sale.body.key } }).slice(1, -1));
+  expect((await method(custkey, pmkey)).body).toMatchObject({ key: pmkey, expires: '0736' });
+  await eventually(async () => (await updatedEvents(pmkey)).length === 1);
 });

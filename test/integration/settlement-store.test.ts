@@ -24,6 +24,33 @@ describe.each([
     expect((await store.get('b1'))?.closed_at).toBe('2026-11-27 20:00:00');
   });
 
+  it('when a kept settlement is amended, then a line of a new transaction is appended, one of a known transaction replaced, the counts recounted, and only what changed is answered', async () => {
+    const store = make();
+    await store.claim('b3', 'o', 60_000);
+    await store.save(settlement('b3'), 'o', Date.now());
+    const missing = { transaction: 'lost', sale: 'lost', amount: '5.00', gateway_amount: '0.00', kind: 'sale' as const, verdict: 'missing' as const };
+    expect(await store.amend('b3', [missing])).toEqual([missing]);
+    expect(await store.amend('b3', [missing])).toEqual([]);
+    // A later change to a line (a bank payment returned after its batch: issue 38) replaces it.
+    const returned = { transaction: 'tb3', sale: 'tb3', amount: '10.00', gateway_amount: '0.00', kind: 'sale' as const, verdict: 'amount_differs' as const };
+    expect(await store.amend('b3', [returned])).toEqual([returned]);
+    const kept = await store.get('b3');
+    expect(kept?.lines).toEqual([returned, missing]);
+    expect(kept?.counts).toEqual({ matched: 0, amount_differs: 1, not_ours: 0, missing: 1 });
+    expect((await store.list(undefined, 10)).find((x) => x.batch === 'b3')?.counts).toEqual(kept?.counts);
+    expect(await store.amend('nosuch', [missing])).toEqual([]);
+  });
+
+  it('when two owners ask to sweep at once, then one sweeps; after its sweep ended, none until a day has passed', async () => {
+    const store = make();
+    const now = Date.now();
+    const claimed = await Promise.all([store.claimSweep('one', now - 86_400_000, 60_000), store.claimSweep('two', now - 86_400_000, 60_000)]);
+    expect(claimed.filter(Boolean)).toHaveLength(1);
+    await store.sweepDone(claimed[0] ? 'one' : 'two', now);
+    expect(await store.claimSweep('three', now - 86_400_000, 60_000)).toBe(false);
+    expect(await store.claimSweep('three', now + 1, 60_000)).toBe(true);
+  });
+
   it('when a read fails and gives its claim back, then another owner claims it at once', async () => {
     const store = make();
     expect(await store.claim('b2', 'one', 60_000)).toBe('claimed');

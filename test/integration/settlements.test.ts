@@ -92,6 +92,17 @@ describe('settlements, read on the gateway\'s settlement.batch.success', () => {
     expect(mismatches).toEqual([changed, consoleRefund, consoleSale].sort());
   });
 
+  it('when tokengate refunds part of a sale before its batch closes (refund:adjust lowers the sale), then its line is matched for what is left', async () => {
+    const sale = await h.sale('25.00');
+    const res = await request(bff.url).post(`/v1/sales/${sale}/refunds`).set('Authorization', `Bearer ${h.bearer(OFFICE)}`).set('Idempotency-Key', `st-adj-${sale}`)
+      .set('Content-Type', 'application/json').send({ amount: '5.00' });
+    expect(res.status).toBe(201);
+    const batch = bff.sandbox.ledger.closeBatch();
+    await eventually(() => h.kept(batch), 10_000);
+    const lines = (await h.settlement(batch)).body.lines as Line[];
+    expect(lines.find((l) => l.transaction === sale)).toEqual({ transaction: sale, sale, amount: '20.00', gateway_amount: '20.00', kind: 'sale', verdict: 'matched' });
+  });
+
   it('when tokengate refunds a settled sale, then its credit in the next batch is matched and names its sale, and the sale line of the batch before stays matched', async () => {
     const sale = await h.sale('30.00');
     const first = bff.sandbox.ledger.closeBatch();

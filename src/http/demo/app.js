@@ -188,7 +188,7 @@
     p.state.token = session.token;
     p.state.customer = session.customer;
     $('customer').textContent = session.customer;
-    return Promise.all([wallet.refresh(), p.api('GET', '/v1/payment-config')]);
+    return Promise.all([wallet.refresh(), p.api('GET', '/v1/payment-config'), window.demoSubscriptions.start()]);
   }).then(function (all) {
     var config = all[1];
     if (config.status !== 200) throw new Error('payment-config answered ' + config.status);

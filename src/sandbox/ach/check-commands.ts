@@ -60,7 +60,7 @@ export function handleCheckCommand(core: SandboxCore, json: unknown, ctx: CheckC
   const command = classifyCommand(json.command);
   if (command.kind !== 'known' || !['check:sale', 'check:credit', 'customer:sale'].includes(command.name)) return undefined;
   const { now } = ctx;
-  core.lifecycle.tick(now, core.settings.batchCloseIntervalMs);
+  core.lifecycle.tick(now, core.settings);
   if (!present(json.amount)) return { answer: fail(ERRORS.missingAmount) };
   const cents = amountCents(json.amount, false);
   if (cents === undefined) return { answer: fail(ERRORS.invalidAmount, 'a decimal > 0 with at most 2 decimals') };

@@ -1,15 +1,15 @@
 import type { BatchRecord } from '../batches';
 import type { FollowUpRecord, Lifecycle, LifecycleObserver, LifecycleTx } from '../lifecycle';
 import { achEvent, type AchEventType } from '../ach/webhook-objects';
-import { batchObject, changed, trackedFields, transactionObject, type Fields } from './objects';
+import { batchFailureObject, batchObject, changed, trackedFields, transactionObject, type Fields } from './objects';
 
 /**
  * Which event each change of the lifecycle is (gateway-facts.md, Webhooks, event types). The lifecycle tells
  * this observer of every change whoever made it (tokengate, a curl, the admin routes, the batch timer), so a
  * follow-up sent straight to the sandbox, as the merchant's console would, emits the same events.
  *
- * Never emitted, as nothing in the sandbox produces them: `transaction.sale.queued` (nothing is queued),
- * `settlement.batch.failure` (a close always settles), and no customer or payment-method events (the gateway has
+ * Never emitted, as nothing in the sandbox produces them: `transaction.sale.queued` (nothing is queued), and no
+ * customer or payment-method events (the gateway has
  * none). `transaction.sale.unvoided` follows the `unvoid` command, `transaction.sale.adjusted` both `cc:adjust`
  * and `refund:adjust`, `transaction.refund.voided` a `void` of a refund.
  */
@@ -23,7 +23,11 @@ export type WebhookEventType =
   | 'transaction.sale.unvoided'
   | 'transaction.refund.success'
   | 'transaction.refund.voided'
-  | 'settlement.batch.success';
+  | 'settlement.batch.success'
+  | 'settlement.batch.failure';
+
+/** The events about a batch, not a transaction. */
+export type BatchEventType = 'settlement.batch.success' | 'settlement.batch.failure';
 
 /** The card updater's events, on request (../card-updater.ts): about a stored card, not a transaction. */
 export type CardUpdateEventType = `cardupdate.${'updated_expiration' | 'updated_card' | 'account_closed' | 'contact_customer'}`;
@@ -49,7 +53,7 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
   /** Each transaction's tracked fields as its last event told them: the `old` side of the next change. */
   const lastTold = new Map<string, Fields>();
 
-  type TxEvent = Exclude<WebhookEventType, 'settlement.batch.success'>;
+  type TxEvent = Exclude<WebhookEventType, BatchEventType>;
   const born = (type: TxEvent, tx: LifecycleTx, now: number) => {
     const fields = trackedFields(life, tx);
     lastTold.set(tx.key, fields);
@@ -96,6 +100,12 @@ export function createWebhookObserver(life: Lifecycle, enabled: () => boolean, e
         if (tx && lastTold.has(key)) lastTold.set(key, trackedFields(life, tx));
       }
       emit({ type: 'settlement.batch.success', object: batchObject(life, batch), changes: { old: { status: 'open' }, new: { status: 'closed' } }, now });
+    },
+
+    batchFailed(batch: BatchRecord, reason: string, now: number) {
+      if (!enabled()) return;
+      // The batch did not close: it stays open, its sales unsettled (README.md, Batches).
+      emit({ type: 'settlement.batch.failure', object: batchFailureObject(life, batch, reason), changes: { old: { status: 'open' }, new: { status: 'open' } }, now });
     },
 
     reset() {

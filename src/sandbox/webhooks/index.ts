@@ -73,6 +73,7 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
   let holding = false;
   let closed = false;
   let ticker: { timer: NodeJS.Timeout; everyMs: number } | undefined;
+  let daily: NodeJS.Timeout | undefined;
 
   const enabled = () => !closed && settings.webhookUrls.length > 0;
 
@@ -102,19 +103,38 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
     adopted: (tx, now) => guarded('adopted', () => observer.adopted(tx, now)),
     followedUp: (op) => guarded(op.command, () => observer.followedUp(op)),
     batchClosed: (batch, now) => guarded('batch close', () => observer.batchClosed(batch, now)),
+    batchFailed: (batch, reason, now) => guarded('batch failure', () => observer.batchFailed(batch, reason, now)),
   };
 
   const find = (id: string) => log.find((e) => e.event_id === id);
 
+  /**
+   * The daily close's timer (wall time, to the sandbox clock's next close): set again after each close, each
+   * settings change and each jump of the clock (core.ts), so the close comes without waiting for a call.
+   */
+  const scheduleDaily = () => {
+    if (daily) clearTimeout(daily);
+    daily = undefined;
+    const at = !closed && enabled() ? life.nextDailyClose(now(), settings) : undefined;
+    if (at === undefined) return;
+    daily = setTimeout(() => {
+      daily = undefined;
+      life.tick(now(), settings);
+      scheduleDaily();
+    }, Math.min(Math.max(0, at - now()) + 5, 2 ** 31 - 1));
+    daily.unref();
+  };
+
   /** Runs the batch timer while receivers are set: a due batch closes (and says so) without waiting for a call. */
   const configure = () => {
+    scheduleDaily();
     const everyMs = !closed && enabled() && settings.batchCloseIntervalMs > 0 ? tickEveryMs(settings.batchCloseIntervalMs) : 0;
     if (ticker && ticker.everyMs !== everyMs) {
       clearInterval(ticker.timer);
       ticker = undefined;
     }
     if (everyMs > 0 && !ticker) {
-      const timer = setInterval(() => life.tick(now(), settings.batchCloseIntervalMs), everyMs);
+      const timer = setInterval(() => life.tick(now(), settings), everyMs);
       ticker = { timer, everyMs };
     }
     dispatcher.prune();
@@ -163,6 +183,8 @@ export function createSandboxWebhooks(life: Lifecycle, settings: SandboxSettings
       closed = true;
       if (ticker) clearInterval(ticker.timer);
       ticker = undefined;
+      if (daily) clearTimeout(daily);
+      daily = undefined;
       held = [];
       await dispatcher.close();
     },

@@ -2,7 +2,7 @@ import type { BatchRecord } from '../batches';
 import type { Lifecycle, LifecycleTx } from '../lifecycle';
 import { batchView, gatewayTime } from '../lookups';
 import { formatCents } from '../sale-request';
-import type { WebhookEventType } from './events';
+import type { BatchEventType, WebhookEventType } from './events';
 
 /**
  * The `object` of a webhook: exactly the fields the REST reference's example of that event type shows
@@ -17,7 +17,7 @@ export type Fields = Record<string, unknown>;
 
 /** Which example's field set an event type follows. */
 type Shape = 'sale' | 'moved' | 'voided' | 'refund' | 'refund-voided';
-const SHAPES: Record<Exclude<WebhookEventType, 'settlement.batch.success'>, Shape> = {
+const SHAPES: Record<Exclude<WebhookEventType, BatchEventType>, Shape> = {
   'transaction.sale.success': 'sale',
   'transaction.sale.failure': 'sale',
   'transaction.sale.captured': 'moved',
@@ -35,7 +35,7 @@ const RESULT = { A: 'Approved', P: 'Partially Approved', D: 'Declined' } as cons
  * it (the amount before this change: what was authorized before a capture or an adjustment; the amount itself
  * for a void, an unvoid, a refund).
  */
-export function transactionObject(life: Lifecycle, tx: LifecycleTx, type: Exclude<WebhookEventType, 'settlement.batch.success'>, originalCents = tx.amountCents): Fields {
+export function transactionObject(life: Lifecycle, tx: LifecycleTx, type: Exclude<WebhookEventType, BatchEventType>, originalCents = tx.amountCents): Fields {
   const shape = SHAPES[type];
   const ref = life.batchRefOf(tx);
   const batch = ref ? { batchrefnum: String(ref.batchrefnum), sequence: ref.sequence, type: 'batch', key: ref.key } : undefined;
@@ -139,4 +139,13 @@ export function batchObject(life: Lifecycle, b: BatchRecord): Fields {
     totalcredits: cents(v.refunds_amount ?? 0),
     uri: `batches/${String(v.key)}`,
   };
+}
+
+/**
+ * A batch whose close failed, as the reference's `settlement.batch.failure` example names it: `type, key,
+ * batchnum, batchrefnum`, `response` E, `reason`, `uri`; no totals (the example has none).
+ */
+export function batchFailureObject(life: Lifecycle, b: BatchRecord, reason: string): Fields {
+  const v = batchView(life, b);
+  return { type: 'batch', key: v.key, batchnum: v.sequence, batchrefnum: v.batchrefnum, response: 'E', reason, uri: `batches/${String(v.key)}` };
 }

@@ -11,9 +11,9 @@ const http = require('node:http');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Webhook } = require('standardwebhooks');
-const { ROOT, freePort, sleep, start, waitFor } = require('../lib/procs');
-const { imageNodeArgsOf } = require('../lib/image');
-const { makeCredentials: benchCredentials } = require('../lib/services');
+const { ROOT, freePort, sleep, start, waitFor } = require('./procs');
+const { imageNodeArgsOf } = require('./image');
+const { makeCredentials: benchCredentials } = require('./services');
 
 const NODE = process.execPath;
 const HOST = '127.0.0.1';
@@ -99,21 +99,27 @@ async function startRedisTopology(runDir, mode) {
   };
 }
 
-/** The sandbox gateway at the scaled budget, answering in ~100 ms, sending its webhooks to `webhookUrl`. */
-async function startSandbox(runDir, creds, { perMinute, perDay, webhookUrl, webhookSecret, batchCloseMs }) {
+/**
+ * The sandbox gateway at the scaled budget, answering in ~100 ms, sending its webhooks to `webhookUrl` (none
+ * without one); `env` adds or overrides SANDBOX_* settings (the renewals bench's short windows and latency).
+ */
+async function startSandbox(runDir, creds, { perMinute, perDay, webhookUrl, webhookSecret, batchCloseMs, env: extra = {} }) {
   const port = await freePort();
   const env = {
     ...BASE_ENV, NODE_ENV: 'development', LOG_LEVEL: 'warn', SANDBOX_HOST: HOST, SANDBOX_PORT: String(port),
     SANDBOX_API_KEY: creds.apiKey, SANDBOX_API_PIN: creds.apiPin,
     SANDBOX_RATE_PER_MINUTE: String(perMinute), SANDBOX_RATE_PER_DAY: String(perDay),
     SANDBOX_LATENCY_MS: '100', SANDBOX_JITTER_MS: '50',
-    SANDBOX_WEBHOOK_URLS: webhookUrl, SANDBOX_WEBHOOK_SECRET: webhookSecret,
-    // The gateway's schedule is minutes to hours; the soak's is seconds, so a retry happens within the run.
-    SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS: '1000,3000,10000,30000,60000',
-    SANDBOX_WEBHOOK_DUPLICATE_PERCENT: '5', SANDBOX_WEBHOOK_DISORDER_MS: '2000',
+    ...(webhookUrl ? {
+      SANDBOX_WEBHOOK_URLS: webhookUrl, SANDBOX_WEBHOOK_SECRET: webhookSecret,
+      // The gateway's schedule is minutes to hours; the soak's is seconds, so a retry happens within the run.
+      SANDBOX_WEBHOOK_RETRY_SCHEDULE_MS: '1000,3000,10000,30000,60000',
+      SANDBOX_WEBHOOK_DUPLICATE_PERCENT: '5', SANDBOX_WEBHOOK_DISORDER_MS: '2000',
+    } : {}),
     SANDBOX_BATCH_CLOSE_INTERVAL_MS: String(batchCloseMs),
     // The look-up as the gateway documents it: no refunds list (issue 42); the judge counts refunds_sent_twice.
     SANDBOX_LOOKUP_REFUNDS: 'none',
+    ...extra,
   };
   const proc = startLogged('sandbox', NODE, [path.join(ROOT, 'dist', 'sandbox', 'main.js')], env, path.join(runDir, 'logs', 'sandbox.log'));
   const url = `http://${HOST}:${port}`;
