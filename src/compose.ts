@@ -171,7 +171,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // settlements' sweep; the records stamp a batch's first sight with it synchronously, so its offset is followed.
   let clockOffsetMs = 0;
   const baseClock = config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix: config.redis.keyPrefix });
-  const clock = observedClock(baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
+  // With the embedded sandbox, its clock follows (contract: `/test/clock` moves its ACH clock and batch closing).
+  const clock = observedClock(sandbox ? clockDrivingSandbox(baseClock, sandbox) : baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
   const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes), now: () => Date.now() + clockOffsetMs };
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
@@ -277,8 +278,6 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     cards, writes, verifyAmount: config.cards.verifyAmount, keep: (custkey, method) => walletStore.putMethod(custkey, method.key, method, false),
     leaseMs: config.limiter.saleMaxWaitMs + config.limiter.readMaxWaitMs + 3 * config.gateway.timeoutMs + 10_000,
   });
-  // The clock the admin port's /test/clock and the /demo page move: with the embedded sandbox, its clock follows.
-  const clock = sandbox && subscriptions.clock.movable ? clockDrivingSandbox(subscriptions.clock, sandbox) : subscriptions.clock;
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,

@@ -1,5 +1,5 @@
 import type { Config } from '../config/types';
-import type { Clock } from '../subscriptions/clock';
+import { observedClock, type Clock } from '../subscriptions/clock';
 import type { Logger } from '../observability/logger';
 import { startSandbox, type RunningSandbox } from './server';
 import { webhookSettingsFromConfig } from './webhooks/settings';
@@ -68,14 +68,5 @@ export function postWebhooksToTokengate(sandbox: RunningSandbox, config: Config,
  * catches up to the same offset (only ever forward), so a test or the demo moves one clock and both follow.
  */
 export function clockDrivingSandbox(clock: Clock, sandbox: RunningSandbox): Clock {
-  const follow = async <T>(value: T): Promise<T> => {
-    sandbox.clock.catchUp(await clock.offset());
-    return value;
-  };
-  return {
-    movable: clock.movable,
-    offset: () => follow(undefined).then(() => clock.offset()),
-    now: async () => follow(await clock.now()),
-    advance: async (ms) => follow(await clock.advance(ms)),
-  };
+  return observedClock(clock, (offsetMs) => void sandbox.clock.catchUp(offsetMs));
 }
