@@ -102,7 +102,11 @@ async function scriptAB(client, point) {
   for (const [name, lua] of Object.entries(scripts)) {
     const sha = await client.script('LOAD', lua);
     const tag = `{ab-${name}-${Date.now().toString(36)}}:limiter`;
-    const keys = [`${tag}:meta`, `${tag}:minute`, name === 'this' ? `${tag}:day:counts` : `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`, `${tag}:caller:`];
+    // This build's script takes seven keys (the paced and the callers' day logs as counts too, issue 40); the
+    // baseline's six.
+    const keys = name === 'this'
+      ? [`${tag}:meta`, `${tag}:minute`, `${tag}:day:counts`, `${tag}:day:read:counts`, `${tag}:day:background:counts`, `${tag}:caller:`, `${tag}:caller::day`]
+      : [`${tag}:meta`, `${tag}:minute`, `${tag}:day`, `${tag}:day:read`, `${tag}:day:background`, `${tag}:caller:`];
     const used = Math.round(point.perDay * 0.9);
     if (name === 'this') await seedDay(client, keys[2], used);
     else await oldLogSeed(client, keys[2], Math.min(used, 200_000));
@@ -111,7 +115,7 @@ async function scriptAB(client, point) {
     // Below the day's cap throughout (seeded 90 %, then at most 5 % more): the path every reservation takes
     // but on the day's last minutes (measured apart: redis_us_per_reservation_at_day_cap).
     const count = Math.min(2000, Math.floor(point.perDay * 0.05));
-    for (let i = 0; i < count; i++) await client.evalsha(sha, 6, ...keys, ...args(i).map(String));
+    for (let i = 0; i < count; i++) await client.evalsha(sha, keys.length, ...keys, ...args(i).map(String));
     const after = await commandStats(client);
     out[`redis_us_per_reservation_${name}`] = Math.round(((after.usec - before.usec) / (after.calls - before.calls)) * 10) / 10;
     await client.del(...keys);
@@ -183,6 +187,12 @@ async function runPoint(ctx, point) {
   for (let i = 0; i < 200; i++) await s0.run('sale', async () => ({ value: undefined, host: 'x', status: 200 }), { maxWaitMs: 0 }).catch(() => capRefused++);
   const capAfter = await commandStats(admin);
   const old = await oldLogBytes(admin, `${prefix}:old-day-log`, seeded + starts.length);
+  // The reads' day log (issue 40, item 3: counts per bucket too) at the most its share lets it hold, half the day,
+  // seeded with the day log's spread; beside it, what the sorted set it replaced took for as many reads.
+  const readKey = limiterKeys(prefix, endpointKey)[3];
+  const readSeeded = await seedDay(admin, readKey, Math.round(point.perDay / 2));
+  const readBytes = Number(await admin.memory('USAGE', readKey, 'SAMPLES', '0'));
+  const oldRead = await oldLogBytes(admin, `${prefix}:old-read-log`, readSeeded);
   const ab = await scriptAB(admin, point);
   await Promise.all(replicas.map((r) => r.close()));
   const keys = await admin.keys(`{${prefix}:*`);
@@ -210,9 +220,12 @@ async function runPoint(ctx, point) {
     day_log_bytes: dayBytes,
     old_day_log_bytes: old.bytes,
     old_day_log_measured_entries: old.measured_entries,
+    read_day_log_entries: readSeeded,
+    read_day_log_bytes: readBytes,
+    old_read_day_log_bytes: oldRead.bytes,
     ...ab,
   };
-  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs ${AB_BASELINE} ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B)`);
+  log(`budget scale ${point.perMinute}/${point.perDay}: 429s ${result.upstream_429}, peak ${result.sandbox_max_in_60s}/${point.perMinute}, ${result.redis_us_per_reservation} us Redis per reservation (${result.redis_us_per_reservation_at_day_cap} at the day's cap; A/B sequential ${result.redis_us_per_reservation_this} vs ${AB_BASELINE} ${result.redis_us_per_reservation_main}), day log ${result.day_log_bytes} B (old ${result.old_day_log_bytes} B), reads' day log ${result.read_day_log_bytes} B (old ${result.old_read_day_log_bytes} B)`);
   return result;
 }
 

@@ -1,4 +1,5 @@
-import { callerCaps, CLASS_RANK, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type Clock, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type PacedClass, type ReservationBackend, type ReserveRequest } from './types';
+import { callerCaps, CLASS_RANK, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type Clock, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type PacedClass, type ReservationBackend, type ReserveRequest, windowFull } from './types';
+import type { RateLimitInfo } from '../gateway/types';
 import { countIn, earliestSlot, insertSorted, pacedStart, pruneUpTo, removeSorted } from './window-math';
 
 export interface MemoryBackend extends ReservationBackend {
@@ -45,15 +46,45 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
   let probe: object | undefined;
   let probeUntil = Number.NEGATIVE_INFINITY;
 
-  /** A 429 we did not predict (scheduler.lua, 'block'): `of` is the refused call's slot. */
-  function rateLimited(of: object | undefined): void {
-    if (probeWait === 0) {
+  /** The last time our count agreed with the gateway's (reconcile), a full window's first 429 and its stage. */
+  let syncAt: number | undefined;
+  let fullAt = Number.NEGATIVE_INFINITY;
+  let fullStage = 0;
+
+  /**
+   * A 429 we did not predict (scheduler.lua, 'block'): `of` is the refused call's slot. A full window's calls
+   * beyond ours become phantoms at syncAt, then at its first 429, then at now (scheduler.lua says why).
+   */
+  function rateLimited(of: object | undefined, rateLimit?: RateLimitInfo): void {
+    const now = clock();
+    const first = probeWait === 0;
+    const isProbe = of !== undefined && of === probe;
+    if (rateLimit && windowFull(rateLimit) && (first || isProbe)) {
+      let at: number | undefined;
+      if (first || fullStage === 0) {
+        at = syncAt;
+        fullStage = 1;
+        fullAt = now;
+      } else if (fullStage === 1) {
+        at = fullAt;
+        fullStage = 2;
+      } else {
+        at = now;
+        fullAt = now;
+      }
+      if (at !== undefined && at > now - limits.windowMs) {
+        const extra = Math.min(limits.perWindow, rateLimit.minuteUsed) - countIn(minute, now - limits.windowMs, now);
+        for (let i = 0; i < extra; i++) add(at);
+      }
       probeWait = probeAt.baseMs;
-    } else if (of !== undefined && of === probe) {
+      if (isProbe) probe = undefined;
+    } else if (first) {
+      probeWait = probeAt.baseMs;
+    } else if (isProbe) {
       probeWait = Math.min(probeWait * 2, probeAt.maxMs);
       probe = undefined;
     }
-    blockedUntil = Math.max(blockedUntil, clock() + probeWait);
+    blockedUntil = Math.max(blockedUntil, now + probeWait);
   }
 
   function prune(now: number): void {
@@ -132,11 +163,14 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
         delayMs,
         probe: isProbe,
         confirm: async () => (blockedUntil > clock() || (probeWait > 0 && probe !== self) ? { blocked: true } : { blocked: false, lateMs: clock() - slot }),
-        async outcome(o: CallOutcome) {
-          if (o === 'rate_limited') return rateLimited(self);
+        async outcome(o: CallOutcome, rateLimit?: RateLimitInfo) {
+          if (o === 'rate_limited') return rateLimited(self, rateLimit);
           if (probe !== self) return;
           probe = undefined;
-          if (o === 'answered') probeWait = 0;
+          if (o === 'answered') {
+            probeWait = 0;
+            fullStage = 0;
+          }
         },
         // Like scheduler.lua's release: the entry goes, the class queues keep their ends.
         release: async () => {
@@ -152,6 +186,7 @@ export function createMemoryBackend(limits: LimiterLimits, classes: LimiterClass
       // Phantoms go at "now": later than their true time, which keeps every span holding a future slot honest.
       const minuteExtra = Math.min(limits.perWindow, minuteUsed - countIn(minute, now - limits.windowMs, now));
       for (let i = 0; i < minuteExtra; i++) add(now);
+      syncAt = now;
       const dayExtra = Math.min(limits.perDay, dayUsed - countIn(day, now - limits.dayWindowMs, now));
       for (let i = 0; i < dayExtra; i++) insertSorted(day, now);
       return Math.max(0, minuteExtra) + Math.max(0, dayExtra);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import type { RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
-import { callerCaps, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest } from './types';
+import { callerCaps, dayShareOf, isPaced, probeTimes, reservedSlots, type CallClass, type CallOutcome, type DayUsage, type Grant, type LimiterClasses, type LimiterLimits, type RefusalReason, type ReservationBackend, type ReserveRequest, windowFull } from './types';
 
 type LimiterCommand = (...keysThenArgs: string[]) => Promise<unknown>;
-const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 6);
+const SCRIPT = luaIn(__dirname)('tokengateUpstreamBudget', 'scheduler.lua', 7);
 
 function command(redis: Redis | Cluster): LimiterCommand {
   return withScripts<{ tokengateUpstreamBudget: LimiterCommand }>(redis, [SCRIPT]).tokengateUpstreamBudget.bind(redis);
@@ -40,16 +41,22 @@ export interface RedisBackend extends ReservationBackend {
 
 /**
  * Keys hash-tagged per endpoint key so the script's keys share a slot on Redis Cluster: meta, the minute log,
- * the day log, and the day's read and background entries (day pacing).
+ * the day log, and the day's read and background calls (day pacing), the three day logs as counts per bucket
+ * (issue 40: new names, `…:counts`, so a rollout never meets the sorted sets `day:read` and `day:background`,
+ * which expire when idle).
  */
 export function limiterKeys(keyPrefix: string, endpointKey: string): [string, string, string, string, string] {
   const tag = `{${keyPrefix}:${endpointKey}}:limiter`;
-  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day:counts`, `${tag}:day:read`, `${tag}:day:background`];
+  return [`${tag}:meta`, `${tag}:minute`, `${tag}:day:counts`, `${tag}:day:read:counts`, `${tag}:day:background:counts`];
 }
 
-/** One caller's log (per-caller share), under the same tag; `callerId` is already a hash (callerId()). */
-export function callerKey(keyPrefix: string, endpointKey: string, callerId: string): string {
-  return `{${keyPrefix}:${endpointKey}}:limiter:caller:${callerId}`;
+/**
+ * One caller's logs (per-caller share), under the same tag; `callerId` is already a hash (callerId()): its
+ * minute span's entries (a sorted set) and its day's counts per bucket (`…:day`).
+ */
+export function callerKey(keyPrefix: string, endpointKey: string, callerId: string): [string, string] {
+  const key = `{${keyPrefix}:${endpointKey}}:limiter:caller:${callerId}`;
+  return [key, `${key}:day`];
 }
 
 export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
@@ -63,10 +70,11 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
   const probe = probeTimes(limits);
   /** The epoch of the state we last saw: how the script tells "emptied" from "fresh" (issue 4, item 4). */
   let knownEpoch = '';
-  // Every command names all six keys (Redis Cluster routes by them); without a caller the sixth is one no call uses.
+  // Every command names all seven keys (Redis Cluster routes by them); without a caller the last two are ones no
+  // call uses.
   const noCaller = callerKey(opts.keyPrefix, opts.endpointKey, '');
-  const execFor = (caller: string, args: (string | number)[]) =>
-    guarded('upstream budget', timeoutMs, () => run(...keys, caller, ...args.map(String)), LimiterRedisError);
+  const execFor = (caller: [string, string], args: (string | number)[]) =>
+    guarded('upstream budget', timeoutMs, () => run(...keys, ...caller, ...args.map(String)), LimiterRedisError);
   const exec = (...args: (string | number)[]) => execFor(noCaller, args);
 
   return {
@@ -92,8 +100,10 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
         ok: true,
         delayMs,
         probe: isProbe === 1,
-        async outcome(o: CallOutcome) {
-          if (o === 'rate_limited') await exec('block', member, probe.baseMs, probe.maxMs);
+        async outcome(o: CallOutcome, rateLimit?: RateLimitInfo) {
+          if (o === 'rate_limited') {
+            await exec('block', member, probe.baseMs, probe.maxMs, rateLimit?.minuteUsed ?? '', windowFull(rateLimit) ? 1 : 0, limits.windowMs, span, limits.perWindow, daySpan);
+          }
           else if (isProbe === 1) await exec('settle', member, o === 'answered' ? 1 : 0);
         },
         async confirm() {
@@ -102,7 +112,7 @@ export function createRedisBackend(opts: RedisBackendOptions): RedisBackend {
           return blocked === 1 ? { blocked: true } : { blocked: false, lateMs: (Number(nowUs) - slot) / 1000 };
         },
         async release() {
-          await execFor(key, ['release', member, slotUs, daySpan]);
+          await execFor(key, ['release', member, slotUs, daySpan, cls]);
         },
       };
     },

@@ -94,7 +94,7 @@ export function createResilientBackend(opts: ResilientOptions): ReservationBacke
         ...grant,
         confirm: () => grant.confirm().catch(() => ({ blocked: false, lateMs: undefined })),
         // A 429 Redis cannot be told of: this replica's own share holds the key unsure meanwhile.
-        outcome: (o) => grant.outcome(o).catch((err: unknown) => (o === 'rate_limited' ? enterFallback(err, true).block() : undefined)),
+        outcome: (o, rateLimit) => grant.outcome(o, rateLimit).catch((err: unknown) => (o === 'rate_limited' ? enterFallback(err, true).block() : undefined)),
         release: async () => {
           unrecord(slot, false);
           await grant.release().catch((err: unknown) => logger.debug('could not release an unused upstream slot; it stays used', { error: (err as Error).message }));

@@ -258,10 +258,11 @@ export function createRunLoop(opts: RunLoopOptions): UpstreamScheduler {
           }
           // Any 429 means our count was short: the key is unsure until a probe gets an answer (issue 40). Its
           // X-Rate-Limit is not reconciled: a full count there would add phantoms at "now" and close the whole
-          // window again, which the probe is there to avoid; the probe's own answer is reconciled instead.
+          // window again, which the probe is there to avoid; the probe's own answer is reconciled instead. A
+          // count at the gateway's limit places the next probe where the window can reopen (windowFull).
           metrics.upstream429();
           logger.warn('gateway answered 429: one probe at a time until it takes calls again', { status: err.status, errorcode: err.errorcode, probe: slot.probe });
-          await slot.outcome('rate_limited');
+          await slot.outcome('rate_limited', err.rateLimit);
           // Only 429 with errorcode 155 proves the call was not processed: re-queue it once, within its deadline.
           if (!(err instanceof GatewayRateLimitedError) || requeued) throw err;
           requeued = true;

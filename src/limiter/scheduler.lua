@@ -1,15 +1,16 @@
 -- tokengate upstream budget (issue 4). One atomic script, keys hash-tagged per endpoint key:
 --   KEYS[1] meta hash (epoch, created, block, lastAny, lastSale, lastCapture, lastRefund, lastRead, lastRenewal, seq,
---           promised:<class>, probeWait, probe, probeUntil)
+--           promised:<class>, probeWait, probe, probeUntil, syncAt, fullAt, fullStage)
 --   KEYS[2] zset of start times in the minute span, KEYS[3] the day span's counts per bucket (a hash, below),
---   KEYS[4] / KEYS[5] the day span's read / background entries (day pacing, issue 25), KEYS[6] the asking
---   caller's reads and background entries over the day span (per-caller share, issue 30; unused without one).
+--   KEYS[4] / KEYS[5] the day span's read / background calls (day pacing, issue 25), counts per bucket like KEYS[3];
+--   KEYS[6] the asking caller's reads and background entries over the minute span (a sorted set) and KEYS[7] its
+--   day span's counts per bucket (per-caller share, issue 30; both unused without one).
 -- Times are integer microseconds from Redis TIME, never a pod's clock. Every cap+1 starts are at least
 -- span = window + margin apart, i.e. at most cap starts in ANY span (gateway-facts.md, Rate limits).
 -- window-math.ts and memory-backend.ts hold the same rule in TypeScript; keep them in step.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
-local meta, minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local meta, minKey, dayKey, dayReadKey, dayBackgroundKey, callerKey, callerDayKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op = ARGV[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -26,8 +27,9 @@ local function addEntry(key, at, member, ttlUs)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
 end
 
--- The day log (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
--- keep about 1,441 hash fields, not a sorted-set entry each (hundreds of megabytes). Fields: <bucket> = count,
+-- The day logs (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
+-- keep about 1,441 hash fields, not a sorted-set entry each (hundreds of megabytes). The same shape for the whole
+-- day (KEYS[3]), the reads' and background's (KEYS[4], KEYS[5]) and a caller's (KEYS[7]); `key` names which. Fields: <bucket> = count,
 -- n = the total, lo / hi = the lowest and highest bucket held. An entry counts as anywhere in its bucket: it
 -- leaves the day window only once its bucket's END has, and the day's rule counts whole buckets: conservative,
 -- never over (at most one bucket, 1/1440 of the day, stricter than the exact log).
@@ -36,60 +38,60 @@ local function dayWidth(daySpan) return math.max(1, math.ceil(daySpan / BUCKETS)
 local fmt = s
 
 -- The buckets lo..hi with their counts (at most a day span and the queue ahead: about BUCKETS + 2).
-local function dayBuckets(from, to)
+local function dayBuckets(key, from, to)
   local fields = {}
   for b = from, to do fields[#fields + 1] = fmt(b) end
   if #fields == 0 then return fields, {} end
-  return fields, redis.call('HMGET', dayKey, unpack(fields))
+  return fields, redis.call('HMGET', key, unpack(fields))
 end
 
 -- Drops the buckets wholly out of the day window and returns the entries left (write = false: count only).
-local function dayLive(daySpan, write)
-  local d = redis.call('HMGET', dayKey, 'n', 'lo', 'hi')
+local function dayLive(key, daySpan, write)
+  local d = redis.call('HMGET', key, 'n', 'lo', 'hi')
   local n, lo, hi = num(d[1], 0), num(d[2], nil), num(d[3], nil)
   if not lo then return 0 end
   local w = dayWidth(daySpan)
   local firstLive = math.floor((now - daySpan) / w)
   if lo >= firstLive then return n end
-  local fields, counts = dayBuckets(lo, math.min(hi, firstLive - 1))
+  local fields, counts = dayBuckets(key, lo, math.min(hi, firstLive - 1))
   for _, c in ipairs(counts) do n = n - num(c, 0) end
   if write then
     if firstLive > hi then
-      redis.call('DEL', dayKey)
+      redis.call('DEL', key)
     else
-      if #fields > 0 then redis.call('HDEL', dayKey, unpack(fields)) end
-      redis.call('HSET', dayKey, 'n', fmt(n), 'lo', fmt(firstLive))
+      if #fields > 0 then redis.call('HDEL', key, unpack(fields)) end
+      redis.call('HSET', key, 'n', fmt(n), 'lo', fmt(firstLive))
     end
   end
   return n
 end
 
 -- Adds `count` entries (negative: takes back released ones) at `at`; the key lives as long as its latest bucket.
-local function dayAdd(at, count, daySpan, ttlUs)
+local function dayAdd(key, at, count, daySpan, ttlUs)
   local w = dayWidth(daySpan)
   local b = math.floor(at / w)
-  local d = redis.call('HMGET', dayKey, 'lo', 'hi')
+  local d = redis.call('HMGET', key, 'lo', 'hi')
   local lo, hi = num(d[1], nil), num(d[2], nil)
   -- A release in a bucket already dropped: nothing to take back.
   if count < 0 and (not lo or b < lo) then return end
-  redis.call('HINCRBY', dayKey, fmt(b), count)
-  redis.call('HINCRBY', dayKey, 'n', count)
-  if not lo or b < lo then redis.call('HSET', dayKey, 'lo', fmt(b)) end
-  if not hi or b > hi then redis.call('HSET', dayKey, 'hi', fmt(b)) end
+  redis.call('HINCRBY', key, fmt(b), count)
+  redis.call('HINCRBY', key, 'n', count)
+  if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)) end
+  if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)) end
   local ttl = math.ceil((ttlUs + w) / 1000)
-  if redis.call('PTTL', dayKey) < ttl then redis.call('PEXPIRE', dayKey, s(ttl)) end
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
 end
 
 -- The earliest start the day allows once it holds `cap` or more: after the oldest buckets whose leaving brings
 -- what remains to cap - 1 have wholly left (the cap-th latest entry + daySpan, counted by buckets). Walked from
 -- the oldest in chunks: near the cap only a few of them must leave, so the walk stops early.
 local CHUNK = 32
-local function dayTail(n, cap, daySpan)
-  local d = redis.call('HMGET', dayKey, 'lo', 'hi')
+local function dayTail(key, n, cap, daySpan)
+  local d = redis.call('HMGET', key, 'lo', 'hi')
   local lo, hi = tonumber(d[1]), tonumber(d[2])
   local w = dayWidth(daySpan)
   for from = lo, hi, CHUNK do
-    local _, counts = dayBuckets(from, math.min(hi, from + CHUNK - 1))
+    local _, counts = dayBuckets(key, from, math.min(hi, from + CHUNK - 1))
     for i, c in ipairs(counts) do
       n = n - num(c, 0)
       if n <= cap - 1 then return (from + i) * w + daySpan end
@@ -99,8 +101,8 @@ local function dayTail(n, cap, daySpan)
 end
 
 -- When the day's oldest bucket has wholly left the window.
-local function dayOldestLeaves(daySpan)
-  local lo = redis.call('HGET', dayKey, 'lo')
+local function dayOldestLeaves(key, daySpan)
+  local lo = redis.call('HGET', key, 'lo')
   if not lo then return now end
   return (tonumber(lo) + 1) * dayWidth(daySpan) + daySpan
 end
@@ -132,22 +134,24 @@ end
 
 -- Day pacing (issue 25): `share` of what everything else leaves of the day. Returns the earliest start at
 -- which one more entry of `own` keeps own <= share x (perDay - others), others as counted now, and whether
--- that is only an estimate (others alone fill the share's room: refuse, come back when the day frees).
+-- that is only an estimate (others alone fill the share's room: refuse, come back when the day frees). `own`
+-- is counts per bucket: its oldest leave by whole buckets (conservative by at most one, never over).
 local function paced(own, perDay, share, daySpan, dayN)
-  local mine = redis.call('ZCARD', own)
+  local mine = dayLive(own, daySpan, true)
   local allowed = math.floor(share * (perDay - (dayN - mine)))
   if mine < allowed then return 0, false end
-  if allowed >= 1 then
-    return tonumber(redis.call('ZRANGE', own, mine - allowed, mine - allowed, 'WITHSCORES')[2]) + daySpan, false
-  end
-  return dayOldestLeaves(daySpan), true
+  if allowed >= 1 then return dayTail(own, mine, allowed, daySpan), false end
+  return dayOldestLeaves(dayKey, daySpan), true
 end
 
--- A slot whose call never reached the gateway leaves every log; its day bucket only while the minute log still
--- held it (so it is taken back once, whoever asks twice; an older one stays counted: only stricter).
-local function forget(member, slot, daySpan)
-  if redis.call('ZREM', minKey, member) == 1 then dayAdd(slot, -1, daySpan, 0) end
-  for _, k in ipairs({dayReadKey, dayBackgroundKey, callerKey}) do redis.call('ZREM', k, member) end
+-- A slot whose call never reached the gateway leaves every log; its day buckets (the day's, its class's, its
+-- caller's) only while the minute log still held it (so they are taken back once, whoever asks twice; an older
+-- one stays counted: only stricter).
+local function forget(member, slot, daySpan, cls)
+  if redis.call('ZREM', minKey, member) ~= 1 then return end
+  dayAdd(dayKey, slot, -1, daySpan, 0)
+  if cls == 'read' then dayAdd(dayReadKey, slot, -1, daySpan, 0) elseif cls == 'background' then dayAdd(dayBackgroundKey, slot, -1, daySpan, 0) end
+  if redis.call('ZREM', callerKey, member) == 1 then dayAdd(callerDayKey, slot, -1, daySpan, 0) end
 end
 
 if op == 'reserve' then
@@ -186,7 +190,7 @@ if op == 'reserve' then
     return {0, s(poll), epoch, emptied, s(now + poll), '', 'probing'}
   end
   redis.call('ZREMRANGEBYSCORE', minKey, '-inf', s(now - span))
-  local dayN = dayLive(daySpan, true)
+  local dayN = dayLive(dayKey, daySpan, true)
   -- Classes by priority (limiter README, "Classes"): sale, capture (and voids), refund, read, background.
   -- `reserved` is the class's own (slots it must leave to the classes above). First-come within a class and
   -- behind the classes above it; background queues behind everything (lastAny). A class may take the slots
@@ -202,13 +206,12 @@ if op == 'reserve' then
   if dayN >= dayCap then
     -- Near the day limit: place at the tail (after every entry: lastAny, or "now" for phantoms and fallback
     -- starts), where only the span ending here matters; the walk over the buckets is paid only here.
-    start = math.max(start, num(m[4], 0), dayTail(dayN, dayCap, daySpan))
+    start = math.max(start, num(m[4], 0), dayTail(dayKey, dayN, dayCap, daySpan))
   end
   local hold = false
   if dayOwn[cls] then
-    -- Only the paced class's own day entries are counted here (the rest read them with a lower bound, 'usage'):
-    -- a sale does not trim sets it never reads.
-    redis.call('ZREMRANGEBYSCORE', dayOwn[cls], '-inf', s(now - daySpan))
+    -- Only the paced class's own day counts are read here (the rest read them with a lower bound, 'usage'):
+    -- a sale does not trim logs it never reads.
     local from
     from, hold = paced(dayOwn[cls], perDay, share, daySpan, dayN)
     start = math.max(start, from)
@@ -218,12 +221,11 @@ if op == 'reserve' then
     -- Per-caller share (guarantee 11): over it, refused at once for this caller alone, told when its own
     -- share frees; nothing is reserved and no other caller's promise moves.
     local callerCap, callerDayCap = tonumber(ARGV[14]), tonumber(ARGV[15])
-    redis.call('ZREMRANGEBYSCORE', callerKey, '-inf', s(now - daySpan))
+    -- Its minute span's entries (a sorted set: the per-window share needs their times), its day's counts.
+    redis.call('ZREMRANGEBYSCORE', callerKey, '-inf', s(now - span))
     local free = earliest(callerKey, r, callerCap, span)
-    local n = redis.call('ZCARD', callerKey)
-    if n >= callerDayCap then
-      free = math.max(free, tonumber(redis.call('ZRANGE', callerKey, n - callerDayCap, n - callerDayCap, 'WITHSCORES')[2]) + daySpan)
-    end
+    local n = dayLive(callerDayKey, daySpan, true)
+    if n >= callerDayCap then free = math.max(free, dayTail(callerDayKey, n, callerDayCap, daySpan)) end
     if free > r then return {0, s(free - now), epoch, emptied, s(free), '', 'caller_share'} end
   end
   local delay = r - now
@@ -239,9 +241,12 @@ if op == 'reserve' then
   end
   local member = nextMember('r')
   addEntry(minKey, r, member, delay + span)
-  dayAdd(r, 1, daySpan, delay + daySpan)
-  if dayOwn[cls] then addEntry(dayOwn[cls], r, member, delay + daySpan) end
-  if caller ~= '' then addEntry(callerKey, r, member, delay + daySpan) end
+  dayAdd(dayKey, r, 1, daySpan, delay + daySpan)
+  if dayOwn[cls] then dayAdd(dayOwn[cls], r, 1, daySpan, delay + daySpan) end
+  if caller ~= '' then
+    addEntry(callerKey, r, member, delay + span)
+    dayAdd(callerDayKey, r, 1, daySpan, delay + daySpan)
+  end
   redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
   if own[cls] then
     local i = queue[cls][#queue[cls]]
@@ -256,10 +261,10 @@ if op == 'reserve' then
   return {1, s(delay), epoch, emptied, s(r), member}
 
 elseif op == 'release' then
-  -- ARGV: op, member, slot (µs), daySpanMs. A reserved slot whose call never started (reserveAhead, not taken):
+  -- ARGV: op, member, slot (µs), daySpanMs, class. A reserved slot whose call never started (reserveAhead, not taken):
   -- its entry leaves every log. lastAny / lastSale keep their value: an ahead slot is only ever placed at "now"
   -- (no wait), so they never pass the time a later caller asks at, and order no one.
-  forget(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]) * 1000)
+  forget(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]) * 1000, ARGV[5])
   -- A probe that never started: the next caller probes.
   if redis.call('HGET', meta, 'probe') == ARGV[2] then redis.call('HDEL', meta, 'probe', 'probeUntil') end
   return 1
@@ -281,23 +286,26 @@ elseif op == 'reconcile' then
   local span, daySpan = tonumber(ARGV[6]) * 1000, tonumber(ARGV[7]) * 1000
   local minuteExtra = math.min(tonumber(ARGV[8]), minuteUsed - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now)))
   for _ = 1, minuteExtra do addEntry(minKey, now, nextMember('p'), span) end
-  if minuteExtra > 0 then dayAdd(now, minuteExtra, daySpan, daySpan) end
+  -- Our log now holds every call the gateway had counted: any it counts beyond them come after this (a full
+  -- window's 429 places them from here, 'block').
+  redis.call('HSET', meta, 'syncAt', s(now))
+  if minuteExtra > 0 then dayAdd(dayKey, now, minuteExtra, daySpan, daySpan) end
   -- Our day count over the gateway's window, by whole buckets (an over-count of ours: the log then holds at
   -- least the gateway's count all the same).
   -- All live entries but the buckets wholly before the gateway's window (the margin: a bucket or two) and the
   -- ones queued after now: a few fields, not the day's 1,440.
-  local dayOurs = dayLive(daySpan, true)
+  local dayOurs = dayLive(dayKey, daySpan, true)
   if dayOurs > 0 then
     local d = redis.call('HMGET', dayKey, 'lo', 'hi')
     local lo, hi, wd = tonumber(d[1]), tonumber(d[2]), dayWidth(daySpan)
     local before, after = math.floor((now - dw) / wd) - 1, math.floor(now / wd) + 1
     for _, range in ipairs({{lo, math.min(hi, before)}, {math.max(lo, after), hi}}) do
-      local _, counts = dayBuckets(range[1], range[2])
+      local _, counts = dayBuckets(dayKey, range[1], range[2])
       for _, c in ipairs(counts) do dayOurs = dayOurs - num(c, 0) end
     end
   end
   local dayExtra = math.min(tonumber(ARGV[9]), dayUsed - dayOurs)
-  if dayExtra > 0 then dayAdd(now, dayExtra, daySpan, daySpan) end
+  if dayExtra > 0 then dayAdd(dayKey, now, dayExtra, daySpan, daySpan) end
   return math.max(0, minuteExtra) + math.max(0, dayExtra)
 
 elseif op == 'add' then
@@ -306,27 +314,57 @@ elseif op == 'add' then
   local span, daySpan = tonumber(ARGV[4]) * 1000, tonumber(ARGV[5]) * 1000
   for _ = 1, minuteCount do addEntry(minKey, now, nextMember('f'), span) end
   local dayCount2 = math.max(minuteCount, dayCount)
-  if dayCount2 > 0 then dayAdd(now, dayCount2, daySpan, daySpan) end
+  if dayCount2 > 0 then dayAdd(dayKey, now, dayCount2, daySpan, daySpan) end
   return dayCount
 
 elseif op == 'usage' then
   -- ARGV: op, daySpanMs. Read-only, at scrape time: the day window's entries (future reservations included),
   -- its reads and its background calls (the rest: money classes, phantoms, fallback starts).
   local daySpan = tonumber(ARGV[2]) * 1000
-  local from = '(' .. s(now - daySpan)
-  return {dayLive(daySpan, false), redis.call('ZCOUNT', dayReadKey, from, '+inf'), redis.call('ZCOUNT', dayBackgroundKey, from, '+inf')}
+  return {dayLive(dayKey, daySpan, false), dayLive(dayReadKey, daySpan, false), dayLive(dayBackgroundKey, daySpan, false)}
 
 elseif op == 'block' then
-  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs.
+  -- ARGV: op, member (the call the gateway refused), probeBaseMs, probeMaxMs, and from the 429's X-Rate-Limit:
+  -- minuteUsed ('' when it had none), full (1: minuteUsed reached the gateway's own minute limit), windowMs,
+  -- spanMs, perWindow, daySpanMs.
   -- A 429 we did not predict: the key is unsure (issue 40). The first probe goes after probeBase; each probe
   -- refused doubles the wait, up to probeMax. A 429 of a call that started before the key was unsure (not the
   -- probe) moves nothing but the block. The refused call's entry stays: whether the gateway counts refused
   -- calls is not documented (gateway-facts.md), and a 429 only ever corrects our count upward (contract).
-  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe')
+  -- A FULL window (another client spent it, issue 40 item 2): probing at a doubling wait cost a 429 every few
+  -- seconds until it reopened (16 a window). Instead the calls it counted beyond ours go into the minute log as
+  -- phantoms, so the next probe goes where the log has room: first at the last time our count agreed with the
+  -- gateway's (`syncAt`: they came after it, so this is the earliest the window can reopen); that probe refused,
+  -- at this incident's first 429 (`fullAt`: every call the gateway counted then was made within the window
+  -- before it, so by a span later they have all left, a calendar minute or a sliding one alike); refused again
+  -- (the other client is still sending), at now. At most one refused probe per incident.
+  local c = redis.call('HMGET', meta, 'block', 'probeWait', 'probe', 'fullStage', 'fullAt', 'syncAt')
   local wait = num(c[2], 0)
-  if wait == 0 then
+  local first, isProbe = wait == 0, c[3] == ARGV[2]
+  if ARGV[6] == '1' and (first or isProbe) then
+    local w, span, perWindow, daySpan = tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000, tonumber(ARGV[9]), tonumber(ARGV[10]) * 1000
+    local stage = num(c[4], 0)
+    local at
+    if first or stage == 0 then
+      at = num(c[6], nil)
+      redis.call('HSET', meta, 'fullStage', '1', 'fullAt', s(now))
+    elseif stage == 1 then
+      at = num(c[5], now)
+      redis.call('HSET', meta, 'fullStage', '2')
+    else
+      at = now
+      redis.call('HSET', meta, 'fullAt', s(now))
+    end
+    if at and at > now - w then
+      local extra = math.min(perWindow, tonumber(ARGV[5])) - redis.call('ZCOUNT', minKey, '(' .. s(now - w), s(now))
+      for _ = 1, extra do addEntry(minKey, at, nextMember('p'), at + span - now) end
+      if extra > 0 then dayAdd(dayKey, now, extra, daySpan, daySpan) end
+    end
     wait = tonumber(ARGV[3]) * 1000
-  elseif c[3] == ARGV[2] then
+    if isProbe then redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  elseif first then
+    wait = tonumber(ARGV[3]) * 1000
+  elseif isProbe then
     wait = math.min(wait * 2, tonumber(ARGV[4]) * 1000)
     redis.call('HDEL', meta, 'probe', 'probeUntil')
   end
@@ -338,7 +376,7 @@ elseif op == 'settle' then
   -- ARGV: op, member, answered (1: the gateway answered other than 429, so it takes calls again: full pace;
   -- 0: no answer, which proves nothing: the next caller probes).
   if redis.call('HGET', meta, 'probe') ~= ARGV[2] then return 0 end
-  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
+  if ARGV[3] == '1' then redis.call('HDEL', meta, 'probe', 'probeUntil', 'probeWait', 'fullStage', 'fullAt') else redis.call('HDEL', meta, 'probe', 'probeUntil') end
   return 1
 end
 return redis.error_reply('tokengate limiter: unknown op ' .. tostring(op))

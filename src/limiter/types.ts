@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { GatewayResult } from '../gateway/types';
+import type { GatewayResult, RateLimitInfo } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 
 /**
@@ -201,6 +201,16 @@ export function probeTimes(limits: LimiterLimits): { baseMs: number; maxMs: numb
   return { baseMs: Math.ceil(span / 64), maxMs: Math.ceil(span / 16), pollMs: Math.max(20, Math.ceil(span / 256)) };
 }
 
+/**
+ * A 429 whose `X-Rate-Limit` says the gateway's minute is spent (`<used> of <limit>/min`, used at the limit):
+ * another client filled the window (issue 40, item 2). The next probe then goes where the window can have room
+ * (scheduler.lua, 'block'), not after a doubling wait: at most one refused probe per incident, not one every few
+ * seconds until it reopens. A 429 without the header, or with room in it (the soak's injected one), probes as before.
+ */
+export function windowFull(rateLimit: RateLimitInfo | undefined): boolean {
+  return rateLimit !== undefined && rateLimit.minuteLimit > 0 && rateLimit.minuteUsed >= rateLimit.minuteLimit;
+}
+
 /** What a backend answers to "reserve me the earliest slot": a delay to sleep, or a refusal. */
 export type Grant =
   | {
@@ -211,9 +221,11 @@ export type Grant =
       probe: boolean;
       /**
        * After the call (or its failure): a 429 makes the key unsure (or doubles the probe's wait when this was
-       * the probe); the probe's answer brings the key back to full pace. A no-op for other slots' answers.
+       * the probe; with `rateLimit` saying the gateway's minute is full, places the next probe where the window
+       * can have room: windowFull); the probe's answer brings the key back to full pace. A no-op for other
+       * slots' answers.
        */
-      outcome(o: CallOutcome): Promise<void>;
+      outcome(o: CallOutcome, rateLimit?: RateLimitInfo): Promise<void>;
       /**
        * After sleeping: `blocked` when a block (429/155, emptied Redis) arrived meanwhile, so reserve again;
        * otherwise how late the caller is, measured on the backend's clock when it answered (undefined: unknown).

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type Redis from 'ioredis';
 import { Registry } from 'prom-client';
 import { silentLogger } from '../../src/observability/logger';
-import { createRedisScheduler, limiterKeys, maxInAnyWindow, type LimiterLimits, type UpstreamScheduler } from '../../src/limiter';
+import { callerKey, createRedisScheduler, limiterKeys, maxInAnyWindow, type LimiterLimits, type UpstreamScheduler } from '../../src/limiter';
+import { callerId } from '../../src/limiter/caller';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
 
 /**
@@ -59,5 +60,44 @@ describe('the day log in Redis', () => {
     expect(fields).toBeLessThanOrEqual(1440 + 3);
     expect(fields).toBeLessThan(starts.length / 2);
     expect(Number(await redis.hget(dayKey, 'n'))).toBeLessThanOrEqual(200);
+  });
+});
+
+describe('the paced classes\' and callers\' day logs in Redis', () => {
+  let redis: Redis;
+  let scheduler: UpstreamScheduler;
+  const prefix = uniquePrefix('limiter-day-paced');
+  beforeAll(async () => {
+    redis = connectRedis();
+    await redis.ping();
+    scheduler = createRedisScheduler({
+      redis, keyPrefix: prefix, endpointKey: 'v2', limits: { ...LIMITS, perDay: 1000 }, logger: silentLogger(), registry: new Registry(), expectedReplicas: 1, commandTimeoutMs: 10_000,
+      classes: { saleMaxWaitMs: 15_000, readMaxWaitMs: 1000, saleReservedSlots: 0 },
+    });
+  });
+  afterAll(async () => {
+    await scheduler.close();
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('when callers\' reads and background calls start, then the reads\', the background\'s and each caller\'s day logs are counts per bucket, not an entry per call', async () => {
+    // 60 reads of ten callers (6 each, under a caller's day share of 50), 20 background calls.
+    const callers = Array.from({ length: 10 }, (_, i) => `shopper-${i}`);
+    await Promise.all(Array.from({ length: 60 }, (_, i) => scheduler.acquire('read', { caller: callers[i % 10] as string })));
+    await Promise.all(Array.from({ length: 20 }, () => scheduler.acquire('background', { maxWaitMs: 5000 })));
+    const [, , , readKey, backgroundKey] = limiterKeys(prefix, 'v2');
+    for (const [key, calls] of [[readKey, 60], [backgroundKey, 20]] as const) {
+      expect(await redis.type(key)).toBe('hash');
+      expect(Number(await redis.hget(key, 'n'))).toBe(calls);
+      // A few buckets and the three counters, not a field per call.
+      expect(await redis.hlen(key)).toBeLessThan(calls / 2);
+    }
+    const [callerMinute, callerDay] = callerKey(prefix, 'v2', callerId('shopper-3'));
+    expect(await redis.type(callerDay)).toBe('hash');
+    expect(Number(await redis.hget(callerDay, 'n'))).toBe(6);
+    // The caller's own entries are kept a minute span (its per-window share), not a day.
+    expect(await redis.zcard(callerMinute)).toBeLessThanOrEqual(6);
+    expect(await redis.pttl(callerMinute)).toBeLessThanOrEqual(LIMITS.windowMs + LIMITS.marginMs + 2000);
   });
 });

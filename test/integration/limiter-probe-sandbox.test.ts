@@ -62,14 +62,21 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
   });
   afterAll(() => sb.close());
 
-  it('when another client fills the window, then tokengate recovers within the probe\'s longest wait of its reopening, one call out at a time, and at most N in any window', async () => {
-    sb.reset();
-    // Fixed mode: start just after a window's boundary, so the window stays closed long after the 429.
-    if (mode === 'fixed') await sleep(W - (Date.now() % W) + 20);
-    // The other client: N calls on the key, none through tokengate.
-    const foreignSentAt = Date.now();
-    const foreign = await Promise.all(Array.from({ length: N }, () => callSandbox(sb.baseUrl, 'GET', 'customers')));
-    expect(foreign.every((r) => r.status === 200)).toBe(true);
+  it('when another client fills the window, then tokengate recovers within a margin of its reopening at the cost of at most one refused probe, one call out at a time, and at most N in any window', async () => {
+    // The other client: N calls on the key, none through tokengate. Fixed mode: sent just after a window's
+    // boundary, so the window stays closed long after the 429; on a busy box they can take so long that the
+    // window ends before tokengate sends anything (no incident): then the sandbox is reset and they go again.
+    const sendForeign = async (): Promise<{ foreignSentAt: number; foreignSentPerf: number }> => {
+      sb.reset();
+      if (mode === 'fixed') await sleep(W - (Date.now() % W) + 20);
+      const sent = { foreignSentAt: Date.now(), foreignSentPerf: performance.now() };
+      const foreign = await Promise.all(Array.from({ length: N }, () => callSandbox(sb.baseUrl, 'GET', 'customers')));
+      expect(foreign.every((r) => r.status === 200)).toBe(true);
+      return sent;
+    };
+    let sent = await sendForeign();
+    for (let tries = 1; mode === 'fixed' && Date.now() >= Math.floor(sent.foreignSentAt / W) * W + W / 2 && tries < 5; tries++) sent = await sendForeign();
+    const { foreignSentAt, foreignSentPerf } = sent;
     // When the sandbox takes calls again, on its own clock (Date.now): the next boundary, or the first call's leaving.
     const reopensAt = mode === 'fixed' ? Math.floor(foreignSentAt / W) * W + W : foreignSentAt + W;
     const reopensPerf = performance.now() + (reopensAt - Date.now());
@@ -95,14 +102,20 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
     if (process.env.LIMITER_REPORT) {
       process.stdout.write(`${mode}: 429 at ${Math.round(reopensPerf - (first429 as Attempt).answeredAt)} ms before reopening; first approved ${Math.round(recoveryMs)} ms after it; 429s ${refused} (extra ${refused - 1}); approved after ${approved.length}\n`);
     }
-    // Recovery: within the probe's longest wait (+ a poll, the call, and a loaded box) of the reopening,
-    // where the key used to stay closed for a full span after the 429.
-    expect(recoveryMs).toBeLessThan(PROBE.maxMs + PROBE.pollMs + 250);
+    // Recovery (issue 40's target: within 5 s of the reopening at production, where the key used to stay closed
+    // a full span after the 429): the window's calls are placed no later than the incident's first 429, so the
+    // probe goes at most a span after it: within the margin (plus the time the other client's calls took to
+    // reach that 429, a poll and a loaded box's call) of the reopening.
+    expect(recoveryMs).toBeLessThan(M + ((first429 as Attempt).answeredAt - foreignSentPerf) + PROBE.pollMs + 250);
     // While unsure (from the first 429's answer), one call out at a time: none starts before the previous one's answer.
     const unsure = attempts.filter((a) => a.startedAt >= (first429 as Attempt).answeredAt && a.startedAt <= firstApproved.startedAt);
     for (let i = 1; i < unsure.length; i++) expect((unsure[i] as Attempt).startedAt).toBeGreaterThanOrEqual((unsure[i - 1] as Attempt).answeredAt);
-    // The refused probes are spaced by a growing wait: fewer than one per longest wait, plus the first ones.
-    expect(refused).toBeLessThanOrEqual(Math.ceil(W / PROBE.maxMs) + 4);
+    // At most one refused probe after the first 429 (the target): the 429 says the window is full, so the next
+    // probe goes where it can have room, not every few hundred ms until it reopens (6-9 did before). Calls that
+    // were already on their way when the first 429 came back (a sale every 50 ms here, on a busy box) are not the
+    // probe's: they started before the key was unsure.
+    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt).length;
+    expect(probesRefused).toBeLessThanOrEqual(1);
     // And the any-window rule holds for all tokengate sent, refused calls included (guarantee 3).
     expect(maxInAnyWindow(attempts.map((a) => a.startedAt), W + M / 2)).toBeLessThanOrEqual(N);
     // Back to full pace: the sandbox approves every later call in the reopened window.

@@ -354,6 +354,33 @@ export function describeSchedulerContract(name: string, backend: SchedulerBacken
       expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(2);
     });
 
+    it('when the 429 says another client spent the window and the probe is refused too, then the next call waits until a span after the first 429, not a doubling wait (issue 40)', async () => {
+      s = await setup(backend, 2, {}, { saleReservedSlots: 0 });
+      const rec = recorder();
+      const { baseMs } = probeTimes(LIMITS);
+      const refusedAt: number[] = [];
+      // X-Rate-Limit on the 429: the gateway's minute is full (5 of 5), none of it ours.
+      const full = { minuteUsed: 5, minuteLimit: 5, dayUsed: 5, dayLimit: 1000 };
+      const always = async () => {
+        refusedAt.push(performance.now());
+        throw new GatewayRateLimitedError('rate limited', { status: 429, errorcode: 155, rateLimit: full });
+      };
+      const twice = await rec.fire(s.replicas[0] as UpstreamScheduler, 'sale', {}, always);
+      expect(twice.error).toBeInstanceOf(GatewayRateLimitedError);
+      expect(twice.attempts).toHaveLength(2);
+      const [first, second] = refusedAt as [number, number];
+      // Nothing was known of where the others' calls fell: the first probe after the short wait.
+      expect(second).toBeGreaterThanOrEqual(first + baseMs - TOL);
+      // Refused too: every call the gateway counted at the first 429 was made within the window before it, so
+      // the next goes a span after it (where a doubling wait sent it 2 x base later: another 429 per wait).
+      const next = await rec.fire(s.replicas[1] as UpstreamScheduler, 'sale');
+      expect(next.error).toBeUndefined();
+      // (Its log entry is placed when it was reserved, before the call started: less a loaded loop's stall.)
+      expect(next.attempts[0] as number).toBeGreaterThanOrEqual(first + SPAN - TOL - s.stallMs());
+      expect(next.attempts[0] as number).toBeLessThan(second + SPAN + s.stallMs() + 200);
+      expect(await counterValue(s.registry, 'tokengate_limiter_upstream_429_total')).toBe(2);
+    });
+
     it('when the gateway times out, fails or answers a 429 without 155, then the call is not re-sent', async () => {
       s = await setup(backend, 1);
       const rec = recorder();
