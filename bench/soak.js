@@ -5,9 +5,15 @@
  * gateway injects faults on a schedule, a load generator runs a merchant's mix at the budget's pace (scaled), and
  * at the end the run is judged from the sandbox's ledger and tokengate's own answers:
  *
- *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out <dir>] [--faults off]
+ *   npm run soak -- [--duration 10m] [--mode aof|sentinel] [--scale 10] [--out <dir>] [--faults off] [--clock off]
  *
- * `--faults off` runs the load alone (a memory baseline). SOAK_NODE_OPTIONS is passed to the replicas as
+ * `--faults off` runs the load alone (a memory baseline). The mix has bank payments (issue 38), some from return
+ * test accounts: their lifecycle waits on dates, so the soak moves the ACH clock (the sandbox's and tokengate's,
+ * soak/bank.js) 12 hours at a time during the load and five days when it stops, and the judge checks every return.
+ * tokengate's clock moves only outside production (contract: `/test/clock` answers 404 there), so with the clock
+ * on the replicas run NODE_ENV=test with every production setting given explicitly (the one runtime difference is
+ * that clock; production's start-up checks are what is lost). `--clock off` keeps NODE_ENV=production and leaves
+ * the bank payments pending (the return rows are then not judged). SOAK_NODE_OPTIONS is passed to the replicas as
  * NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of a running replica);
  * SOAK_REPLICA_<n>_ENV (space-separated NAME=value) adds settings to replica n alone (e.g. MALLOC_ARENA_MAX=2).
  *
@@ -26,6 +32,7 @@ const { SoakClient } = require('./soak/client');
 const { Load, NEW_CARDS } = require('./soak/load');
 const { playFaults } = require('./soak/faults');
 const { canonical, differing, judgeLedger, judgeMoneyViews, judgeSettlements, cardPattern, scanLogs, scanRedis, memoryGrowth } = require('./soak/judge');
+const { AchClock, FINAL_MS, judgeReturns } = require('./soak/bank');
 const { writeReport } = require('./soak-report');
 
 /** The soak's choices for tokengate: short timeouts so a stalled gateway and an unknown outcome resolve within a run. */
@@ -78,11 +85,11 @@ function judgeTarget({ judged = true, ...t }) {
 }
 
 function parseArgs(argv, now = new Date()) {
-  const args = { duration: '10m', mode: 'aof', scale: 10, out: undefined, faults: 'on' };
+  const args = { duration: '10m', mode: 'aof', scale: 10, out: undefined, faults: 'on', clock: 'on' };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].replace(/^--/, '').split('=');
     const value = inline ?? argv[++i];
-    if (!(name in args)) throw new Error(`soak: unknown option --${name} (options: --duration, --mode, --scale, --out, --faults)`);
+    if (!(name in args)) throw new Error(`soak: unknown option --${name} (options: --duration, --mode, --scale, --out, --faults, --clock)`);
     args[name] = value;
   }
   const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(String(args.duration));
@@ -92,7 +99,8 @@ function parseArgs(argv, now = new Date()) {
   const scale = Number(args.scale);
   if (!(scale > 0)) throw new Error('soak: --scale is a positive number');
   if (!['on', 'off'].includes(args.faults)) throw new Error('soak: --faults is on or off');
-  return { durationMs, mode: args.mode, scale, out: args.out === undefined ? defaultOut(args.mode, args.faults, now) : path.resolve(args.out), faults: args.faults === 'on' };
+  if (!['on', 'off'].includes(args.clock)) throw new Error('soak: --clock is on or off');
+  return { durationMs, mode: args.mode, scale, out: args.out === undefined ? defaultOut(args.mode, args.faults, now) : path.resolve(args.out), faults: args.faults === 'on', clock: args.clock === 'on' };
 }
 
 const log = (...a) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -147,7 +155,7 @@ async function main() {
   const ingress = await startIngress(slots);
   const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
   const envOf = () => ({
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: 'info',
     ...redis.env, REDIS_KEY_PREFIX: 'tg',
     GATEWAY_BASE_URL: sandbox.baseUrl, GATEWAY_ALLOW_INSECURE: 'true', GATEWAY_API_KEY: creds.apiKey, GATEWAY_API_PIN: creds.apiPin,
     GATEWAY_RATE_PER_MINUTE: String(perMinute), GATEWAY_RATE_PER_DAY: String(perDay), LIMITER_EXPECTED_REPLICAS: '3',
@@ -217,6 +225,9 @@ async function main() {
   const visitsPerSecond = Math.max(0.5, 0.4 * opts.scale);
   const rounds = opts.faults ? Math.max(1, Math.round(opts.durationMs / 600_000)) : 0;
   const ctx = { sandbox, slots, redis, client, load };
+  // The ACH clock: 12 hours a jump, 4 to 8 jumps whatever the run's length (a 60 s run: every 15 s).
+  const ach = new AchClock({ sandbox, slots });
+  const achDriven = opts.clock ? ach.drive(Math.max(15_000, opts.durationMs / 8), loadStopsAt, onError) : Promise.resolve();
   const faults = playFaults(ctx, {
     startedAt, durationMs: opts.durationMs, loadStopsAt, rounds,
     onFault: (f) => { timeline.faults.push(f); log(`fault ${f.kind}: ${f.detail}`); },
@@ -224,6 +235,7 @@ async function main() {
   });
   await load.drive(visitsPerSecond, loadStopsAt, onError);
   await faults;
+  await achDriven;
   // The timeline is the run's: the judge's own requests (replays, late looks) are not the merchant's traffic.
   sampling = false;
   await sampler;
@@ -233,6 +245,9 @@ async function main() {
   await sandbox.admin('DELETE', 'faults');
   await sandbox.admin('POST', 'settings', { latencyMs: 100, jitterMs: 50 });
   for (const s of slots) if (!s.up) await s.start();
+  // Every bank payment of the run to its end (returned on the third morning after its cut-off) while the calm
+  // wait below runs anyway: the returns' webhooks and events are delivered within it.
+  if (opts.clock) await ach.jump(FINAL_MS, 'when the load stopped').catch((err) => onError('ach clock', err));
   // A replica killed mid-write leaves its keys in progress until their lease ends (src/compose.ts: the read and
   // sale waits, two gateway timeouts and 10 s): only then can the reconciler prove a write that never left absent,
   // so for that fault the deadline counts from the lease's end, as guarantee 6 counts it from the outcome's
@@ -267,12 +282,24 @@ async function main() {
   const replayed = answered.length;
 
   // Events: every approved sale and authorization heard by the merchant's receiver (at least once).
-  const expected = [...load.saleKeys.entries()].filter(([, v]) => v.result !== 'D').map(([key, v]) => `${v.capture ? 'sale.succeeded' : 'sale.authorized'}:${key}`);
+  // A bank payment the gateway returned: its sale.returned too (the ledger says which were returned).
+  const returnedNow = opts.clock ? (await sandbox.admin('GET', 'ledger')).filter((e) => load.bankSales.has(e.key) && e.ach?.status === 'R').map((e) => `sale.returned:${e.key}`) : [];
+  const expected = [...[...load.saleKeys.entries()].filter(([, v]) => v.result !== 'D').map(([key, v]) => `${v.capture ? 'sale.succeeded' : 'sale.authorized'}:${key}`), ...returnedNow];
   let missing = expected.filter((k) => !receiver.seen.saleKeys.has(k));
   for (let i = 0; i < 60 && missing.length > 0; i++) {
     await sleep(1000);
     missing = missing.filter((k) => !receiver.seen.saleKeys.has(k));
   }
+
+  // The merchant refunds every returned payment, after the wait for its sale.returned: each must be refused by
+  // tokengate (409 sale_not_refundable) and none may reach the gateway (judged from the ledger's operations below;
+  // a tokengate that never heard of the return sends it, and the gateway's refusal is still a refund sent).
+  const refundOfReturned = {};
+  await pool(returnedNow.map((e) => e.slice('sale.returned:'.length)), 8, async (key) => {
+    const res = await client.write('refund', 'POST', `/v1/sales/${key}/refunds`, { token: load.internal, body: { amount: '0.50' }, key: load.key('refund-returned'), patienceMs: 5000 });
+    const what = `${res.status} ${res.body?.error?.code ?? ''}`.trim();
+    refundOfReturned[what] = (refundOfReturned[what] ?? 0) + 1;
+  });
 
   // Settlements (issue 39): the open batch closed now (the sandbox closed others during the run), then each closed
   // batch's settlement waited for (tokengate reads it on the batch's webhook) and read back, lines and all.
@@ -303,6 +330,8 @@ async function main() {
     views.set(key, await client.send('GET', `/v1/sales/${key}`, { token: load.internal }));
   });
   const { disagree: moneyViewsDisagree, diffs: viewDiffs, judged: moneyJudged } = judgeMoneyViews(entries, views);
+  const returns = judgeReturns({ entries, operations, bankSales: load.bankSales, seenSaleEvents: receiver.seen.saleKeys });
+  const achNote = opts.clock ? `${returns.returned.length} of the ${returns.expectedReturns} payments from return test accounts returned (of ${load.bankSales.size} bank payments; ACH statuses at the end ${JSON.stringify(returns.byStatus)}; clocks moved ${Math.round(ach.movedMs / 3_600_000)} h in ${ach.jumps.length} jumps)` : 'not judged: --clock off';
   const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
   const injected429 = Object.values(stats.endpoints).reduce((s, e) => s + e.injected429, 0);
 
@@ -343,7 +372,10 @@ async function main() {
     { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
     { name: 'money_views_disagree', value: moneyViewsDisagree, bound: 0, how: `each of ${moneyJudged} standing sales tokengate answered, read from its view at the end: amount_refunded against the ledger's refunded + adjusted (a refund voided at the gateway included)` },
     { name: 'settlement_mismatches', value: settled.wrong.length + unread.length, bound: 0, how: `${closedBatches.length} closed batches (${unread.length} never read): each of ${settled.judged} sales of tokengate's in a batch matched in exactly one settlement, and each of ${settled.injected} injected console changes with its verdict (${settled.lines} lines; ${settlementsS} s to close the last batch and read them all)` },
-    { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected)` },
+    { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected, the returns' sale.returned included)` },
+    { name: 'returns_not_returned', value: returns.expectedReturns - returns.returned.length, bound: 0, judged: opts.clock, how: `sandbox ledger: bank payments from a return test account not returned after the final jump: the ACH clock moved (${achNote})` },
+    { name: 'returned_events_missing', value: returns.eventsMissing.length, bound: 0, judged: opts.clock, how: `returned bank payments (sandbox ledger) without sale.returned at the merchant's receiver` },
+    { name: 'refunds_of_returned_sent', value: returns.refundsAfterReturn.length, bound: 0, judged: opts.clock, how: `sandbox operations: refunds of a bank payment at or after its return (the merchant tried each returned one: ${JSON.stringify(refundOfReturned)})` },
     ...growthTargets('heap_growth_mb_per_hour', heapGrowth, 'JS heap in use: slope'),
     ...growthTargets('rss_growth_mb_per_hour', growth, 'slope'),
     { name: 'redis_bytes_per_sale', value: redisBytesPerSale, bound: BOUNDS.redis_bytes_per_sale, judged: salesSucceeded >= REDIS_MIN_SALES, how: salesSucceeded < REDIS_MIN_SALES ? `not judged under ${REDIS_MIN_SALES} sales (fixed costs, the budget's windows and new shoppers' wallets, dominate)` : 'used_memory at the end less at the start, per approved sale or authorization' },
@@ -358,6 +390,7 @@ async function main() {
     sales_attempted: salesAttempted, sales_succeeded: salesSucceeded,
     double_charges: ledger.doubleCharges, beyond_bounds: ledger.beyondBounds, replay_mismatches: replayMismatches,
     unknown_open_after_deadline: unknownOpen, upstream_429: upstream429, card_data_found: logs.found.length + redisScan.found.length,
+    returns_not_returned: returns.expectedReturns - returns.returned.length, returned_events_missing: returns.eventsMissing.length, refunds_of_returned_sent: returns.refundsAfterReturn.length,
     answers_disagree_with_ledger: ledger.disagreements, money_views_disagree: moneyViewsDisagree, followups_sent_twice: ledger.followupsTwice, refunds_sent_twice: ledger.refundsTwice, removed_card_charged: ledger.removedCharged, events_missing: missing.length,
     rss_growth_mb_per_hour: growth, heap_growth_mb_per_hour: heapGrowth, redis_bytes_per_sale: redisBytesPerSale,
     event_loop_delay_p99_ms: Math.max(...Object.values(elBy).filter((v) => v !== null)),
@@ -369,8 +402,9 @@ async function main() {
     redis_keys: redisScan.keys,
     events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
     faults: timeline.faults,
+    ach: { clock_moved_hours: Math.round(ach.movedMs / 3_600_000), jumps: ach.jumps, bank_payments: load.bankSales.size, statuses: returns.byStatus, refund_of_returned_answers: refundOfReturned },
     settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
-    details: { settlements: settled.wrong.slice(0, 10), doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    details: { settlements: settled.wrong.slice(0, 10), returned_events_missing: returns.eventsMissing.slice(0, 10), refunds_of_returned: returns.refundsAfterReturn.slice(0, 10), doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,

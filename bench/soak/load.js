@@ -3,12 +3,15 @@
  * A merchant's day, scaled: shoppers come back and pay with a stored card, authorize and capture, void (now and
  * then three voids of one sale at once, on three replicas: the follow-up hole of issue 28), get refunded by the
  * merchant's service, pay with a new card and keep it, add, rename, prefer and remove cards (and try to pay with
- * a removed one), new shoppers sign up, and a few requests carry card numbers tokengate must refuse. Visits start
+ * a removed one), new shoppers sign up, a few requests carry card numbers tokengate must refuse, and some pay by
+ * bank account (issue 38: a check form's key and the shopper's authorization; a third of them with a return test
+ * account, returned days later by the sandbox's ACH clock, bank/AchClock) and get part of it refunded. Visits start
  * at a fixed rate (an open loop), each by an idle shopper.
  */
 const crypto = require('node:crypto');
 const jwt = require('jsonwebtoken');
 const { sleep } = require('./client');
+const { RETURN_ACCOUNTS, AGREED, ordinaryAccount, checkPaymentKey } = require('./bank');
 
 /** Cards a shopper types into the Pay.js form (gateway-facts.md test cards): mostly approved, one declined. */
 const NEW_CARDS = ['4000100011112224', '4000100111112223', '5555444433332226', '6011222233332224', '371122223332225', '4000200111112221', '4000300611112224'];
@@ -18,7 +21,10 @@ const slow = (pm) => pm.ccnum4last === '2234' || (pm.ccnum4last === '2226' && /^
 const VISITS = [
   ['checkout', 50], ['auth_capture', 10], ['auth_void', 8], ['sale_refund', 8], ['new_card_sale', 7], ['new_shopper', 3],
   ['add_card', 3], ['remove_card', 3], ['edit_card', 4], ['unknown_sale', 3], ['card_data', 1],
+  ['bank_sale', 6], ['bank_refund', 2],
 ];
+/** The share of bank payments made from a return test account. */
+const RETURN_SHARE = 0.35;
 const WEIGHT = VISITS.reduce((s, [, w]) => s + w, 0);
 
 function pickVisit() {
@@ -43,6 +49,8 @@ class Load {
     this.ops = {};
     this.removed = [];
     this.saleKeys = new Map();
+    /** The run's approved bank payments: sale key -> {returns} (a return test account's or not). */
+    this.bankSales = new Map();
     this.inflightVisits = new Set();
     this.skipped = 0;
   }
@@ -211,6 +219,25 @@ class Load {
         const body = Math.random() < 0.5 ? { method_name: `Renamed ${this.seq++}` } : { default: true };
         const res = await this.client.send('PATCH', `/v1/customers/${s.custkey}/payment_methods/${pm.key}`, { token: s.token, body });
         this.op('edit_card', res.status === 200);
+        return;
+      }
+      case 'bank_sale': {
+        const returns = Math.random() < RETURN_SHARE;
+        const account = returns ? any(RETURN_ACCOUNTS) : ordinaryAccount();
+        const sale = await this.sale(s, { payment_key: await checkPaymentKey(this.sandbox.url, this.publicKey, account), authorization: { text: AGREED } });
+        this.op('bank_sale', sale.status === 201);
+        if (sale.status === 201 && sale.body?.key && sale.body.result_code !== 'D') this.bankSales.set(sale.body.key, { returns });
+        return;
+      }
+      case 'bank_refund': {
+        // The merchant gives part of an earlier bank payment back (a credit once submitted). Never one from a
+        // return test account: a refund racing its return's webhook is the gateway's to refuse; refunds of
+        // payments tokengate knows returned are tried when the run ends (soak.js), and must never leave.
+        const ordinary = [...this.bankSales].filter(([, b]) => !b.returns).map(([key]) => key);
+        if (ordinary.length === 0) return this.visit('bank_sale', s);
+        const key = any(ordinary);
+        const res = await this.client.write('refund', 'POST', `/v1/sales/${key}/refunds`, { token: this.internal, body: { amount: '0.50' }, key: this.key('refund') });
+        this.op('bank_refund', res.status === 201);
         return;
       }
       case 'unknown_sale': {

@@ -73,7 +73,14 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
 
   async function post(url: string, due: DueEvent): Promise<Outcome> {
     const body = JSON.stringify(due.event);
-    const signal = AbortSignal.any([aborts.signal, AbortSignal.timeout(settings.timeoutMs)]);
+    // One controller per post, let go when it ends: Node 20's AbortSignal.any keeps a WeakRef per call on the
+    // long-lived stop signal (the 90-minute soak's heap diffs: ~700 -> 3,300 per replica and growing).
+    const controller = new AbortController();
+    const timeout = setTimeout(() => controller.abort(new DOMException('the event receiver did not answer in time', 'TimeoutError')), settings.timeoutMs);
+    const onStop = () => controller.abort(aborts.signal.reason);
+    if (aborts.signal.aborted) onStop();
+    else aborts.signal.addEventListener('abort', onStop, { once: true });
+    const signal = controller.signal;
     try {
       const res = await request(url, {
         method: 'POST',
@@ -87,6 +94,9 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
     } catch (err) {
       const name = (err as Error).name;
       return { ok: false, why: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : ((err as { code?: string }).code ?? name) };
+    } finally {
+      clearTimeout(timeout);
+      aborts.signal.removeEventListener('abort', onStop);
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * `demoRouter(demo)`: the /demo checkout page (contract, development mode only; compose.ts mounts it only when
  * NODE_ENV=development with the embedded sandbox, so production answers 404):
- *   GET /demo, /demo/{page,wallet,app}.js,     plain files of ./demo, no build step
+ *   GET /demo, /demo/{page,wallet,bank,app}.js, plain files of ./demo, no build step
  *       /demo/style.css, /demo/favicon.svg
  *   GET /demo/session                          the shopper's dev token for the dev customer, 1 h, the page's
  *                                              scopes only: never refunds:create (contract: internal services)
@@ -74,6 +74,7 @@ export function demoRouter(demo: DemoOptions): Router {
   for (const script of ['page.js', 'wallet.js', 'subscriptions.js', 'app.js']) router.get(`/demo/${script}`, guard, file(script, 'application/javascript', csp));
   router.get('/demo/style.css', guard, file('style.css', 'text/css', csp));
   router.get('/demo/favicon.svg', guard, file('favicon.svg', 'image/svg+xml', csp));
+  router.get('/demo/bank.js', guard, file('bank.js', 'application/javascript', csp));
   router.get('/demo/session', guard, (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ customer: demo.customer, token: demo.token() });
   });

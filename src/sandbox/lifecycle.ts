@@ -97,6 +97,11 @@ export interface FollowUpRecord {
   delivered: boolean;
 }
 
+/** A check's ACH state as the ledger shows it: the status, and a return's time and code once returned. */
+function achOf(c: CheckState): NonNullable<LedgerEntry['ach']> {
+  return { status: c.status, ...(c.returnedAt !== undefined ? { returned_at: c.returnedAt } : {}), ...(c.status === 'R' && c.returnsWith ? { return_code: c.returnsWith.code } : {}) };
+}
+
 /** What tests read per transaction (`sb.ledger.get(key)`): amounts as "12.34". */
 export interface LedgerEntry {
   key: string;
@@ -117,6 +122,8 @@ export interface LedgerEntry {
   batch?: string;
   custkey?: string;
   invoice: string;
+  /** A check: its ACH status, and when (sandbox clock, epoch ms) and why it was returned (the soak's judge). */
+  ach?: { status: CheckStatus; returned_at?: number; return_code?: string };
 }
 
 /**
@@ -304,6 +311,7 @@ export class Lifecycle {
       ...(tx.batchKey ? { batch: tx.batchKey } : {}),
       ...(tx.custkey ? { custkey: tx.custkey } : {}),
       invoice: tx.invoice,
+      ...(tx.check ? { ach: achOf(tx.check) } : {}),
     };
   }
 

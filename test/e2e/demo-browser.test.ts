@@ -209,7 +209,7 @@ describe('/demo in development (npm start)', () => {
 
     const answer = () => page.locator('#answer');
     const cardFrame = async (): Promise<Frame> => {
-      const handle = await page.locator('iframe[data-usaepay]').elementHandle();
+      const handle = await page.locator('iframe[data-usaepay="payment-card"]').elementHandle();
       const frame = await handle?.contentFrame();
       if (!frame) throw new Error('no Pay.js iframe');
       return frame;

@@ -104,6 +104,18 @@ describe('the sandbox\'s bank payments', () => {
     expect(returned.find((r) => r.object.key === other.key)?.changes.new.reason).toMatch(/^R07:/);
   });
 
+  it('when a return test account has come back, then the ledger (the soak\'s judge) shows the check returned with its code and time; an ordinary check shows settled', async () => {
+    const sale = await checkSale('10178101');
+    const plain = await checkSale();
+    const before = sb.clock.now();
+    sb.clock.advance(5 * DAY);
+    expect(sb.ledger.get(plain.key)?.ach).toEqual({ status: 'S' });
+    const ach = sb.ledger.get(sale.key)?.ach;
+    expect(ach).toMatchObject({ status: 'R', return_code: 'R01' });
+    expect(ach?.returned_at).toBeGreaterThan(before);
+    expect(ach?.returned_at).toBeLessThanOrEqual(sb.clock.now());
+  });
+
   it('when a check is pending, then it voids (ach.voided); once submitted, then void answers error 82 and a refund credits it back', async () => {
     const first = await checkSale();
     const voided = await post({ command: 'void', trankey: first.key });

@@ -199,6 +199,8 @@
       state.card.addHTML('card-form');
       $('add').disabled = false;
       $('pay-new').disabled = false;
+      // The bank panel (bank.js) shares the client: its check form is Pay.js' other entry.
+      return window.demoBank.start(state.client);
     });
   }).catch(function (err) {
     p.show('error', 'Could not start: ' + err.message);
