@@ -253,11 +253,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     retryMs: config.reconcile.retryMs, pollMs: config.reconcile.intervalMs,
   });
   if (config.gateway.webhookSecret) confirmations.start();
+  // ach.* steps about sales not recorded yet are kept and applied when the record appears (guarantee 14).
+  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger });
+  if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
       secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
-      achEvents: createAchEvents({ records, wallet: walletStore, events, appended }),
+      achEvents,
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
     })
     : undefined;
@@ -314,6 +317,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     async close() {
       draining = true;
       await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
+      achEvents.stop();
       if (!queueStopped) await budget.close();
       queueStopped = true;
       gateway.close();

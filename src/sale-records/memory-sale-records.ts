@@ -1,7 +1,9 @@
+import { fromCents } from '../gateway/money';
 import { decodeSaleFields, encodeSaleFields, SALE_FIELD_NAMES } from './fields';
 import { adjusted, refundMoved } from './memory-money';
 import { markVoided, mergeRefunds } from './refunds';
 import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
+import { ACH_RANK, type AchStatus } from './types';
 import type { Heard, ListedSaleRefund, RecordChange, RecordChangeSink, ReserveResult, ReservedOp, SaleFields, SaleRecord, SaleRecords, SaleState } from './types';
 
 interface Reservation {
@@ -278,6 +280,25 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
         r.state = 'voided';
         r.version += 1;
       }
+    },
+    async advanceAch(saleKey, status, returned) {
+      const r = records.get(saleKey);
+      const bank = r?.fields?.bank;
+      if (!r?.fields || !bank) return undefined;
+      const before: AchStatus = bank.ach_status ?? 'P';
+      if (ACH_RANK[status] <= ACH_RANK[before]) return { before, after: before };
+      const next = { ...bank, ach_status: status };
+      if (status === 'R') {
+        if (returned?.code) next.return_code = returned.code;
+        if (returned?.date) next.returned_at = returned.date;
+        next.amount_returned = fromCents(r.capturedCents);
+      }
+      r.fields = { ...r.fields, bank: next };
+      if (status === 'V') {
+        r.state = 'voided';
+        r.version += 1;
+      }
+      return { before, after: status };
     },
     async observe(saleKey, wasRefundedCents, seen) {
       const r = records.get(saleKey);

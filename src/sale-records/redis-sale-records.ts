@@ -6,7 +6,7 @@ import { decodeSaleFields, encodeBatchFields, encodeSaleFields, SALE_FIELD_NAMES
 import { listedRefundsOf } from './refunds';
 import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
-import { BATCH_INDEX_TTL_MS, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
+import { BATCH_INDEX_TTL_MS, type AchStatus, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
 export interface RedisSaleRecordsOptions {
   redis: Redis | Cluster;
@@ -201,6 +201,10 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       // Only an existing record changes (HSET on a missing key would create one without an owner).
       const key = recordKey(saleKey);
       if (await call('exists', () => redis.exists(key))) await call('markVoided', () => redis.multi().hset(key, 'state', 'voided').hincrby(key, 'ver', 1).exec());
+    },
+    async advanceAch(saleKey, status, returned) {
+      const r = (await call('advanceAch', () => redis.tgSaleAch(recordKey(saleKey), status, returned?.code ?? '', returned?.date ?? ''))) as string[];
+      return r[0] ? { before: r[0] as AchStatus, after: r[1] as AchStatus } : undefined;
     },
     async observe(saleKey, wasRefundedCents, seen) {
       const changed = await call('observe', () => redis.tgSaleObserve(recordKey(saleKey), String(wasRefundedCents), String(seen.refundedCents), seen.voided ? '1' : '0'));

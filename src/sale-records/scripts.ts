@@ -16,6 +16,7 @@ export interface SaleRecordCommands {
   tgSaleHear(key: string, ...args: string[]): Promise<unknown>;
   /** `saleKeys`: one or more sales of the batch. */
   tgSaleIndexBatch(batch: string, ttlMs: number, ...saleKeys: string[]): Promise<unknown>;
+  tgSaleAch(key: string, status: string, returnCode: string, returnedAt: string): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & SaleRecordCommands;
@@ -30,6 +31,7 @@ const SCRIPTS = [
   lua('tgSaleRefresh', 'refresh.lua', 1),
   lua('tgSaleHear', 'hear.lua', 1),
   lua('tgSaleIndexBatch', 'index-batch.lua', 1),
+  lua('tgSaleAch', 'ach.lua', 1),
 ];
 
 export function withSaleRecordScripts(redis: Redis | Cluster): ScriptedClient {

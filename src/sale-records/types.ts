@@ -53,6 +53,8 @@ export interface SaleFields {
 
 /** A check's status code (gateway-facts.md, ACH): P pending, B submitted, S settled, R returned, E error, V voided. */
 export type AchStatus = 'P' | 'B' | 'S' | 'R' | 'E' | 'V' | 'M';
+/** How far each status is along (lua/ach.lua holds the same order): a status only moves to a higher rank. */
+export const ACH_RANK: Readonly<Record<AchStatus, number>> = { P: 0, M: 0, B: 1, S: 2, R: 3, E: 3, V: 3 };
 
 export interface BankFields {
   /** The shopper's authorization as the request gave it (the "I agree" text, or its version). */
@@ -133,6 +135,13 @@ export interface SaleRecords {
   settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund): Promise<void>;
   /** The sale was voided (its captured money never moves). */
   markVoided(saleKey: string): Promise<void>;
+  /**
+   * A bank payment's ACH status moved forward in one atomic step (lua/ach.lua): P/M < B < S < R, E, V (the first
+   * of the last three ends it; a return after settlement still moves it). A return also sets its code and date
+   * (when given) and `amount_returned`; a void makes the sale voided. `before` and `after` tell what moved
+   * (equal: nothing, older news or the same again); undefined when there is no bank payment's record.
+   */
+  advanceAch(saleKey: string, status: AchStatus, returned?: { code?: string; date?: string }): Promise<{ before: AchStatus; after: AchStatus } | undefined>;
   /**
    * Keeps the sale's gateway fields on an existing record (never creates one): 'fill' only when it has none
    * yet (a record kept before fields were), 'update' sets each field given (a capture puts the sale in a batch),

@@ -1,10 +1,11 @@
 import type { EventDraft, EventSink } from '../events/types';
-import { fromCents } from '../gateway/money';
-import type { AchStatus, BankFields, SaleRecords } from '../sale-records';
+import { ACH_RANK, type AchStatus, type SaleRecords } from '../sale-records';
 import { factsOfView, saleObject } from '../sales/sale-object';
 import { methodObjects } from '../wallet/objects';
 import type { WalletStore } from '../wallet/types';
+import type { Logger } from '../observability/logger';
 import type { GatewayEvent } from './envelope';
+import type { WebhookStore } from './types';
 
 /**
  * The gateway's `ach.*` webhooks (gateway-facts.md, ACH; contract, "Bank payments"), applied without a gateway read:
@@ -21,29 +22,45 @@ import type { GatewayEvent } from './envelope';
  * the same event twice, changes nothing. Each event's `change` is the sale's and the step's: one event per step.
  * A refund of a returned or failed payment is then refused atomically with the refund bounds (lua/reserve.lua).
  */
-export type AchOutcome = 'applied' | 'unmatched' | 'ignored' | 'invalid';
+export type AchOutcome = 'applied' | 'kept' | 'unmatched' | 'ignored' | 'invalid';
 
 export interface AchEvents {
   handles(type: string): boolean;
   apply(event: GatewayEvent): Promise<AchOutcome>;
+  /** Applies the kept steps of sales whose records now exist (answers how many sales); start() polls it. */
+  applyKept(): Promise<number>;
+  start(): void;
+  stop(): void;
 }
 
 export interface AchEventDeps {
-  records: Pick<SaleRecords, 'get' | 'view' | 'describe' | 'markVoided'>;
+  records: Pick<SaleRecords, 'get' | 'view' | 'advanceAch'>;
   wallet?: Pick<WalletStore, 'read' | 'putMethod' | 'isRemoved'>;
   events?: EventSink;
   appended?: () => void;
+  /**
+   * Where a step about a sale not recorded yet is kept (guarantee 14: no return is lost; a sale whose answer was
+   * lost is recorded by the reconciler later), and how often kept steps are tried again (ms, default 10 s).
+   */
+  store?: Pick<WebhookStore, 'keepEarlyAch' | 'earlyAchSales' | 'earlyAchOf' | 'dropEarlyAch'>;
+  keptPollMs?: number;
+  logger?: Logger;
 }
 
-const STEP: Readonly<Record<string, { status: AchStatus; type?: EventDraft['type'] }>> = {
+/** Kept steps tried per poll (oldest first): a bound on one poll's Redis work. */
+const KEPT_PER_POLL = 200;
+
+type Step = { status: AchStatus; type?: EventDraft['type'] };
+const STEP: Readonly<Record<string, Step>> = {
   'ach.submitted': { status: 'B', type: 'sale.submitted' },
   'ach.settled': { status: 'S', type: 'sale.settled' },
   'ach.returned': { status: 'R', type: 'sale.returned' },
   'ach.failed': { status: 'E', type: 'sale.failed' },
   'ach.voided': { status: 'V' },
 };
-const FORWARD = ['ach.submitted', 'ach.settled', 'ach.returned'].map((t) => STEP[t] as { status: AchStatus; type?: EventDraft['type'] });
-const RANK: Readonly<Record<AchStatus, number>> = { P: 0, M: 0, B: 1, S: 2, R: 3, E: 3, V: 3 };
+/** The `ach.*` types the gateway documents (gateway-facts.md, ACH): each its own label in the webhook metric. */
+export const ACH_EVENT_TYPES: readonly string[] = ['ach.submitted', 'ach.settled', 'ach.returned', 'ach.failed', 'ach.voided', 'ach.note_added'];
+const FORWARD = ['ach.submitted', 'ach.settled', 'ach.returned'].map((t) => STEP[t] as Step);
 const KEY = /^[A-Za-z0-9]{1,64}$/;
 
 /** `R01: Insufficient Funds` → R01 (a code the facts list: R and two digits); anything else unknown. */
@@ -88,6 +105,42 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     return 'applied';
   }
 
+  /** Moves the status (lua/ach.lua) and emits each step passed; false when the sale has no bank record. */
+  async function advance(saleKey: string, step: Step, returned?: { code?: string; date?: string }): Promise<boolean> {
+    // One atomic step in Redis: events applied at once cannot overwrite each other, and only the delivery that
+    // moved the status past a step emits that step's event.
+    const moved = await records.advanceAch(saleKey, step.status, returned);
+    if (!moved) return false;
+    if (moved.after === moved.before) return true; // older news, or the same again
+    // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
+    const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
+    const view = await records.view(saleKey);
+    if (view) {
+      const data = saleObject(factsOfView(saleKey, view));
+      await emit(passed.flatMap((s) => (s.type ? [{ type: s.type, change: `${s.type}:${saleKey}`, data }] : [])));
+    }
+    return true;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  async function applyKept(): Promise<number> {
+    if (!deps.store) return 0;
+    let done = 0;
+    for (const saleKey of await deps.store.earlyAchSales(KEPT_PER_POLL)) {
+      const kept = Object.entries(await deps.store.earlyAchOf(saleKey)).flatMap(([type, detail]) => (STEP[type] ? [{ step: STEP[type] as Step, detail }] : []));
+      let applied = true;
+      for (const { step, detail } of kept.sort((a, b) => ACH_RANK[a.step.status] - ACH_RANK[b.step.status])) {
+        applied = (await advance(saleKey, step, JSON.parse(detail) as { code?: string; date?: string })) && applied;
+        if (!applied) break;
+      }
+      if (applied) {
+        await deps.store.dropEarlyAch(saleKey);
+        done += 1;
+      }
+    }
+    return done;
+  }
+
   return {
     handles: (type) => type.startsWith('ach.'),
     async apply(event) {
@@ -96,29 +149,21 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       if (event.type === 'ach.note_added') return notice(event, saleKey);
       const step = STEP[event.type];
       if (!step) return 'ignored';
-      const sale = await records.get(saleKey);
-      const bank = sale?.fields?.bank;
-      if (!sale?.fields || !bank) return 'unmatched';
-      if (RANK[step.status] <= RANK[bank.ach_status ?? 'P']) return 'applied'; // older news, or the same again
       const change = event.changed ?? {};
-      const next: BankFields = { ...bank, ach_status: step.status };
-      if (step.status === 'R') {
-        const code = returnCodeOf(change.reason);
-        if (code) next.return_code = code;
-        if (typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned)) next.returned_at = change.returned;
-        next.amount_returned = fromCents(sale.capturedCents);
-      }
-      await records.describe(saleKey, { ...sale.fields, bank: next }, 'update');
-      if (step.status === 'V') await records.markVoided(saleKey);
-      // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too:
-      // each step's event once, whichever event brings it (the log's dedupe on `change`).
-      const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => RANK[s.status] > RANK[bank.ach_status ?? 'P'] && RANK[s.status] <= RANK[step.status]);
-      const view = await records.view(saleKey);
-      if (view) {
-        const data = saleObject(factsOfView(saleKey, view));
-        await emit(passed.flatMap((s) => (s.type ? [{ type: s.type, change: `${s.type}:${saleKey}`, data }] : [])));
-      }
-      return 'applied';
+      const returned = step.status === 'R' ? { code: returnCodeOf(change.reason), date: typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned) ? change.returned : undefined } : undefined;
+      if (await advance(saleKey, step, returned)) return 'applied';
+      // No record yet: kept until it appears (a late return must change the sale, guarantee 14).
+      if (deps.store && (await deps.store.keepEarlyAch(saleKey, event.type, JSON.stringify(returned ?? {})))) return 'kept';
+      return 'unmatched';
+    },
+    applyKept,
+    start() {
+      if (!timer && deps.store) timer = setInterval(() => void applyKept().catch((err: unknown) => deps.logger?.warn('kept ach events: a try failed', { err: String(err) })), deps.keptPollMs ?? 10_000);
+      timer?.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
     },
   };
 }

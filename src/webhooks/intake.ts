@@ -3,7 +3,7 @@ import { containsPan } from '../card/pan';
 import type { Secret } from '../config/secret';
 import type { Logger } from '../observability/logger';
 import type { Heard, HearResult, SaleRecords } from '../sale-records';
-import type { AchEvents } from './ach-events';
+import { ACH_EVENT_TYPES, type AchEvents } from './ach-events';
 import type { CardUpdates } from './card-updates';
 import { APPLIED_TYPES, IGNORED_TYPES, parseGatewayEvent, readTransaction, type EventTransaction, type GatewayEvent } from './envelope';
 import { signatureHolds } from './signature';
@@ -37,8 +37,8 @@ export type IntakeResult =
   | { kind: 'card_data' }
   | { kind: 'received'; outcome: Outcome | 'duplicate' };
 
-/** applied; unmatched: about nothing tokengate knows; unlinked: a refund tokengate cannot tie to a sale; foreign: another merchant's; ignored: on purpose. */
-type Outcome = 'applied' | 'unmatched' | 'unlinked' | 'foreign' | 'ignored';
+/** applied; kept: a bank payment's step about a sale not recorded yet (applied when it is); unmatched: about nothing tokengate knows; unlinked: a refund tokengate cannot tie to a sale; foreign: another merchant's; ignored: on purpose. */
+type Outcome = 'applied' | 'kept' | 'unmatched' | 'unlinked' | 'foreign' | 'ignored';
 
 export interface GatewayWebhookIntake {
   receive(raw: Buffer, signature: string | undefined, log?: Logger): Promise<IntakeResult>;
@@ -71,16 +71,18 @@ export interface IntakeDeps {
 }
 
 const KNOWN: ReadonlySet<string> = new Set(APPLIED_TYPES);
+/** Types with their own label in the webhook metric: the applied ones and the bank payments' (bounded lists). */
+const LABELLED: ReadonlySet<string> = new Set([...APPLIED_TYPES, ...ACH_EVENT_TYPES]);
 
 export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookIntake {
   const { records, store } = deps;
   const received = new Counter({
     name: 'tokengate_gateway_webhooks_total',
-    help: 'Gateway webhooks received, by event type (other: any type not applied or ignored on purpose) and result (applied, unmatched: about nothing tokengate knows, unlinked: a refund tied to no sale tokengate knows, foreign: another merchant\'s, duplicate, ignored, refused: bad signature, invalid)',
+    help: 'Gateway webhooks received, by event type (other: any type not applied or ignored on purpose) and result (applied, kept: a bank payment\'s step about a sale not recorded yet, unmatched: about nothing tokengate knows, unlinked: a refund tied to no sale tokengate knows, foreign: another merchant\'s, duplicate, ignored, refused: bad signature, invalid)',
     labelNames: ['event_type', 'result'],
     registers: [deps.registry],
   });
-  const count = (type: string, result: string) => received.inc({ event_type: KNOWN.has(type) || type in IGNORED_TYPES ? type : 'other', result });
+  const count = (type: string, result: string) => received.inc({ event_type: LABELLED.has(type) || type in IGNORED_TYPES ? type : 'other', result });
 
   /** A transaction event's sale and what the event means for it; `own`: a change tokengate itself made. */
   async function meaning(event: GatewayEvent, tx: EventTransaction): Promise<{ saleKey: string; heard: Heard; refundKey?: string } | Outcome> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
-import { APPLIED_MARK_MS, SALE_EVIDENCE_MS, type WebhookStore } from './types';
+import { APPLIED_MARK_MS, EARLY_ACH_MAX, EARLY_ACH_MS, SALE_EVIDENCE_MS, type WebhookStore } from './types';
 
 /** WebhookStore on Redis: `{<prefix>:webhooks}:ev:<event id>` marks and `:inv:<hash of the invoice>` lists. */
 export function createRedisWebhookStore(options: { redis: Redis | Cluster; keyPrefix: string; opTimeoutMs?: number }): WebhookStore {
@@ -34,6 +34,26 @@ export function createRedisWebhookStore(options: { redis: Redis | Cluster; keyPr
       const taken = await Promise.all(due.map((item) => call('take confirm', () => redis.zrem(`${tag}:confirm`, item))));
       return due.filter((_, i) => taken[i] === 1);
     },
+    async keepEarlyAch(saleKey, step, detail) {
+      // `:early` scores each sale by when it was first kept; its steps live in `:early:<sale>` (both expire).
+      const now = Date.now();
+      const [, [, count]] = (await call('early count', () => redis.multi().zremrangebyscore(`${tag}:early`, '-inf', now - EARLY_ACH_MS).zcard(`${tag}:early`).exec())) as [unknown, [unknown, number]];
+      if (count >= EARLY_ACH_MAX && (await call('early score', () => redis.zscore(`${tag}:early`, saleKey))) === null) return false;
+      await call('early keep', () =>
+        redis.multi().zadd(`${tag}:early`, 'NX', now, saleKey).hset(`${tag}:early:${saleKey}`, step, detail).pexpire(`${tag}:early:${saleKey}`, EARLY_ACH_MS).pexpire(`${tag}:early`, EARLY_ACH_MS).exec(),
+      );
+      return true;
+    },
+    async earlyAchSales(limit) {
+      await call('early trim', () => redis.zremrangebyscore(`${tag}:early`, '-inf', Date.now() - EARLY_ACH_MS));
+      return call('early sales', () => redis.zrange(`${tag}:early`, '0', String(limit - 1)));
+    },
+    async earlyAchOf(saleKey) {
+      return call('early of', () => redis.hgetall(`${tag}:early:${saleKey}`));
+    },
+    async dropEarlyAch(saleKey) {
+      await call('early drop', () => redis.multi().zrem(`${tag}:early`, saleKey).del(`${tag}:early:${saleKey}`).exec());
+    },
     async salesByInvoice(invoice) {
       const items = await call('sales', () => redis.lrange(invoiceKey(invoice), 0, -1));
       return items.flatMap((item) => {
@@ -52,7 +72,28 @@ export function createMemoryWebhookStore(now: () => number = Date.now): WebhookS
   const marks = new Map<string, number>();
   const sales = new Map<string, { until: number; items: Record<string, unknown>[] }>();
   const confirms = new Map<string, number>();
+  const early = new Map<string, { since: number; steps: Record<string, string> }>();
+  const live = () => {
+    for (const [sale, kept] of early) if (kept.since <= now() - EARLY_ACH_MS) early.delete(sale);
+  };
   return {
+    async keepEarlyAch(saleKey, step, detail) {
+      live();
+      const kept = early.get(saleKey);
+      if (!kept && early.size >= EARLY_ACH_MAX) return false;
+      early.set(saleKey, { since: kept?.since ?? now(), steps: { ...kept?.steps, [step]: detail } });
+      return true;
+    },
+    async earlyAchSales(limit) {
+      live();
+      return [...early.keys()].slice(0, limit);
+    },
+    async earlyAchOf(saleKey) {
+      return { ...early.get(saleKey)?.steps };
+    },
+    async dropEarlyAch(saleKey) {
+      early.delete(saleKey);
+    },
     async queueConfirm(item, dueMs) {
       confirms.set(item, dueMs);
     },

