@@ -1,6 +1,13 @@
 import referenceExamples from '../fixtures/gateway-webhooks/reference-examples.json';
 import { createHmac } from 'node:crypto';
 import { containsPan, redactPans } from '../../src/card/pan';
+
+/**
+ * The sandbox's own event ids (64 random hex digits) left out of a PAN scan: one holds a Luhn-valid run of 13+
+ * digits now and then (a run in ~4 of this file failed so today, on `"event_id":"22c…"`); card data could only
+ * come from the objects. Both the plain and the JSON-escaped forms.
+ */
+const withoutEventIds = (text: string) => text.replace(/\\?"event_id\\?":\\?"[0-9a-f]+\\?"/g, '');
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
 import { clientFor } from '../support/gateway';
@@ -63,7 +70,7 @@ describe('sandbox webhooks: every change of the lifecycle is an event', () => {
     expect(object).toMatchObject({ type: 'transaction', key, refnum: expect.any(Number), amount: '10.00', auth_amount: '10.00', result_code: 'A', invoice: `inv-${seq}`, creditcard: { type: 'V', number: '4000xxxxxxxx2224' }, batch: { type: 'batch', key: expect.any(String) } });
     expectReferenceShape('transaction.sale.success', object);
     expect(Object.keys(object.creditcard)).toEqual(['type', 'number']);
-    expect(containsPan(h.raw.toString('utf8'))).toBe(false);
+    expect(containsPan(withoutEventIds(h.raw.toString('utf8')))).toBe(false);
     expect(p.event_body.changes).toEqual({ old: {}, new: { auth_amount: '10.00', batch: { key: object.batch.key, batchrefnum: object.batch.batchrefnum, sequence: object.batch.sequence } } });
     // What the sandbox says it sent is what arrived.
     expect(sb.webhooks.events().map((e) => e.raw)).toEqual([h.raw.toString('utf8')]);
@@ -162,7 +169,7 @@ describe('sandbox webhooks: every change of the lifecycle is an event', () => {
     expectReferenceShape(expected.type, last.event_body.object);
     if (expected.changes) expect(last.event_body.changes).toEqual(expected.changes);
     await eventually(() => receiver.hits.some((h) => h.payload.event_id === last.event_id));
-    const all = JSON.stringify(emitted);
+    const all = withoutEventIds(JSON.stringify(emitted));
     if (containsPan(all)) throw new Error(`PAN-like: ${redactPans(all, '<<<CARD>>>').split('<<<CARD>>>').map((x, i, a) => (i < a.length - 1 ? x.slice(-80) : '')).join(' | ')}`);
   });
 
