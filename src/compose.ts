@@ -35,7 +35,7 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
-import { createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
+import { createBankReview, createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -198,11 +198,13 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger,
     // A write begun before the close is due at its lease end: any due before heard + lease may be in the batch.
-    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs) });
+    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs), now: recordOptions.now, bankReturnWindowMs: config.settlements.bankReturnWindowMs });
+  // Bank lines (issue 39): open until the return window ends; a return (ach.returned) changes the line at once.
+  const bankReview = createBankReview({ store: settlementStore, records, events, appended, metrics: settlementMetrics, logger, now: recordOptions.now, windowMs: config.settlements.bankReturnWindowMs });
   // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
   const sweep = createMissingSweep({
     store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
-    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs,
+    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs, bank: bankReview,
   });
   const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
   settlementLook.start();
@@ -254,7 +256,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   if (config.gateway.webhookSecret) confirmations.start();
   // ach.* steps about sales not recorded yet are kept and applied when the record appears (guarantee 14).
-  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger });
+  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger, returned: bankReview.returned });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({

@@ -134,6 +134,8 @@ export interface SettlementsConfig {
   missingAfterMs: number;
   /** One sweep for `missing` per this long (any replica, across restarts). */
   sweepEveryMs: number;
+  /** A bank payment's settlement line stays open (it may still be returned) this long after its batch's read. */
+  bankReturnWindowMs: number;
 }
 
 export interface HttpConfig {

@@ -29,6 +29,10 @@ export interface SettlerDeps {
    * would read as `not_ours`.
    */
   unresolved?: (heardMs: number) => Promise<boolean>;
+  /** tokengate's clock (ms), from which a bank line's review runs (default Date.now). */
+  now?: () => number;
+  /** A bank line stays open this long after its batch's read (SETTLEMENTS_BANK_RETURN_WINDOW_MS; default 60 days). */
+  bankReturnWindowMs?: number;
 }
 
 /**
@@ -50,6 +54,9 @@ export class SettlementNotYetError extends Error {
 export interface SettleOptions {
   waitSince?: number;
 }
+
+/** NACHA's longest common return window: a consumer's "not authorized" (R10) within 60 days of settlement. */
+export const BANK_RETURN_WINDOW_MS = 60 * 24 * 3600_000;
 
 export type SettleOutcome = 'settled' | 'kept' | 'busy' | 'open';
 
@@ -88,10 +95,11 @@ export function createSettler(deps: SettlerDeps): Settler {
 
   async function lines(batch: string): Promise<SettlementLine[]> {
     const out: SettlementLine[] = [];
+    const review = { nowMs: (deps.now ?? Date.now)(), windowMs: deps.bankReturnWindowMs ?? BANK_RETURN_WINDOW_MS };
     for (let offset = 0; ; ) {
       const page = await read('batch_transactions', () => gateway.listBatchTransactions(batch, { limit: pageSize, offset }));
       for (const tx of page.data as TransactionDetail[]) {
-        const line = await matchLine(deps.records, tx);
+        const line = await matchLine(deps.records, tx, review);
         if (line) out.push(line);
       }
       offset += page.data.length;
