@@ -1035,10 +1035,29 @@ export interface components {
             /** @enum {string} */
             kind: "sale" | "refund" | "void";
             /**
-             * @description `matched`: the batch and tokengate's records agree; `amount_differs`: tokengate made it, the batch holds another amount; `not_ours`: in the batch, never made through tokengate (the console, another integration); `missing`: approved and not voided, in no batch closed since, a day after it was due
+             * @description `matched`: the batch and tokengate's records agree; `amount_differs`: tokengate made it, the batch holds another amount; `not_ours`: in the batch, never made through tokengate (the console, another integration); `missing`: approved and not voided, in no batch closed since, a day after it was due; a bank payment the bank returned after its batch reads `amount_differs` (`bank` `returned`)
              * @enum {string}
              */
             verdict: "matched" | "amount_differs" | "not_ours" | "missing";
+            /**
+             * @description A bank payment's line only (ACH): `open` while the bank may still return it (until `open_until`), `final` once settled for good (the return window, SETTLEMENTS_BANK_RETURN_WINDOW_MS, passed with no return), `returned` when the bank took it back after the batch: `amount` is then what tokengate keeps, `amount_returned` what the bank took, and the line is reported again (`settlement.mismatch`)
+             * @enum {string}
+             */
+            bank?: "open" | "final" | "returned";
+            /**
+             * Format: date-time
+             * @description An open bank line's end of review: settled for good then, barring a return
+             */
+            open_until?: string;
+            /** @description A returned bank payment's return code (R01…), when the gateway gave it */
+            return_code?: string;
+            /**
+             * Format: date
+             * @description The date the bank returned it, as the gateway gave it
+             */
+            returned_at?: string;
+            /** @description What the bank took back */
+            amount_returned?: string;
         };
         /** @description A settlement with its lines. */
         Settlement: {
