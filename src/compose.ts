@@ -175,6 +175,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const clock = observedClock(sandbox ? clockDrivingSandbox(baseClock, sandbox) : baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
   const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes), now: () => Date.now() + clockOffsetMs };
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
+  // Batches indexed before the due index existed join it, once per deployment (issue 39: swept for `missing`).
+  void records.backfillDue().then((n) => n > 0 && logger.info('settlements: batches from before the due index joined it', { batches: n }), (err: unknown) => logger.warn('settlements: the due index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
   const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));

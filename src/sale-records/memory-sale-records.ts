@@ -203,6 +203,9 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
     async swept(batch) {
       due.delete(batch);
     },
+    async backfillDue() {
+      return 0; // one process: every batch was indexed with the due index
+    },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
       if (!r) return { ok: false, reason: 'absent', availableCents: 0 };

@@ -207,6 +207,11 @@ export interface SaleRecords {
   batchSales(batchKey: string): Promise<string[]>;
   /** The batch was swept: it leaves the due index (its sales stay indexed for settleBatch until their ttl). */
   swept(batchKey: string): Promise<void>;
+  /**
+   * Once per deployment (one replica, a mark in Redis): batches indexed before the due index existed (their
+   * first sale came before it, so no sale put them in it) join it. Answers how many joined (0 when done before).
+   */
+  backfillDue(): Promise<number>;
 }
 
 /**

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { Registry } from 'prom-client';
 import { createRedisEventLog } from '../../src/events';
 import { createLogger } from '../../src/observability/logger';
-import { createMemorySaleRecords } from '../../src/sale-records';
+import { createMemorySaleRecords, createRedisSaleRecords } from '../../src/sale-records';
 import { createBankReview, createMissingSweep, createRedisSettlementStore, createSettlementMetrics, type Settlement, type SettlementLine } from '../../src/settlements';
 import { startBff, token, type Bff } from '../support/bff';
 import { suiteRedis } from '../support/redis';
@@ -134,7 +134,7 @@ describe('settlements on one Redis, several replicas', () => {
     expect(await store.openBankLines(now + 2 * DAY, 10)).toEqual([]);
   });
 
-  it('when a batch lost a sale that a batch closed many settlements later holds, then the sweep does not call it missing', async () => {
+  it('when a batch lost a sale that the next batch held, nine settlements ago, then the sweep does not call it missing', async () => {
     let clock = Date.now();
     const store = createRedisSettlementStore({ redis, keyPrefix: `${prefix}-held` });
     const events = createRedisEventLog({ redis, keyPrefix: `${prefix}-held`, retentionMs: 600_000 });
@@ -143,10 +143,10 @@ describe('settlements on one Redis, several replicas', () => {
     const held = `held${run}`;
     const lost = `lost${run}`;
     for (const sale of [held, lost]) await records.create(sale, { customer: 'c1', state: 'captured', authorizedCents: 1000, capturedCents: 1000, refundedCents: 0, pendingRefundCents: 0, fields: { ...answer('10.00'), batch: batch(0) } });
-    // Batch 0 closed with `held` only; ten more batches; the eleventh holds `lost`, late.
+    // Batch 0 closed with `held` only; the next batch holds `lost`, late; nine more batches close after it.
     await store.save(settlementOf(batch(0).key, [matched(held, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock);
-    for (let i = 1; i <= 10; i++) await store.save(settlementOf(batch(i).key, [matched(`other${i}${run}`)]), 'o', clock + i * 1000);
-    await store.save(settlementOf(batch(11).key, [matched(lost, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock + 11_000);
+    await store.save(settlementOf(batch(1).key, [matched(lost, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock + 1000);
+    for (let i = 2; i <= 10; i++) await store.save(settlementOf(batch(i).key, [matched(`other${i}${run}`)]), 'o', clock + i * 1000);
     clock += 3 * DAY;
     const sweep = createMissingSweep({
       store, records, events, metrics: createSettlementMetrics(new Registry()), logger, now: async () => clock,
@@ -155,5 +155,29 @@ describe('settlements on one Redis, several replicas', () => {
     expect(await sweep.sweep()).toBe(0);
     expect((await store.get(batch(0).key))?.counts.missing).toBe(0);
     expect(await records.dueBatches(clock, 10)).toEqual([]);
+  });
+
+  it('when a batch was indexed before the due index existed (a sale of the release before), then once it has joined the index its lost sale is found missing', async () => {
+    let clock = Date.now();
+    const p = `${prefix}-old`;
+    const records = createRedisSaleRecords({ redis, keyPrefix: p, now: () => clock });
+    const store = createRedisSettlementStore({ redis, keyPrefix: p });
+    const events = createRedisEventLog({ redis, keyPrefix: p, retentionMs: 600_000 });
+    const old = `old-${run}`;
+    const [held, lost] = [`oheld${run}`, `olost${run}`];
+    for (const sale of [held, lost]) await records.create(sale, { customer: 'c1', state: 'captured', authorizedCents: 1000, capturedCents: 1000, refundedCents: 0, pendingRefundCents: 0, fields: answer('10.00') });
+    // As the release before wrote it: the batch's set, and no due index.
+    await redis.sadd(`{${p}:batch:${old}}`, held, lost);
+    await redis.pexpire(`{${p}:batch:${old}}`, 14 * DAY);
+    await store.save(settlementOf(old, [matched(held, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock);
+    expect(await records.backfillDue()).toBe(1);
+    expect(await records.backfillDue()).toBe(0);
+    clock += 3 * DAY;
+    const sweep = createMissingSweep({
+      store, records, events, metrics: createSettlementMetrics(new Registry()), logger, now: async () => clock,
+      settler: { settle: async () => 'kept' }, missingAfterMs: 2 * DAY, everyMs: DAY,
+    });
+    expect(await sweep.sweep()).toBe(1);
+    expect((await store.get(old))?.lines.find((l) => l.transaction === lost)?.verdict).toBe('missing');
   });
 });
