@@ -93,6 +93,8 @@ describe('settlements: bank payments stay open until settled for good or returne
     await eventually(() => delivered('ach.returned') >= before + 2);
     expect(await mismatches(returned)).toHaveLength(1);
     expect(await line(batch, returned)).toEqual(l);
+    const csv = await request(bff.url).get(`/v1/settlements/${batch}`).set('Authorization', `Bearer ${bearer(FINANCE)}`).set('Accept', 'text/csv');
+    expect(csv.text).toContain(`,${returned},${returned},sale,0.00,30.00,amount_differs,returned,,30.00,R02,${l?.returned_at}\r\n`);
   });
 
   it('when the return window ends with no return, then the other line is settled for good (final), with no event; the returned one stays returned', async () => {
