@@ -196,6 +196,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
   const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
   const settlementMetrics = createSettlementMetrics(metrics.registry);
+  // Settlements kept before the sale → settlement index existed join it, once per deployment.
+  void settlementStore.backfillHeld().catch((err: unknown) => logger.warn('settlements: the held index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
   const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger,

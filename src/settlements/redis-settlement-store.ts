@@ -97,6 +97,21 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
       }
       return out;
     },
+    async backfillHeld() {
+      if ((await call('held backfill', () => redis.set(`${tag}:of-backfilled`, '1', 'NX'))) !== 'OK') return 0;
+      let indexed = 0;
+      // At most 400 days of settlements, one a day or so: read one by one, each one's sales set in one pipeline.
+      for (const batch of await call('held backfill list', () => redis.zrange(listKey, '0', '-1'))) {
+        const kept = await get(batch);
+        const sales = kept?.lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [l.sale] : [])) ?? [];
+        if (sales.length === 0) continue;
+        const pipeline = redis.pipeline();
+        for (const sale of sales) pipeline.set(heldKey(sale), batch, 'PX', ttlMs, 'NX');
+        await call('held backfill set', () => pipeline.exec());
+        indexed += 1;
+      }
+      return indexed;
+    },
     async openBankLines(dueMs, limit) {
       const members = await call('open', () => redis.zrangebyscore(openKey, '-inf', dueMs, 'LIMIT', 0, limit));
       const out: Array<{ batch: string; line: SettlementLine }> = [];

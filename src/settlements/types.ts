@@ -86,6 +86,11 @@ export interface SettlementStore {
    * all (the index save() writes), so a sale held by any batch closed since is found, however old.
    */
   heldIn(sales: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Once per deployment (a mark in Redis): settlements kept before the sale → settlement index existed join it.
+   * Answers how many settlements were indexed (0 when done before).
+   */
+  backfillHeld(): Promise<number>;
   /** Open bank lines whose review ended at or before `dueMs` (oldest first, at most `limit`). */
   openBankLines(dueMs: number, limit: number): Promise<Array<{ batch: string; line: SettlementLine }>>;
   /**

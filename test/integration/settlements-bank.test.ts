@@ -148,6 +148,12 @@ describe('settlements on one Redis, several replicas', () => {
     // Batch 0 closed with `held` only; the next batch holds `lost`, late; nine more batches close after it.
     await store.save(settlementOf(batch(0).key, [matched(held, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock);
     await store.save(settlementOf(batch(1).key, [matched(lost, { amount: '10.00', gateway_amount: '10.00' })]), 'o', clock + 1000);
+    // Batch 1's settlement was kept before the index existed: its sales join it at the release's first start.
+    await redis.del(`{${prefix}-held:settlements}:of:${lost}`);
+    expect(await store.heldIn([lost])).toEqual(new Map());
+    expect(await store.backfillHeld()).toBe(2);
+    expect(await store.backfillHeld()).toBe(0);
+    expect(await store.heldIn([lost])).toEqual(new Map([[lost, batch(1).key]]));
     for (let i = 2; i <= 10; i++) await store.save(settlementOf(batch(i).key, [matched(`other${i}${run}`)]), 'o', clock + i * 1000);
     clock += 3 * DAY;
     const sweep = createMissingSweep({
