@@ -155,7 +155,7 @@ async function main() {
   const ingress = await startIngress(slots);
   const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
   const envOf = () => ({
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'info',
     ...redis.env, REDIS_KEY_PREFIX: 'tg',
     GATEWAY_BASE_URL: sandbox.baseUrl, GATEWAY_ALLOW_INSECURE: 'true', GATEWAY_API_KEY: creds.apiKey, GATEWAY_API_PIN: creds.apiPin,
     GATEWAY_RATE_PER_MINUTE: String(perMinute), GATEWAY_RATE_PER_DAY: String(perDay), LIMITER_EXPECTED_REPLICAS: '3',
@@ -330,6 +330,26 @@ async function main() {
     views.set(key, await client.send('GET', `/v1/sales/${key}`, { token: load.internal }));
   });
   const { disagree: moneyViewsDisagree, diffs: viewDiffs, judged: moneyJudged } = judgeMoneyViews(entries, views);
+  // A disagreement says what each side heard (issue: a refund voided at the gateway still counted): the view's
+  // refunds, the ledger's, and every gateway webhook about the sale or its refunds with its delivery tries, so a
+  // failed run (CI keeps only this log) can be read without the run's folder.
+  if (viewDiffs.length > 0) try {
+    const hooks = await sandbox.admin('GET', 'webhooks').catch(() => ({ events: [], attempts: [] }));
+    for (const key of viewDiffs.map((d) => d.split(':')[0])) {
+      const view = views.get(key)?.body ?? {};
+      const entry = entries.find((e) => e.key === key) ?? {};
+      const refundKeys = (view.refunds ?? []).map((r) => r.key).filter(Boolean);
+      const about = new Set([key, ...refundKeys]);
+      const events = (hooks.events ?? []).filter((e) => { const o = e.payload?.event_body?.object ?? e.payload?.object ?? {}; return about.has(o.key) || about.has(o.original?.key) || about.has(o.original); });
+      log(`money view of ${key}: view refunds ${JSON.stringify(view.refunds ?? [])}; ledger ${JSON.stringify({ captured: entry.captured, refunded: entry.refunded, adjusted: entry.adjusted, state: entry.state })}`);
+      for (const e of events) {
+        const tries = (hooks.attempts ?? []).filter((a) => a.event_id === e.event_id).map((a) => `${a.attempt}${a.duplicate ? 'd' : ''}:${a.status ?? a.outcome}@${new Date(a.at).toISOString().slice(11, 23)}`);
+        log(`  webhook ${e.event_type} ${e.event_id.slice(0, 12)} about ${(e.payload?.event_body?.object ?? e.payload?.object ?? {}).key}: tries ${tries.join(' ') || 'none'}${e.held ? ' (held)' : ''}`);
+      }
+    }
+  } catch (err) {
+    log(`money views: could not describe the disagreement (${err.message})`);
+  }
   const returns = judgeReturns({ entries, operations, bankSales: load.bankSales, seenSaleEvents: receiver.seen.saleKeys });
   const achNote = opts.clock ? `${returns.returned.length} of the ${returns.expectedReturns} payments from return test accounts returned (of ${load.bankSales.size} bank payments; ACH statuses at the end ${JSON.stringify(returns.byStatus)}; clocks moved ${Math.round(ach.movedMs / 3_600_000)} h in ${ach.jumps.length} jumps)` : 'not judged: --clock off';
   const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
