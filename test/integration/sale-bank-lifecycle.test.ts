@@ -58,6 +58,17 @@ test('when the clock passes the cut-off, then the payment is submitted: void ans
   expect(bff.sandbox.ledger.get(key)?.refunds).toHaveLength(1);
 });
 
+test('when a pending bank payment is refunded, then the answer is 409 sale_not_refundable (void it instead) and nothing is sent', async () => {
+  const { key } = await pay(customer(20), '000111222555');
+  expect(await sale(key)).toMatchObject({ status: 'pending' });
+  const ops = bff.sandbox.ledger.operations().length;
+  const refund = await call(bff.url, 'POST', `/v1/sales/${key}/refunds`, service(), { amount: '1.00' }, { 'idempotency-key': id('refund-pending') });
+  expect([refund.status, refund.body.error?.code]).toEqual([409, 'sale_not_refundable']);
+  expect(refund.body.error.message).toMatch(/void/);
+  expect(bff.sandbox.ledger.operations()).toHaveLength(ops);
+  expect(await sale(key)).toMatchObject({ status: 'pending', amount_refunded: '0.00' });
+});
+
 test('when a refund of a submitted bank payment is voided at the gateway (its ach.voided names the refund, not the sale), then the money is back in the view and refund.voided is emitted once', async () => {
   const { key } = await pay(customer(19), '000111222444');
   bff.sandbox.clock.advance(DAY);
