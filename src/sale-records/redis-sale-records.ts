@@ -175,7 +175,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       if ((await call('due backfill', () => redis.set(`${dueKey}:backfilled`, '1', 'NX'))) !== 'OK') return 0;
       const match = `${batchKey('').replace(/[*?[\]\\]/g, '\\$&').slice(0, -1)}*}`;
       const head = batchKey('').slice(0, -1);
-      const nodes: Redis[] = 'nodes' in options.redis && typeof (options.redis as Cluster).nodes === 'function' && (options.redis as Cluster).isCluster ? (options.redis as Cluster).nodes('master') : [options.redis as Redis];
+      const nodes = options.redis.isCluster ? (options.redis as Cluster).nodes('master') : [options.redis as Redis];
       let joined = 0;
       for (const node of nodes) {
         let cursor = '0';

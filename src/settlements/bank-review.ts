@@ -39,14 +39,13 @@ const REVIEW_PER_PASS = 1000;
 export function createBankReview(deps: BankReviewDeps): BankReview {
   const { store, records } = deps;
 
-  async function relook(batch: string, line: SettlementLine, nowMs: number): Promise<boolean> {
+  async function relook(batch: string, closedAt: string, line: SettlementLine, nowMs: number): Promise<boolean> {
     const view = line.sale ? await records.view(line.sale) : undefined;
     if (!view) return false;
     const next = saleLineOf(line, view, { nowMs, windowMs: deps.windowMs });
     if (JSON.stringify(next) === JSON.stringify(line)) return false;
     if (next.bank === 'returned') {
-      const kept = await store.get(batch);
-      await deps.events.append([{ type: 'settlement.mismatch', change: `settlement:${batch}:${line.transaction}:returned`, data: { batch, closed_at: kept?.closed_at ?? '', line: next } }]);
+      await deps.events.append([{ type: 'settlement.mismatch', change: `settlement:${batch}:${line.transaction}:returned`, data: { batch, closed_at: closedAt, line: next } }]);
       deps.appended?.();
     }
     const changed = await store.amend(batch, [next]);
@@ -60,14 +59,15 @@ export function createBankReview(deps: BankReviewDeps): BankReview {
       const batch = (await store.heldIn([sale])).get(sale);
       // Not in a kept settlement yet: its batch's read matches it as returned.
       if (!batch) return;
-      const line = (await store.get(batch))?.lines.find((l) => l.transaction === sale);
-      if (line && line.bank !== 'returned') await relook(batch, line, deps.now());
+      const kept = await store.get(batch);
+      const line = kept?.lines.find((l) => l.transaction === sale);
+      if (kept && line && line.bank !== 'returned') await relook(batch, kept.closed_at, line, deps.now());
     },
     async review() {
       const nowMs = deps.now();
       let changed = 0;
-      for (const { batch, line } of await store.openBankLines(nowMs, REVIEW_PER_PASS)) {
-        if (await relook(batch, line, nowMs)) changed += 1;
+      for (const { batch, closed_at, line } of await store.openBankLines(nowMs, REVIEW_PER_PASS)) {
+        if (await relook(batch, closed_at, line, nowMs)) changed += 1;
       }
       return changed;
     },

@@ -66,7 +66,7 @@ export function createMemorySettlementStore(now: () => number = Date.now): Settl
       return 0; // heldIn() reads the kept lines themselves
     },
     async openBankLines(dueMs, limit) {
-      const open = [...kept.values()].flatMap(({ settlement }) => settlement.lines.filter((l) => l.bank === 'open' && Date.parse(l.open_until ?? '') <= dueMs).map((line) => ({ batch: settlement.batch, line: structuredClone(line) })));
+      const open = [...kept.values()].flatMap(({ settlement }) => settlement.lines.filter((l) => l.bank === 'open' && Date.parse(l.open_until ?? '') <= dueMs).map((line) => ({ batch: settlement.batch, closed_at: settlement.closed_at, line: structuredClone(line) })));
       return open.sort((a, b) => Date.parse(a.line.open_until ?? '') - Date.parse(b.line.open_until ?? '')).slice(0, limit);
     },
     async claimSweep(owner, dueSinceMs, ttlMs) {

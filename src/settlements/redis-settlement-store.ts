@@ -68,7 +68,7 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     async save(settlement: Settlement, owner, closedMs) {
       const { lines, ...summary } = settlement;
       const held = lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [heldKey(l.sale)] : []));
-      const open = lines.flatMap((l) => (openOf(settlement.batch, l)[1] >= 0 ? [openOf(settlement.batch, l)] : []));
+      const open = lines.map((l) => openOf(settlement.batch, l)).filter(([, until]) => until >= 0);
       const kept = await call('save', () =>
         redis.tgSettleSave(settlementKey(settlement.batch), listKey, claimKey(settlement.batch), openKey, settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs, JSON.stringify(held), JSON.stringify(open)),
       );
@@ -114,13 +114,14 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async openBankLines(dueMs, limit) {
       const members = await call('open', () => redis.zrangebyscore(openKey, '-inf', dueMs, 'LIMIT', 0, limit));
-      const out: Array<{ batch: string; line: SettlementLine }> = [];
+      const out: Array<{ batch: string; closed_at: string; line: SettlementLine }> = [];
       const settlements = new Map<string, Settlement | undefined>();
       for (const member of members) {
         const [batch, transaction] = JSON.parse(member) as [string, string];
         if (!settlements.has(batch)) settlements.set(batch, await get(batch));
-        const line = settlements.get(batch)?.lines.find((l) => l.transaction === transaction);
-        if (line?.bank === 'open') out.push({ batch, line });
+        const kept = settlements.get(batch);
+        const line = kept?.lines.find((l) => l.transaction === transaction);
+        if (kept && line?.bank === 'open') out.push({ batch, closed_at: kept.closed_at, line });
         // Gone (its settlement's ttl) or no longer open: the index entry is stale.
         else await call('open trim', () => redis.zrem(openKey, member));
       }

@@ -92,7 +92,7 @@ export interface SettlementStore {
    */
   backfillHeld(): Promise<number>;
   /** Open bank lines whose review ended at or before `dueMs` (oldest first, at most `limit`). */
-  openBankLines(dueMs: number, limit: number): Promise<Array<{ batch: string; line: SettlementLine }>>;
+  openBankLines(dueMs: number, limit: number): Promise<Array<{ batch: string; closed_at: string; line: SettlementLine }>>;
   /**
    * Claims the sweep for `missing` (one replica at a time, across restarts) when no sweep ended at or after
    * `dueSinceMs`. True when this owner sweeps now.
