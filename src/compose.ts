@@ -22,6 +22,7 @@ import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore
 import { createFollowUpService } from './sales/follow-up-service';
 import { createBankSales } from './sales/bank-sale';
 import { createCheckout } from './sales/checkout';
+import { createBankMethods } from './wallet/bank-methods';
 import { createNewCards } from './sales/new-card';
 import { createWallet, createWalletStore } from './wallet';
 import { createSaleActions } from './sales/sale-actions';
@@ -269,7 +270,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),

@@ -81,6 +81,22 @@ for (const reading of ['accepted', 'refused'] as const) {
       expect(bff.sandbox.ledger.entries().filter((e) => e.custkey === c)).toHaveLength(debits);
     });
 
+    it('when a kept bank method is paid without an authorization, then 400 names body.authorization, nothing is debited and the key stays free', async () => {
+      const c = customer(18);
+      const kept = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED }, save_payment_method: true });
+      const pmkey = kept.body.payment_method as string;
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const before = debits();
+      const key = id('no-authorization');
+      const res = await pay(c, { payment_method: pmkey }, key);
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+      expect(res.body.error?.details).toEqual([{ path: 'body.authorization', rule: 'required_for_bank_payment' }]);
+      expect(debits()).toBe(before);
+      // Nothing was sent: the same key with the authorization added is a new request, not a replay of the 400.
+      const again = await pay(c, { payment_method: pmkey, authorization: { text: AGREED } }, key);
+      expect([again.status, again.body.status]).toEqual([201, 'pending']);
+    });
+
     it('when the same key is sent again, then the answer replays and the account is debited once', async () => {
       const c = customer(16);
       const key = id('replay');
