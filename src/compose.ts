@@ -255,7 +255,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   if (config.gateway.webhookSecret) confirmations.start();
   // ach.* steps about sales not recorded yet are kept and applied when the record appears (guarantee 14).
-  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger });
+  // A return reaches the subscription a sale paid (made below: the subscriptions need the checkout).
+  const late: { bankReturns?: Subscriptions['returns'] } = {};
+  const achEvents = createAchEvents({
+    records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger,
+    onReturned: (sale, code) => late.bankReturns?.returned(sale, code) ?? Promise.resolve(false),
+  });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
@@ -275,6 +280,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
+  late.bankReturns = subscriptions.returns;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({

@@ -965,14 +965,17 @@ export interface components {
                 /** @description 0 is the first period */
                 period: number;
                 sale: string | null;
-                /** @enum {string} */
-                result: "approved" | "declined" | "error" | "not_sent";
                 /**
-                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card
+                 * @description `returned`: an approved bank payment the bank took back later (`decline_code` is its return code, e.g. `R01`)
+                 * @enum {string}
+                 */
+                result: "approved" | "declined" | "error" | "not_sent" | "returned";
+                /**
+                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card (or bank account: a return other than R01/R09)
                  * @enum {string|null}
                  */
                 decline_class: "soft" | "hard" | null;
-                /** @description The gateway's decline code, or `removed` (the card or the customer was removed) */
+                /** @description The gateway's decline code, a bank's return code (`R01`…, result `returned`), or `removed` (the card or the customer was removed) */
                 decline_code?: string | null;
                 /** Format: date-time */
                 at: string;

@@ -45,6 +45,12 @@ export interface AchEventDeps {
   store?: Pick<WebhookStore, 'keepEarlyAch' | 'earlyAchSales' | 'earlyAchOf' | 'dropEarlyAch'>;
   keptPollMs?: number;
   logger?: Logger;
+  /**
+   * A return applied (or delivered again): the subscription whose period the sale paid learns of it (src/
+   * subscriptions/returns.ts, applied once there). Called on every delivery, so a crash between the sale's step
+   * and this leaves the gateway's retry to finish it.
+   */
+  onReturned?: (sale: string, code: string | undefined) => Promise<unknown>;
 }
 
 /** Kept steps tried per poll (oldest first): a bound on one poll's Redis work. */
@@ -111,6 +117,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     // moved the status past a step emits that step's event.
     const moved = await records.advanceAch(saleKey, step.status, returned);
     if (!moved) return false;
+    if (step.status === 'R' && moved.after === 'R') await deps.onReturned?.(saleKey, returned?.code);
     if (moved.after === moved.before) return true; // older news, or the same again
     // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
     const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
