@@ -113,6 +113,9 @@ function outcomeOfTransaction(tx: SaleOutcome['transaction']): SaleOutcome {
  * that makes the sale the customer's (and its view) rides with the idempotency completion, as does leaving the
  * guard.
  */
+/** A bank payment's SEC code (contract, "Bank payments"): `WEB` for the shopper on the web, `PPD` for a recurring debit. */
+const secOf = (input: PayInput): 'WEB' | 'PPD' => (input.recurring ? 'PPD' : 'WEB');
+
 /** A checkout's sale, or a charge the shopper does not start. */
 const classOf = (input: PayInput): CallClass => input.cls ?? (input.recurring ? RECURRING_CLASS : 'sale');
 
@@ -162,7 +165,10 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         scope: caller.sub,
         key,
         fingerprint,
-        context: { op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '' },
+        context: {
+          op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '',
+          ...(input.authorization ? { bank: { authorization: input.authorization.text, sec: secOf(input) } } : {}),
+        },
         invoice,
         leaseMs: deps.leaseMs,
         foldable: true,
@@ -176,7 +182,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
           if (await keptBank) throw new WriteNotSentError(authorizationRequired());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
-          if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: input.recurring ? 'PPD' : 'WEB' };
+          if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: secOf(input) };
           const { outcome, stored } = isBank
             ? await bankPayment(input, asked, guarded, slot)
             : paymentMethod !== undefined
