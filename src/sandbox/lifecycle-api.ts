@@ -73,6 +73,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       duplicateFolding: core.settings.duplicateFolding,
       nextRefnum: (t) => core.ledger.nextRefnum(t),
       refundWithoutAmount: core.settings.refundWithoutAmount,
+      returnedCheckRefund: core.settings.returnedCheckRefund,
     });
     // A check's refund is a credit back to the account: a check of its own, on the ACH clock.
     const created = out.record.createdKey === undefined ? undefined : core.lifecycle.get(out.record.createdKey);
