@@ -105,7 +105,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
     hook.custkey = customer.key;
   }
   // Checked last: a refused customer leaves the single-use key unspent.
-  const keyed = usePaymentKey(core, hook.json as Record<string, unknown>, now);
+  const keyed = usePaymentKey(core, hook.json as Record<string, unknown>);
   if (!keyed) return hook;
   if ('answer' in keyed) return { ...hook, answer: keyed.answer };
   return { ...hook, json: keyed.json, paymentKey: keyed.use };

@@ -97,6 +97,14 @@ for (const reading of ['accepted', 'refused'] as const) {
       expect([again.status, again.body.status]).toEqual([201, 'pending']);
     });
 
+    it('when the sandbox clock jumps a day between the check form and the payment, then the key still pays (its life is wall time)', async () => {
+      const c = customer(19);
+      const paymentKey = bankKey();
+      bff.sandbox.clock.advance(86_400_000);
+      const res = await pay(c, { payment_key: paymentKey, authorization: { text: AGREED } });
+      expect([res.status, res.body.status]).toEqual([201, 'pending']);
+    });
+
     it('when the same key is sent again, then the answer replays and the account is debited once', async () => {
       const c = customer(16);
       const key = id('replay');
