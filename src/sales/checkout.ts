@@ -159,8 +159,12 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       const paymentMethod = input.paymentMethod;
       const isBank = input.authorization !== undefined;
       const peeked = paymentMethod !== undefined && !isBank ? sales.peekToken(input.customer, paymentMethod) : Promise.resolve(undefined);
-      // Read beside the token's peek (one round trip): a kept bank method without the shopper's authorization.
-      const keptBank = paymentMethod !== undefined && !isBank && deps.bankMethods ? deps.bankMethods.kept(input.customer, paymentMethod).catch(() => false) : Promise.resolve(false);
+      // A bank method has no card token: only when none is cached is the view in Redis asked whether it is one
+      // (a card sale with its token cached pays no extra round trip).
+      const bankMethods = deps.bankMethods;
+      const keptBank = paymentMethod !== undefined && !isBank && bankMethods
+        ? peeked.then((token) => (token ? false : bankMethods.kept(input.customer, paymentMethod))).catch(() => false)
+        : Promise.resolve(false);
       const spec = {
         scope: caller.sub,
         key,
