@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { callSandbox } from '../../src/sandbox/client';
 import { startBff, token, type Bff } from '../support/bff';
 import { call, gatewayCalls } from '../support/wallet';
 
@@ -95,6 +96,18 @@ for (const reading of ['accepted', 'refused'] as const) {
       // Nothing was sent: the same key with the authorization added is a new request, not a replay of the 400.
       const again = await pay(c, { payment_method: pmkey, authorization: { text: AGREED } }, key);
       expect([again.status, again.body.status]).toEqual([201, 'pending']);
+    });
+
+    it('when a bank method tokengate never saw (added at the gateway) is paid without an authorization, then 400 names body.authorization and nothing is debited', async () => {
+      const c = customer(11);
+      const added = await callSandbox(bff.sandbox.baseUrl, 'POST', `customers/${c}/payment_methods`, { body: [{ pay_type: 'check', account: ACCOUNT, routing: '011000015', account_type: 'checking' }] });
+      const pmkey = (added.json as { key: string }[])[0]?.key as string;
+      expect(typeof pmkey).toBe('string');
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const before = debits();
+      const res = await pay(c, { payment_method: pmkey });
+      expect([res.status, res.body.error?.details]).toEqual([400, [{ path: 'body.authorization', rule: 'required_for_bank_payment' }]]);
+      expect(debits()).toBe(before);
     });
 
     it('when the sandbox clock jumps a day between the check form and the payment, then the key still pays (its life is wall time)', async () => {
