@@ -4,10 +4,10 @@ import { defaultMethodOf } from '../wallet/objects';
 import type { WalletStore } from '../wallet/types';
 import type { WalletView } from '../wallet/wallet-view';
 
-/** Which of the customer's cards a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
+/** Which of the customer's methods (a card or a bank account) a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
 export interface PaymentMethods {
   /**
-   * `pmkey` when it is the customer's card now, else the customer's default when none is named; NotFoundError
+   * `pmkey` when it is the customer's method now, else the customer's default when none is named; NotFoundError
    * for a card or customer the view does not hold (or that was removed: guarantee 10), or a customer with no card.
    */
   resolve(caller: Caller, custkey: string, pmkey: string | undefined): Promise<Resolved>;
