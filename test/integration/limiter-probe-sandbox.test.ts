@@ -9,6 +9,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
 import type Redis from 'ioredis';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { loopLag } from '../support/wait';
 
 /**
  * Issue 40, item 2: something else on the endpoint key (the merchant's console, another integration) fills the
@@ -74,6 +75,7 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
       expect(foreign.every((r) => r.status === 200)).toBe(true);
       return sent;
     };
+    const lag = loopLag();
     let sent = await sendForeign();
     for (let tries = 1; mode === 'fixed' && Date.now() >= Math.floor(sent.foreignSentAt / W) * W + W / 2 && tries < 5; tries++) sent = await sendForeign();
     const { foreignSentAt, foreignSentPerf } = sent;
@@ -90,6 +92,8 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
       await sleep(50);
     }
     await Promise.all(pending);
+    const stalls = 2 * lag.maxMs();
+    lag.stop();
 
     attempts.sort((a, b) => a.startedAt - b.startedAt);
     const first429 = attempts.find((a) => a.status === 429);
@@ -100,13 +104,15 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
     const refused = attempts.filter((a) => a.status === 429).length;
     const recoveryMs = firstApproved.answeredAt - reopensPerf;
     if (process.env.LIMITER_REPORT) {
-      process.stdout.write(`${mode}: 429 at ${Math.round(reopensPerf - (first429 as Attempt).answeredAt)} ms before reopening; first approved ${Math.round(recoveryMs)} ms after it; 429s ${refused} (extra ${refused - 1}); approved after ${approved.length}\n`);
+      process.stdout.write(`${mode}: 429 at ${Math.round(reopensPerf - (first429 as Attempt).answeredAt)} ms before reopening; first approved ${Math.round(recoveryMs)} ms after it; 429s ${refused} (extra ${refused - 1}); approved after ${approved.length}; stalls ${Math.round(stalls)} ms\n`);
     }
     // Recovery (issue 40's target: within 5 s of the reopening at production, where the key used to stay closed
     // a full span after the 429): the window's calls are placed no later than the incident's first 429, so the
     // probe goes at most a span after it: within the margin (plus the time the other client's calls took to
-    // reach that 429, a poll and a loaded box's call) of the reopening.
-    expect(recoveryMs).toBeLessThan(M + ((first429 as Attempt).answeredAt - foreignSentPerf) + PROBE.pollMs + 250);
+    // reach that 429, a poll and a call) of the reopening. The margin is relative to the box (issue 41): it adds
+    // what this process's stalls cost (its timers ran that late; the sandbox answers in this process), twice: the
+    // probe's timer and its call. Without the probe the key stayed closed a full span (2.25 s) past the 429.
+    expect(recoveryMs).toBeLessThan(M + ((first429 as Attempt).answeredAt - foreignSentPerf) + PROBE.pollMs + 250 + stalls);
     // While unsure (from the first 429's answer), one call out at a time: none starts before the previous one's answer.
     const unsure = attempts.filter((a) => a.startedAt >= (first429 as Attempt).answeredAt && a.startedAt <= firstApproved.startedAt);
     for (let i = 1; i < unsure.length; i++) expect((unsure[i] as Attempt).startedAt).toBeGreaterThanOrEqual((unsure[i - 1] as Attempt).answeredAt);
