@@ -65,8 +65,9 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
 
   it('when another client fills the window, then tokengate recovers within a margin of its reopening at the cost of at most one refused probe, one call out at a time, and at most N in any window', async () => {
     // The other client: N calls on the key, none through tokengate. Fixed mode: sent just after a window's
-    // boundary, so the window stays closed long after the 429; on a busy box they can take so long that the
-    // window ends before tokengate sends anything (no incident): then the sandbox is reset and they go again.
+    // boundary, so the window stays closed long after the 429. On a busy box, in either mode, they can take so
+    // long that half the window is gone before tokengate sends anything (then there may be no incident at all:
+    // sliding mode met none under four CPU burners): the sandbox is reset and they go again (issue 41).
     const sendForeign = async (): Promise<{ foreignSentAt: number; foreignSentPerf: number }> => {
       sb.reset();
       if (mode === 'fixed') await sleep(W - (Date.now() % W) + 20);
@@ -75,12 +76,13 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
       expect(foreign.every((r) => r.status === 200)).toBe(true);
       return sent;
     };
+    // When the sandbox takes calls again, on its own clock (Date.now): the next boundary, or the first call's leaving.
+    const reopening = (sentAt: number) => (mode === 'fixed' ? Math.floor(sentAt / W) * W + W : sentAt + W);
     const lag = loopLag();
     let sent = await sendForeign();
-    for (let tries = 1; mode === 'fixed' && Date.now() >= Math.floor(sent.foreignSentAt / W) * W + W / 2 && tries < 5; tries++) sent = await sendForeign();
+    for (let tries = 1; Date.now() >= reopening(sent.foreignSentAt) - W / 2 && tries < 5; tries++) sent = await sendForeign();
     const { foreignSentAt, foreignSentPerf } = sent;
-    // When the sandbox takes calls again, on its own clock (Date.now): the next boundary, or the first call's leaving.
-    const reopensAt = mode === 'fixed' ? Math.floor(foreignSentAt / W) * W + W : foreignSentAt + W;
+    const reopensAt = reopening(foreignSentAt);
     const reopensPerf = performance.now() + (reopensAt - Date.now());
 
     // tokengate: a sale every 50 ms, alternating replicas, until a window past the reopening.
@@ -119,8 +121,10 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
     // At most one refused probe after the first 429 (the target): the 429 says the window is full, so the next
     // probe goes where it can have room, not every few hundred ms until it reopens (6-9 did before). Calls that
     // were already on their way when the first 429 came back (a sale every 50 ms here, on a busy box) are not the
-    // probe's: they started before the key was unsure.
-    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt).length;
+    // probe's: they started before the key was unsure; so are those the other replica released before it learnt
+    // of the 429 (through Redis), which a busy box's stalls delay: counted from the answer plus those stalls (a
+    // box at a load average of 12 saw 2; issue 41).
+    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt + stalls).length;
     expect(probesRefused).toBeLessThanOrEqual(1);
     // And the any-window rule holds for all tokengate sent, refused calls included (guarantee 3).
     expect(maxInAnyWindow(attempts.map((a) => a.startedAt), W + M / 2)).toBeLessThanOrEqual(N);

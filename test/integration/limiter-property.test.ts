@@ -129,7 +129,8 @@ describe('Redis scheduler, random arrivals from 3 replicas', () => {
     const count = Math.round(3 * N * usable);
     const lag = loopLag();
     try {
-      await Promise.all(Array.from({ length: count }, (_, i) => fire(env.schedulers[i % 3] as UpstreamScheduler, cls, calls, 9000)));
+      // Each may wait a minute: how long the last ones queue is no subject here, a busy box only lengthens it.
+      await Promise.all(Array.from({ length: count }, (_, i) => fire(env.schedulers[i % 3] as UpstreamScheduler, cls, calls, 60_000)));
     } finally {
       await env.close();
     }
@@ -137,9 +138,9 @@ describe('Redis scheduler, random arrivals from 3 replicas', () => {
     expect(starts).toHaveLength(count);
     expect(maxInAnyWindow(starts, W + M / 2)).toBeLessThanOrEqual(N);
     // N per W + M is the most an any-window-exact scheduler can do: W / (W + M) over a long saturation. A busy
-    // box's stalls stretch the span without the scheduler leaving a slot unused: each of the three windows' wakes
-    // may come late by the longest stall, so that much is taken off the span (issue 41).
-    const stalled = 3 * lag.maxMs();
+    // box's stalls stretch the span without the scheduler leaving a slot unused, so what this process's timers
+    // lost is taken off the span (issue 41; the 0.85 target on its own is bench/budget.js's, on a box of its own).
+    const stalled = lag.totalMs();
     lag.stop();
     const span = Math.max(...starts) - Math.min(...starts);
     // utilisation()'s formula over the span less the stalls: starts / (what the budget allowed over that span).

@@ -22,7 +22,7 @@ describe('sandbox main and logging', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 90_000;
     while (!/http:\/\/127\.0\.0\.1:\d+/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(out)?.[0];
     expect(url).toBeDefined();
