@@ -26,6 +26,8 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
       return new RefundExceedsSale();
     case 'returned':
       return new SaleNotRefundable();
+    case 'pending':
+      return new SaleNotRefundable('The bank payment is still pending: void it instead; a refund is possible once it is submitted.');
     case 'not_found':
       return new NotFound();
     case 'busy':

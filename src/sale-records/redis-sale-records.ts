@@ -22,7 +22,7 @@ export interface RedisSaleRecordsOptions {
 }
 
 const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voiding', 'voided', 'declined']);
-const REASONS: ReadonlySet<string> = new Set(['absent', 'exceeds', 'not_capturable', 'not_voidable', 'busy', 'returned']);
+const REASONS: ReadonlySet<string> = new Set(['absent', 'exceeds', 'not_capturable', 'not_voidable', 'busy', 'returned', 'pending']);
 
 /** 'res:<id>' = '<op>:<cents>[:<state before a void>][:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua). */
 const RESERVATION = /^(capture|refund|void):(\d+)(?::(?:authorized|captured))?(:unknown(?::(\d+))?)?$/;

@@ -91,7 +91,7 @@ export type ReserveResult =
    * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it. returned
    * (refunds only): a bank payment returned or failed: nothing came to the merchant to give back.
    */
-  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned'; availableCents: number };
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned' | 'pending'; availableCents: number };
 
 /** A follow-up that moves money under a reservation. */
 export type ReservedOp = 'capture' | 'refund' | 'void';

@@ -10,7 +10,7 @@ import { expirationState } from './sale-request';
 /**
  * The Pay.js stand-in (gateway-facts.md, "Adding a card without touching card data"), on the sandbox's own
  * origin as the real script is on the gateway's host:
- *   GET  /js/v2/pay.js, /js/v2/card-frame.html, /js/v2/card-frame.js   static files of ./payjs
+ *   GET  /js/v2/pay.js, /js/v2/card-frame.html, /js/v2/card-frame.js, /js/v2/frame.js (what both forms share), …   static files of ./payjs
  *   POST /js/v2/payment_key   the card form's call: {public_key, card {number, expiration MMYY, cvc, …}} →
  *                             {payment_key}; refused with the gateway's error shape (400) otherwise.
  * Unsigned: it is called by the browser from the card iframe (same origin), as the real form's call is.
