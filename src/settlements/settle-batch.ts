@@ -76,6 +76,9 @@ function orderOf(batch: Batch): number {
   return Math.floor(closedMs / 1000) * 1000 + (Number.parseInt(batch.sequence, 10) % 1000 || 0);
 }
 
+/** How long one page's read waits for a background slot before it fails (and look.ts tries again later). */
+const READ_WAIT_MS = 60_000;
+
 export function createSettler(deps: SettlerDeps): Settler {
   const { store, gateway, budget, metrics } = deps;
   const pageSize = deps.pageSize ?? 100;
@@ -83,7 +86,10 @@ export function createSettler(deps: SettlerDeps): Settler {
   const lookbackMs = deps.lookbackMs ?? 7 * 24 * 3600_000;
   const read = async <T>(what: string, call: () => Promise<GatewayResult<T>>): Promise<T> => {
     metrics.gatewayCalls.inc({ call: what });
-    return (await budget.run('background', call)).value;
+    // Waits for spare budget rather than failing at once (the class's default wait is 0): a read refused at once
+    // was retried only after 30 s and then 2 min, and a busy minute (a rolling deploy under load) left a batch
+    // unread that long (a soak's settlement_mismatches 51). A wait takes no slot from sales or renewals.
+    return (await budget.run('background', call, { maxWaitMs: READ_WAIT_MS, caller: 'settlements' })).value;
   };
 
   async function lines(batch: string): Promise<SettlementLine[]> {
