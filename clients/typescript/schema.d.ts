@@ -1603,7 +1603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund) */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund; or still pending: void it instead) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
