@@ -10,7 +10,6 @@ import { call, gatewayCalls } from '../support/wallet';
  * beside cards (last fours only). Under both readings of the undocumented `check:sale` + `payment_key`
  * (GATEWAY_CHECK_PAYMENT_KEY / SANDBOX_CHECK_PAYMENT_KEY). The sandbox's lifecycle is the judge of what moved.
  */
-jest.setTimeout(90_000);
 
 const run = randomBytes(3).toString('hex');
 let n = 0;
