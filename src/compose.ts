@@ -22,6 +22,7 @@ import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore
 import { createFollowUpService } from './sales/follow-up-service';
 import { createBankSales } from './sales/bank-sale';
 import { createCheckout } from './sales/checkout';
+import { createBankMethods } from './wallet/bank-methods';
 import { createNewCards } from './sales/new-card';
 import { createWallet, createWalletStore } from './wallet';
 import { createSaleActions } from './sales/sale-actions';
@@ -260,7 +261,16 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   if (config.gateway.webhookSecret) confirmations.start();
   // ach.* steps about sales not recorded yet are kept and applied when the record appears (guarantee 14).
-  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger, returned: bankReview.returned });
+  // A return reaches the subscription a sale paid (made below: the subscriptions need the checkout), then the
+  // sale's settlement line (issue 39: changed and reported again, once per return).
+  const late: { bankReturns?: Subscriptions['returns'] } = {};
+  const achEvents = createAchEvents({
+    records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger,
+    onReturned: async (sale, code) => {
+      await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
+      await bankReview.returned(sale);
+    },
+  });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
@@ -275,11 +285,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
+  late.bankReturns = subscriptions.returns;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({

@@ -493,7 +493,7 @@ export interface components {
             save_payment_method?: boolean;
             /** @description Internal services with their own billing (`customers:any` only, else 403): a charge the shopper does not start, on a stored `payment_method`. Sent with the gateway's recurring indicator (`traits.is_recurring`) and queued behind checkouts (the renewals' budget class). */
             recurring?: boolean;
-            /** @description A bank payment (ACH): required with a bank `payment_key` (from the Pay.js check form, `client.createPaymentCheckEntry()`) or a saved bank `payment_method`, and marks the payment as one. Recorded with the sale and shown on it, with the SEC code `WEB` (`PPD` for `recurring`). Bank details themselves never reach tokengate. A bank payment cannot be an authorization only (`capture: false` is refused). */
+            /** @description A bank payment (ACH): required with a bank `payment_key` (from the Pay.js check form, `client.createPaymentCheckEntry()`) or a saved bank `payment_method`, and marks the payment as one. Recorded with the sale and shown on it, with the SEC code `WEB` (`PPD` for `recurring`). Bank details themselves never reach tokengate. A bank payment cannot be an authorization only (`capture: false` is refused). A saved bank `payment_method` sent without it is refused (400 `invalid_request`, `body.authorization` `required_for_bank_payment`), nothing sent. */
             authorization?: {
                 /** @description The "I agree" the shopper accepted (or its version), recorded with the sale */
                 text: string;
@@ -965,14 +965,17 @@ export interface components {
                 /** @description 0 is the first period */
                 period: number;
                 sale: string | null;
-                /** @enum {string} */
-                result: "approved" | "declined" | "error" | "not_sent";
                 /**
-                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card
+                 * @description `returned`: an approved bank payment the bank took back later (`decline_code` is its return code, e.g. `R01`)
+                 * @enum {string}
+                 */
+                result: "approved" | "declined" | "error" | "not_sent" | "returned";
+                /**
+                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card (or bank account: a return other than R01/R09)
                  * @enum {string|null}
                  */
                 decline_class: "soft" | "hard" | null;
-                /** @description The gateway's decline code, or `removed` (the card or the customer was removed) */
+                /** @description The gateway's decline code, a bank's return code (`R01`…, result `returned`), or `removed` (the card or the customer was removed) */
                 decline_code?: string | null;
                 /** Format: date-time */
                 at: string;

@@ -56,11 +56,12 @@ export interface AchEventDeps {
   keptPollMs?: number;
   logger?: Logger;
   /**
-   * The sale is returned (this event moved it, or told it again): its settlement line changes (settlements'
-   * bank-review.ts; once per return). Called on a redelivery too, so a failure here (the webhook then answers an
-   * error) is made good by the gateway's retry.
+   * A return applied (or delivered again): the subscription whose period the sale paid learns of it (src/
+   * subscriptions/returns.ts, applied once there), and the sale's settlement line changes (settlements'
+   * bank-review.ts, once per return). Called on every delivery, so a crash between the sale's step and this
+   * leaves the gateway's retry to finish it.
    */
-  returned?: (saleKey: string) => Promise<void>;
+  onReturned?: (sale: string, code: string | undefined) => Promise<unknown>;
 }
 
 /** Kept steps tried per poll (oldest first): a bound on one poll's Redis work. */
@@ -127,11 +128,8 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     // moved the status past a step emits that step's event.
     const moved = await records.advanceAch(saleKey, step.status, returned);
     if (!moved) return false;
-    if (moved.after === moved.before) {
-      // older news, or the same again
-      if (moved.after === 'R') await deps.returned?.(saleKey);
-      return true;
-    }
+    if (step.status === 'R' && moved.after === 'R') await deps.onReturned?.(saleKey, returned?.code);
+    if (moved.after === moved.before) return true; // older news, or the same again
     // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
     const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
     const view = await records.view(saleKey);
@@ -139,7 +137,6 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       const data = saleObject(factsOfView(saleKey, view));
       await emit(passed.flatMap((s) => (s.type ? [{ type: s.type, change: `${s.type}:${saleKey}`, data }] : [])));
     }
-    if (moved.after === 'R') await deps.returned?.(saleKey);
     return true;
   }
 

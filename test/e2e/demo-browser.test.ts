@@ -22,7 +22,6 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
  * production's 404 are checked over HTTP everywhere.
  */
 const describeWithChromium = describeIfChromium('demo-browser');
-jest.setTimeout(60_000);
 
 /** Everything a request carries: URL, headers (names and values) and body. */
 function carried(req: Request): string {
@@ -76,7 +75,7 @@ describe('/demo in development (npm start)', () => {
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
     demoUrl = await printedDemoUrl(service);
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
   });
@@ -200,7 +199,7 @@ describe('/demo in development (npm start)', () => {
       page.on('response', (res) => {
         if (res.status() === 404 && res.url().startsWith(service.url) && !res.url().includes('/v1/')) problems.push(`404: ${res.url()}`);
       });
-    }, 45_000);
+    });
 
     afterAll(async () => {
       await browser?.close();
@@ -644,7 +643,7 @@ describe('/demo outside development', () => {
       REDIS_KEY_PREFIX: uniquePrefix('demo-prod').replace(/[^A-Za-z0-9:_-]/g, '_'),
       ...TEST_JWT_ENV,
     });
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
     await sandbox?.close();

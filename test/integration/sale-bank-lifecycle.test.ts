@@ -11,7 +11,6 @@ import { callSandbox } from '../../src/sandbox/client';
  * `returned_at`, `amount_returned`, `sale.returned`), and a refund of a returned payment answers 409
  * `sale_not_refundable`. A notice of change flags the saved method and emits `payment_method.bank_notice`.
  */
-jest.setTimeout(90_000);
 const SECRET = 'gateway-webhook-signature-key-for-bank-payments';
 const DAY = 86_400_000;
 const run = randomBytes(3).toString('hex');
