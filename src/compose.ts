@@ -36,7 +36,7 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
-import { createBankReview, createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
+import { createSettlements, type Settlements } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -70,7 +70,7 @@ export interface Service {
   /** Subscriptions: the use cases, the renewals (started with the service, stopped by close()) and the clock. */
   subscriptions: Subscriptions;
   /** Settlements (issue 39): the kept ones, the one read per closed batch, and when reads happen (webhook, look). */
-  settlements: { store: SettlementStore; settler: Settler; look: SettlementLook };
+  settlements: Settlements;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   /**
@@ -193,26 +193,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   const appended = () => delivery.nudge();
   onChange = createSaleEvents({ records, events, appended });
-  // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
-  // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
-  const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
-  const settlementMetrics = createSettlementMetrics(metrics.registry);
-  // Settlements kept before the sale → settlement index existed join it, once per deployment.
-  void settlementStore.backfillHeld().catch((err: unknown) => logger.warn('settlements: the held index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
-  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger,
+  const settlements = createSettlements({
+    redis, keyPrefix: config.redis.keyPrefix, config: config.settlements, gateway, budget, records, events, appended, registry: metrics.registry, logger,
+    now: recordOptions.now, clockNow: () => clock.now(),
     // A write begun before the close is due at its lease end: any due before heard + lease may be in the batch.
-    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs), now: recordOptions.now, bankReturnWindowMs: config.settlements.bankReturnWindowMs });
-  // Bank lines (issue 39): open until the return window ends; a return (ach.returned) changes the line at once.
-  const bankReview = createBankReview({ store: settlementStore, records, events, appended, metrics: settlementMetrics, logger, now: recordOptions.now, windowMs: config.settlements.bankReturnWindowMs });
-  // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
-  const sweep = createMissingSweep({
-    store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
-    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs, bank: bankReview,
+    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs),
   });
-  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
-  settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
   const writes = createWriteProtocol({
@@ -268,13 +256,13 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger,
     onReturned: async (sale, code) => {
       await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
-      await bankReview.returned(sale);
+      await settlements.bank.returned(sale);
     },
   });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlements.look.closed, onBatchFailed: settlements.look.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       achEvents,
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
@@ -300,7 +288,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
-    settlements: settlementStore,
+    settlements: settlements.store,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, clock) } : {}),
   });
@@ -320,7 +308,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   let queueStopped = false;
   return {
     app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery, subscriptions,
-    settlements: { store: settlementStore, settler, look: settlementLook },
+    settlements,
     listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
@@ -333,7 +321,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlements.look.stop()]);
       achEvents.stop();
       if (!queueStopped) await budget.close();
       queueStopped = true;
