@@ -566,7 +566,8 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#move-month').click();
       expect(await expectAnswer(/^Moved tokengate's clock/)).toMatch(/^Moved tokengate's clock 31 days: it is now \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
       // The renewal is tokengate's own work, a moment after the clock moved: the page reads until it is listed.
-      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 20_000 });
+      // A ceiling only (CI at load 11 took past 20 s): the renewal pass runs on its tick, paced into spare budget.
+      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 60_000 });
       expect(await row.locator('.sub-title').textContent()).toMatch(/^9\.99 every month · active · 2 paid · next /);
       const clockAfter = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
       expect(clockAfter - clockBefore).toBeGreaterThanOrEqual(31 * 86_400_000);

@@ -9,7 +9,6 @@ import { call } from '../support/wallet';
  * code in its record as an answered one does, so the reconciled answer and GET show them, and the `ach.*` steps
  * that follow (kept if they came first) move it to `returned` with its code. The sandbox is the judge of the debit.
  */
-jest.setTimeout(90_000);
 const SECRET = 'gateway-webhook-signature-key-for-reconciled-bank-payments';
 const DAY = 86_400_000;
 const run = randomBytes(3).toString('hex');

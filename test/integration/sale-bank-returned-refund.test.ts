@@ -11,7 +11,6 @@ import { call } from '../support/wallet';
  * `sale_not_refundable`, lua/reserve.lua: nothing reaches the gateway), and a refund made outside it (the merchant's
  * console) changes neither that nor the sale's returned state, nor makes a payment event of tokengate's.
  */
-jest.setTimeout(90_000);
 const SECRET = 'gateway-webhook-signature-key-for-returned-refunds';
 const DAY = 86_400_000;
 const run = randomBytes(3).toString('hex');

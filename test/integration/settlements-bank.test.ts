@@ -16,7 +16,6 @@ import { eventually } from '../support/wait';
  * settlement.mismatch, whatever the webhook's redeliveries or the replicas that hear it. And the sale → settlement
  * index: a sale its batch lost that any later batch holds is not `missing`, however many settlements came between.
  */
-jest.setTimeout(90_000);
 const SECRET = 'gateway-webhook-signature-key-for-settlement-bank';
 const FINANCE = 'settlements:read customers:any';
 const OFFICE = 'customers:any sales:create events:read';

@@ -8,7 +8,6 @@ import { eventually } from '../support/wait';
  * SettlementNotYetError; pending-writes' unresolvedBefore): a sale the gateway made whose answer a reset cut has no
  * record until the reconciler finds it, and a read kept at once would call tokengate's own sale `not_ours`.
  */
-jest.setTimeout(60_000);
 const SECRET = 'gateway-webhook-signature-key-for-settlement-deferred';
 const FINANCE = 'settlements:read customers:any';
 const OFFICE = 'customers:any sales:create';
