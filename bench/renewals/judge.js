@@ -126,13 +126,27 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
   };
 }
 
-/** Checkouts' answer times on each side of the A/B, ms: p50, p99, and how many were not approved. */
-function judgeCheckouts(samples) {
+/** p50, p99 and max of answer times (ms), with how many there were and how many were not approved. */
+function answerTimes(xs) {
+  const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
+  return { count: xs.length, p50_ms: percentile(ms, 0.5), p99_ms: percentile(ms, 0.99), max_ms: ms.length ? ms[ms.length - 1] : null, not_approved: xs.filter((s) => s.status !== 201).length };
+}
+
+/**
+ * Checkouts' answer times on each side of the A/B, ms: over the whole run, and outside the fault windows (a
+ * checkout is inside one when it was in flight at any moment of it: started before the window's end and answered
+ * after its start). The windows are the SIGKILL's (kill to the replica back plus the write lease, which a write
+ * in flight on the killed replica waits out), so "with renewals beside without" is not swamped by the fault.
+ * @param {{ side: string, ms: number, status: number, startedAt?: number, answeredAt?: number }[]} samples wall-clock ms
+ * @param {{ from: number, to: number }[]} [windows] wall-clock ms
+ */
+function judgeCheckouts(samples, windows = []) {
+  const inWindow = (s) => windows.some((w) => s.startedAt !== undefined && s.answeredAt !== undefined && s.startedAt < w.to && s.answeredAt > w.from);
   const out = {};
   for (const side of ['with_renewals', 'without_renewals']) {
     const xs = samples.filter((s) => s.side === side);
-    const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
-    out[side] = { count: xs.length, p50_ms: percentile(ms, 0.5), p99_ms: percentile(ms, 0.99), max_ms: ms.length ? ms[ms.length - 1] : null, not_approved: xs.filter((s) => s.status !== 201).length };
+    const outside = xs.filter((s) => !inWindow(s));
+    out[side] = { ...answerTimes(xs), outside_faults: { ...answerTimes(outside), in_windows: xs.length - outside.length } };
   }
   return out;
 }
