@@ -5,7 +5,7 @@
  * clock exists only outside production) and Redis prefix: A has the subscriptions, B has none, and both get the
  * same shoppers' checkouts at the same moments: the A/B of what renewals cost checkouts, in one run, on one box.
  *
- *   npm run bench:renewals -- [--quick] [--subs 10000] [--day 40] [--scale 1] [--out <dir>]
+ *   npm run bench:renewals -- [--quick] [--subs 10000] [--day 120] [--scale 1] [--out <dir>]
  *
  * Time: a day lasts `--day` seconds: tokengate's clock (POST /test/clock) and the sandbox's (POST
  * /_sandbox/clock) are moved together, and the gateway's day window (GATEWAY_RATE_DAY_WINDOW_MS, the sandbox's)
@@ -47,7 +47,7 @@ function parseArgs(argv) {
   const quick = argv.includes('--quick');
   const args = quick
     ? { subs: 1000, customers: 100, day: 60, scale: 0.1, spread: 6, out: undefined }
-    : { subs: 10_000, customers: 1000, day: 50, scale: 0.1, spread: 30, out: undefined };
+    : { subs: 10_000, customers: 1000, day: 120, scale: 1, spread: 30, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') continue;
     const [name, inline] = argv[i].replace(/^--/, '').split('=');

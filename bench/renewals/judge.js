@@ -55,6 +55,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
   const details = { twice: [], removed: [], canceled: [], missing: [] };
   let expected = 0;
   let missing = 0;
+  let stoppedBeforeTried = 0;
   const soft = { periods: 0, recovered: 0 };
 
   for (const [prefix, s] of subs) {
@@ -89,6 +90,14 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
       if (stopped) continue;
       d.due++;
       expected++;
+      // Stopped after it fell due and before it was reached (a removal or a cancel answered during the 1st's
+      // renewals): never to be charged, so not untried, and late only until it was stopped.
+      const stoppedAt = Math.min(s.canceledAtMs ?? Infinity, removed.get(s.pmkey) ?? Infinity);
+      if (list.length === 0 && stoppedAt < endMs) {
+        stoppedBeforeTried++;
+        late.push(stoppedAt - due);
+        continue;
+      }
       if (list.length === 0) {
         missing++;
         late.push(endMs - due); // late at least until the month's end: counted, so the percentiles are not flattered
@@ -116,6 +125,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
     charges_after_cancel: afterCancel,
     hard_declines_retried_on_same_card: hardRetried,
     periods_never_tried: missing,
+    periods_stopped_before_tried: stoppedBeforeTried,
     late_hours: { p50: hours(percentile(late, 0.5)), p99: hours(percentile(late, 0.99)), max: hours(late.length ? late[late.length - 1] : null) },
     late_over_1h: late.filter((ms) => ms > 3_600_000).length,
     spilled_days: Object.fromEntries([...spilledDays].sort()),

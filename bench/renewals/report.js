@@ -73,7 +73,7 @@ function renderMd(r) {
     '|---|---|---|---|',
     ...rows,
     '',
-    `- Periods judged: ${v.expected_periods}, of which ${v.periods_never_tried} were still due, untried, when the month ended (what the budget or the box had not reached: not a failure of at-most-once); renewals late (the untried counted as late until the month's end): p50 ${v.late_hours.p50} h, p99 ${v.late_hours.p99} h, max ${v.late_hours.max} h (${v.late_over_1h} over an hour).`,
+    `- Periods judged: ${v.expected_periods}, of which ${v.periods_never_tried} were still due, untried, when the month ended (what the budget or the box had not reached: not a failure of at-most-once)${v.periods_stopped_before_tried !== undefined ? ` and ${v.periods_stopped_before_tried} were stopped (their card removed or the subscription canceled) after they fell due and before they were reached, never charged, counted late until then` : ''}; renewals late (the untried counted as late until the month's end): p50 ${v.late_hours.p50} h, p99 ${v.late_hours.p99} h, max ${v.late_hours.max} h (${v.late_over_1h} over an hour).`,
     `- Days whose renewals spilled (judged from the ledger: due that day, first tried a later one): ${Object.entries(v.spilled_days).map(([d, n]) => `${d} (${n})`).join(', ') || 'none'}; tokengate's own count (\`{<p>:subs}:spill:<day>\`): ${Object.entries(r.spilled_by_tokengate).map(([d, n]) => `${d} (${n})`).join(', ') || 'none'}.`,
     `- Soft declines: ${v.soft_declines.recovered} of ${v.soft_declines.periods} periods on cards declining softly were paid on a retry.`,
     `- Checkouts, same moments, answer time: with renewals p50 ${c.with_renewals.p50_ms} ms, p99 ${c.with_renewals.p99_ms} ms (${c.with_renewals.count}, ${c.with_renewals.not_approved} not approved); without p50 ${c.without_renewals.p50_ms} ms, p99 ${c.without_renewals.p99_ms} ms (${c.without_renewals.count}, ${c.without_renewals.not_approved} not approved).`,
@@ -83,6 +83,7 @@ function renderMd(r) {
     ...(r.subscriptions_hash_tag ? [`- Redis, the one \`{<p>:subs}\` hash tag: ${r.subscriptions_hash_tag.subscriptions} subscription records, ${r.subscriptions_hash_tag.bytes_per_subscription} bytes each (MEMORY USAGE, a sample of 200), the due set ${r.subscriptions_hash_tag.due_set_bytes} bytes.`] : []),
     `- Gateway calls accepted: ${Object.entries(r.gateway.accepted_by_endpoint).map(([k, n]) => `${k} ${n}`).join(', ')}; refused for rate: ${r.gateway.rate_limited}.`,
     '',
+    ...(r.rejudged ? [`- Re-judged ${r.rejudged.at} from the run's raw ledger and samples (\`bench/renewals/rejudge.js\`): ${r.rejudged.why}.`, ''] : []),
     '![renewals](renewals.svg)',
     '',
   ].join('\n');

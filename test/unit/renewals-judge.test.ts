@@ -84,3 +84,13 @@ test('with no window, every checkout is outside one', () => {
   const c = judgeCheckouts([{ side: 'with_renewals', ms: 5, status: 201, startedAt: 0, answeredAt: 5 }]);
   expect(c.with_renewals.outside_faults).toMatchObject({ count: 1, in_windows: 0, p99_ms: 5 });
 });
+
+test('when a period falls due and its card is removed or its subscription canceled before it is reached, then it is neither untried nor late past the stop', () => {
+  const v = month([], [
+    ['a', { key: 's1', anchorMs: m1, pmkey: 'p0', kind: 'plain' }],
+    ['b', { key: 's2', anchorMs: m1, pmkey: 'p1', kind: 'plain', canceledAtMs: m1 + 2 * H }],
+  ], [['p0', m1 + 4 * H]]) as unknown as { periods_never_tried: number; periods_stopped_before_tried: number; late_hours: { p99: number } };
+  expect(v.periods_never_tried).toBe(0);
+  expect(v.periods_stopped_before_tried).toBe(2);
+  expect(v.late_hours.p99).toBe(4);
+});
