@@ -12,7 +12,8 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Every answer from tokengate is checked against openapi.json (issue 14): test/support/openapi-setup.ts.
   setupFilesAfterEnv: ['<rootDir>/test/support/openapi-setup.ts'],
-  // A ceiling, not a bound (issue 41): a test waits for its events, and on a busy 2-core box (load averages of 20
+  // A ceiling, not a bound (issue 41): a test waits for its events (no file or test may set a shorter one:
+  // test/unit/test-ceilings.test.ts), and on a busy 2-core box (load averages of 20
   // to 30 measured beside five other runs) a test that takes 10 s alone can take several times that.
   testTimeout: 120000,
   maxWorkers: 2,

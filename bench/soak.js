@@ -155,7 +155,7 @@ async function main() {
   const ingress = await startIngress(slots);
   const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
   const envOf = () => ({
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'info',
     ...redis.env, REDIS_KEY_PREFIX: 'tg',
     GATEWAY_BASE_URL: sandbox.baseUrl, GATEWAY_ALLOW_INSECURE: 'true', GATEWAY_API_KEY: creds.apiKey, GATEWAY_API_PIN: creds.apiPin,
     GATEWAY_RATE_PER_MINUTE: String(perMinute), GATEWAY_RATE_PER_DAY: String(perDay), LIMITER_EXPECTED_REPLICAS: '3',
@@ -330,6 +330,26 @@ async function main() {
     views.set(key, await client.send('GET', `/v1/sales/${key}`, { token: load.internal }));
   });
   const { disagree: moneyViewsDisagree, diffs: viewDiffs, judged: moneyJudged } = judgeMoneyViews(entries, views);
+  // A disagreement says what each side heard (issue: a refund voided at the gateway still counted): the view's
+  // refunds, the ledger's, and every gateway webhook about the sale or its refunds with its delivery tries, so a
+  // failed run (CI keeps only this log) can be read without the run's folder.
+  if (viewDiffs.length > 0) try {
+    const hooks = await sandbox.admin('GET', 'webhooks').catch(() => ({ events: [], attempts: [] }));
+    for (const key of viewDiffs.map((d) => d.split(':')[0])) {
+      const view = views.get(key)?.body ?? {};
+      const entry = entries.find((e) => e.key === key) ?? {};
+      const refundKeys = (view.refunds ?? []).map((r) => r.key).filter(Boolean);
+      const about = new Set([key, ...refundKeys]);
+      const events = (hooks.events ?? []).filter((e) => { const o = e.payload?.event_body?.object ?? e.payload?.object ?? {}; return about.has(o.key) || about.has(o.original?.key) || about.has(o.original); });
+      log(`money view of ${key}: view refunds ${JSON.stringify(view.refunds ?? [])}; ledger ${JSON.stringify({ captured: entry.captured, refunded: entry.refunded, adjusted: entry.adjusted, state: entry.state })}`);
+      for (const e of events) {
+        const tries = (hooks.attempts ?? []).filter((a) => a.event_id === e.event_id).map((a) => `${a.attempt}${a.duplicate ? 'd' : ''}:${a.status ?? a.outcome}@${new Date(a.at).toISOString().slice(11, 23)}`);
+        log(`  webhook ${e.event_type} ${e.event_id.slice(0, 12)} about ${(e.payload?.event_body?.object ?? e.payload?.object ?? {}).key}: tries ${tries.join(' ') || 'none'}${e.held ? ' (held)' : ''}`);
+      }
+    }
+  } catch (err) {
+    log(`money views: could not describe the disagreement (${err.message})`);
+  }
   const returns = judgeReturns({ entries, operations, bankSales: load.bankSales, seenSaleEvents: receiver.seen.saleKeys });
   const achNote = opts.clock ? `${returns.returned.length} of the ${returns.expectedReturns} payments from return test accounts returned (of ${load.bankSales.size} bank payments; ACH statuses at the end ${JSON.stringify(returns.byStatus)}; clocks moved ${Math.round(ach.movedMs / 3_600_000)} h in ${ach.jumps.length} jumps)` : 'not judged: --clock off';
   const upstream429 = Object.values(stats.endpoints).reduce((s, e) => s + e.rateLimited, 0);
@@ -369,9 +389,9 @@ async function main() {
     { name: 'answers_disagree_with_ledger', value: ledger.disagreements, bound: 0, how: 'a sale key\'s last answer against the ledger: 201 names an approved charge of its invoice; anything else, none' },
     { name: 'followups_sent_twice', value: ledger.followupsTwice, bound: 0, how: 'sandbox operations: approved voids of one transaction beyond the first (concurrent voids on 3 replicas included)' },
     { name: 'refunds_sent_twice', value: ledger.refundsTwice, bound: 0, how: 'sandbox operations: approved refunds of one sale beyond the refund keys sent for it (one Idempotency-Key, one refund; the look-up lists no refunds: SANDBOX_LOOKUP_REFUNDS=none)' },
-    { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10)' },
+    { name: 'removed_card_charged', value: ledger.removedCharged, bound: 0, how: 'sandbox ledger: charges on a payment method after its DELETE answered 204 (guarantee 10), both times by the sandbox\'s clock' },
     { name: 'money_views_disagree', value: moneyViewsDisagree, bound: 0, how: `each of ${moneyJudged} standing sales tokengate answered, read from its view at the end: amount_refunded against the ledger's refunded + adjusted (a refund voided at the gateway included)` },
-    { name: 'settlement_mismatches', value: settled.wrong.length + unread.length, bound: 0, how: `${closedBatches.length} closed batches (${unread.length} never read): each of ${settled.judged} sales of tokengate's in a batch matched in exactly one settlement, and each of ${settled.injected} injected console changes with its verdict (${settled.lines} lines; ${settlementsS} s to close the last batch and read them all)` },
+    { name: 'settlement_mismatches', value: settled.wrong.length + unread.length, bound: 0, how: `${closedBatches.length} closed batches (${unread.length} never read): each of ${settled.judged} sales of tokengate's in a batch matched in exactly one settlement (the ${settled.returned} bank payments returned: amount_differs, bank returned), and each of ${settled.injected} injected console changes with its verdict (${settled.lines} lines; ${settlementsS} s to close the last batch and read them all)` },
     { name: 'events_missing', value: missing.length, bound: 0, how: `approved sales and authorizations without their sale.* event at the merchant's receiver (${expected.length} expected, the returns' sale.returned included)` },
     { name: 'returns_not_returned', value: returns.expectedReturns - returns.returned.length, bound: 0, judged: opts.clock, how: `sandbox ledger: bank payments from a return test account not returned after the final jump: the ACH clock moved (${achNote})` },
     { name: 'returned_events_missing', value: returns.eventsMissing.length, bound: 0, judged: opts.clock, how: `returned bank payments (sandbox ledger) without sale.returned at the merchant's receiver` },
@@ -403,7 +423,7 @@ async function main() {
     events: { received: receiver.seen.deliveries, distinct: receiver.seen.ids.size, bad_signature: receiver.seen.badSignature, by_type: receiver.seen.byType },
     faults: timeline.faults,
     ach: { clock_moved_hours: Math.round(ach.movedMs / 3_600_000), jumps: ach.jumps, bank_payments: load.bankSales.size, statuses: returns.byStatus, refund_of_returned_answers: refundOfReturned },
-    settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
+    settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, returned_lines: settled.returned, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
     details: { settlements: settled.wrong.slice(0, 10), returned_events_missing: returns.eventsMissing.slice(0, 10), refunds_of_returned: returns.refundsAfterReturn.slice(0, 10), doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,

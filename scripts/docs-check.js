@@ -18,7 +18,9 @@ function markdownFiles(dir = root) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     if (SKIP.has(entry.name)) return [];
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return markdownFiles(full);
+    // Hidden folders hold no page of the repository's: test/unit/docs-links.test.ts writes its broken pages in
+    // docs/.links-*, which `npm run lint` (beside the tests in .ci/run) must not read while they exist.
+    if (entry.isDirectory()) return entry.name.startsWith('.') ? [] : markdownFiles(full);
     return entry.name.endsWith('.md') ? [full] : [];
   });
 }

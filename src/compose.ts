@@ -22,6 +22,7 @@ import { createCardUpdates, createGatewayWebhookIntake, createMemoryWebhookStore
 import { createFollowUpService } from './sales/follow-up-service';
 import { createBankSales } from './sales/bank-sale';
 import { createCheckout } from './sales/checkout';
+import { createBankMethods } from './wallet/bank-methods';
 import { createNewCards } from './sales/new-card';
 import { createWallet, createWalletStore } from './wallet';
 import { createSaleActions } from './sales/sale-actions';
@@ -35,7 +36,7 @@ import { createWriteProtocol } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
-import { createMemorySettlementStore, createMissingSweep, createRedisSettlementStore, createSettlementLook, createSettlementMetrics, createSettler, type SettlementLook, type SettlementStore, type Settler } from './settlements';
+import { createSettlements, type Settlements } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
@@ -69,7 +70,7 @@ export interface Service {
   /** Subscriptions: the use cases, the renewals (started with the service, stopped by close()) and the clock. */
   subscriptions: Subscriptions;
   /** Settlements (issue 39): the kept ones, the one read per closed batch, and when reads happen (webhook, look). */
-  settlements: { store: SettlementStore; settler: Settler; look: SettlementLook };
+  settlements: Settlements;
   /** The embedded sandbox gateway (development and test without GATEWAY_BASE_URL). */
   sandbox: RunningSandbox | undefined;
   /**
@@ -175,6 +176,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const clock = observedClock(sandbox ? clockDrivingSandbox(baseClock, sandbox) : baseClock, (offsetMs) => void (clockOffsetMs = offsetMs));
   const recordOptions = { onChange: (changes: Parameters<RecordChangeSink>[0]) => onChange(changes), now: () => Date.now() + clockOffsetMs };
   const records = redis ? createRedisSaleRecords({ redis, keyPrefix: config.redis.keyPrefix, ...recordOptions }) : createMemorySaleRecords(recordOptions);
+  // Batches indexed before the due index existed join it, once per deployment (issue 39: swept for `missing`).
+  void records.backfillDue().then((n) => n > 0 && logger.info('settlements: batches from before the due index joined it', { batches: n }), (err: unknown) => logger.warn('settlements: the due index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   // Unknown outcomes (contract guarantee 6): every write is tracked in the due set; every replica reconciles.
   const pending = redis ? createRedisPendingWrites({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryPendingWrites();
   const unknownRetryAfterSec = Math.max(1, Math.ceil(config.reconcile.intervalMs / 1000));
@@ -190,22 +193,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   const appended = () => delivery.nudge();
   onChange = createSaleEvents({ records, events, appended });
-  // Settlements (issue 39): each closed batch read once (a claim in Redis), in the background class, on the
-  // gateway's settlement.batch.success and at a look (SETTLEMENTS_LOOK_MS) at the batches closed since the last one kept.
-  const settlementStore = redis ? createRedisSettlementStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemorySettlementStore();
-  const settlementMetrics = createSettlementMetrics(metrics.registry);
   // An attempt's lease: its reads (a token, a sale's fields), its wait for a slot and its gateway call(s).
   const writeLeaseMs = config.limiter.readMaxWaitMs + config.limiter.saleMaxWaitMs + 2 * config.gateway.timeoutMs + 10_000;
-  const settler = createSettler({ store: settlementStore, gateway, budget, records, events, appended, metrics: settlementMetrics, logger,
+  const settlements = createSettlements({
+    redis, keyPrefix: config.redis.keyPrefix, config: config.settlements, gateway, budget, records, events, appended, registry: metrics.registry, logger,
+    now: recordOptions.now, clockNow: () => clock.now(),
     // A write begun before the close is due at its lease end: any due before heard + lease may be in the batch.
-    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs) });
-  // `missing` (issue 39): once a day, one replica sweeps the batches first seen SETTLEMENTS_MISSING_AFTER_MS ago.
-  const sweep = createMissingSweep({
-    store: settlementStore, records, settler, events, appended, metrics: settlementMetrics, logger, now: () => clock.now(),
-    missingAfterMs: config.settlements.missingAfterMs, everyMs: config.settlements.sweepEveryMs,
+    unresolved: (heardMs) => pending.unresolvedBefore(heardMs + writeLeaseMs),
   });
-  const settlementLook = createSettlementLook({ settler, everyMs: config.settlements.lookMs, logger, sweep, metrics: settlementMetrics });
-  settlementLook.start();
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
   const writes = createWriteProtocol({
@@ -254,11 +249,20 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   if (config.gateway.webhookSecret) confirmations.start();
   // ach.* steps about sales not recorded yet are kept and applied when the record appears (guarantee 14).
-  const achEvents = createAchEvents({ records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger });
+  // A return reaches the subscription a sale paid (made below: the subscriptions need the checkout), then the
+  // sale's settlement line (issue 39: changed and reported again, once per return).
+  const late: { bankReturns?: Subscriptions['returns'] } = {};
+  const achEvents = createAchEvents({
+    records, wallet: walletStore, events, appended, store: webhookStore, keptPollMs: config.reconcile.intervalMs, logger,
+    onReturned: async (sale, code) => {
+      await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
+      await settlements.bank.returned(sale);
+    },
+  });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
     ? createGatewayWebhookIntake({
-      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlementLook.closed, onBatchFailed: settlementLook.failed,
+      secret: config.gateway.webhookSecret, records, store: webhookStore, logger, registry: metrics.registry, confirm: confirmations.confirm, onBatchClosed: settlements.look.closed, onBatchFailed: settlements.look.failed,
       cardUpdates: createCardUpdates({ wallet: walletStore, tokens, records, events, appended }),
       achEvents,
       ...(config.gateway.merchantKey ? { merchantKey: config.gateway.merchantKey } : {}),
@@ -269,11 +273,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, leaseMs: writeLeaseMs });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
+  late.bankReturns = subscriptions.returns;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
@@ -283,7 +288,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const app = createApp({
     config, logger, metrics, authenticate, gateway, budget, tokens, checkout, lookup, actions, cards, cardWrites, wallet, events, gatewayWebhooks, draining: () => draining,
     subscriptions: subscriptions.service,
-    settlements: settlementStore,
+    settlements: settlements.store,
     // The demo page hands its page a dev token: only where one can be minted (an HS secret, not RS/JWKS).
     ...(sandbox && config.env === 'development' && canMintDevToken(config) ? { demo: demoOptions(config, sandbox, clock) } : {}),
   });
@@ -303,7 +308,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   let queueStopped = false;
   return {
     app, admin, config, metrics, gateway, budget, tokens, sales, idempotency, redis, sandbox, reconciler, events, delivery, subscriptions,
-    settlements: { store: settlementStore, settler, look: settlementLook },
+    settlements,
     listeningAt: (url) => (sandbox ? postWebhooksToTokengate(sandbox, config, url) : undefined),
     draining: () => draining,
     startDraining: () => {
@@ -316,7 +321,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     },
     async close() {
       draining = true;
-      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlementLook.stop()]);
+      await Promise.all([reconciler.stop(), delivery.stop(), confirmations.stop(), subscriptions.renewals.stop(), settlements.look.stop()]);
       achEvents.stop();
       if (!queueStopped) await budget.close();
       queueStopped = true;

@@ -259,17 +259,23 @@ function judgeSettlements({ settlements, entries, saleKeys, injected }) {
   }
   const wrong = [];
   let judged = 0;
+  let judgedReturns = 0;
   for (const e of entries) {
     if (!saleKeys.has(e.key) || e.result_code === 'D' || !e.batch) continue;
     judged++;
     const lines = linesOf.get(e.key) ?? [];
-    if (lines.length !== 1 || lines[0].verdict !== 'matched') wrong.push(`${e.key}: ${lines.length ? lines.map((l) => `${l.verdict} in ${l.batch}`).join(', ') : 'in no settlement'}`);
+    // A bank payment the bank returned (the ledger's ACH status R): its line says so (issue 39: a return after the
+    // batch changes the line), `amount_differs` for what the bank took back; any other bank payment is matched.
+    const returned = e.ach?.status === 'R';
+    const fits = (l) => (returned ? l.verdict === 'amount_differs' && l.bank === 'returned' : l.verdict === 'matched');
+    if (returned) judgedReturns++;
+    if (lines.length !== 1 || !fits(lines[0])) wrong.push(`${e.key}: ${lines.length ? lines.map((l) => `${l.verdict}${l.bank ? ` (bank ${l.bank})` : ''} in ${l.batch}`).join(', ') : 'in no settlement'}${returned ? ' (returned by the bank)' : ''}`);
   }
   for (const f of injected) {
     const lines = linesOf.get(f.transaction) ?? [];
     if (lines.length !== 1 || lines[0].verdict !== f.verdict) wrong.push(`${f.what} (${f.transaction}): expected ${f.verdict}, got ${lines.map((l) => l.verdict).join(', ') || 'no line'}`);
   }
-  return { wrong, judged, injected: injected.length, lines: [...linesOf.values()].reduce((n, l) => n + l.length, 0) };
+  return { wrong, judged, returned: judgedReturns, injected: injected.length, lines: [...linesOf.values()].reduce((n, l) => n + l.length, 0) };
 }
 
 module.exports = { canonical, differing, judgeLedger, judgeMoneyViews, judgeSettlements, cardPattern, scanLogs, scanRedis, memoryGrowth, slopePerHour };

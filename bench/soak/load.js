@@ -206,7 +206,16 @@ class Load {
         const res = await this.client.send('DELETE', `/v1/customers/${s.custkey}/payment_methods/${pm.key}`, { token: s.token });
         this.op('remove_card', res.status === 204);
         if (res.status !== 204) return;
-        this.removed.push({ custkey: s.custkey, pmkey: pm.key, at: Date.now() });
+        // When, by the sandbox's clock, read once the DELETE answered: the ledger's times are on that clock and the
+        // soak moves it (bank payments' jumps), so a wall-clock time called a charge made before the removal (after
+        // a jump) one made after it (seen once under load: removed_card_charged 1). Read after the answer, it is late
+        // by one admin round trip (a few ms), never early. Unreadable: the wall clock, strict (may only over-count).
+        let at = Date.now();
+        for (let i = 0; i < 3; i++) {
+          const clock = await this.sandbox.admin('GET', 'clock').catch(() => undefined);
+          if (clock?.now) { at = Date.parse(clock.now); break; }
+        }
+        this.removed.push({ custkey: s.custkey, pmkey: pm.key, at });
         // A frontend with a stale list tries the removed card: never charged (guarantee 10).
         const again = await this.sale(s, { payment_method: pm.key });
         this.op('sale_on_removed_card_refused', again.status >= 400 && again.status < 500);

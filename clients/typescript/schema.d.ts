@@ -493,7 +493,7 @@ export interface components {
             save_payment_method?: boolean;
             /** @description Internal services with their own billing (`customers:any` only, else 403): a charge the shopper does not start, on a stored `payment_method`. Sent with the gateway's recurring indicator (`traits.is_recurring`) and queued behind checkouts (the renewals' budget class). */
             recurring?: boolean;
-            /** @description A bank payment (ACH): required with a bank `payment_key` (from the Pay.js check form, `client.createPaymentCheckEntry()`) or a saved bank `payment_method`, and marks the payment as one. Recorded with the sale and shown on it, with the SEC code `WEB` (`PPD` for `recurring`). Bank details themselves never reach tokengate. A bank payment cannot be an authorization only (`capture: false` is refused). */
+            /** @description A bank payment (ACH): required with a bank `payment_key` (from the Pay.js check form, `client.createPaymentCheckEntry()`) or a saved bank `payment_method`, and marks the payment as one. Recorded with the sale and shown on it, with the SEC code `WEB` (`PPD` for `recurring`). Bank details themselves never reach tokengate. A bank payment cannot be an authorization only (`capture: false` is refused). A saved bank `payment_method` sent without it is refused (400 `invalid_request`, `body.authorization` `required_for_bank_payment`), nothing sent. */
             authorization?: {
                 /** @description The "I agree" the shopper accepted (or its version), recorded with the sale */
                 text: string;
@@ -965,14 +965,17 @@ export interface components {
                 /** @description 0 is the first period */
                 period: number;
                 sale: string | null;
-                /** @enum {string} */
-                result: "approved" | "declined" | "error" | "not_sent";
                 /**
-                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card
+                 * @description `returned`: an approved bank payment the bank took back later (`decline_code` is its return code, e.g. `R01`)
+                 * @enum {string}
+                 */
+                result: "approved" | "declined" | "error" | "not_sent" | "returned";
+                /**
+                 * @description `soft`: retried on the schedule; `hard`: never retried on the same card (or bank account: a return other than R01/R09)
                  * @enum {string|null}
                  */
                 decline_class: "soft" | "hard" | null;
-                /** @description The gateway's decline code, or `removed` (the card or the customer was removed) */
+                /** @description The gateway's decline code, a bank's return code (`R01`…, result `returned`), or `removed` (the card or the customer was removed) */
                 decline_code?: string | null;
                 /** Format: date-time */
                 at: string;
@@ -1035,10 +1038,29 @@ export interface components {
             /** @enum {string} */
             kind: "sale" | "refund" | "void";
             /**
-             * @description `matched`: the batch and tokengate's records agree; `amount_differs`: tokengate made it, the batch holds another amount; `not_ours`: in the batch, never made through tokengate (the console, another integration); `missing`: approved and not voided, in no batch closed since, a day after it was due
+             * @description `matched`: the batch and tokengate's records agree; `amount_differs`: tokengate made it, the batch holds another amount; `not_ours`: in the batch, never made through tokengate (the console, another integration); `missing`: approved and not voided, in no batch closed since, a day after it was due; a bank payment the bank returned after its batch reads `amount_differs` (`bank` `returned`)
              * @enum {string}
              */
             verdict: "matched" | "amount_differs" | "not_ours" | "missing";
+            /**
+             * @description A bank payment's line only (ACH): `open` while the bank may still return it (until `open_until`), `final` once settled for good (the return window, SETTLEMENTS_BANK_RETURN_WINDOW_MS, passed with no return), `returned` when the bank took it back after the batch: `amount` is then what tokengate keeps, `amount_returned` what the bank took, and the line is reported again (`settlement.mismatch`)
+             * @enum {string}
+             */
+            bank?: "open" | "final" | "returned";
+            /**
+             * Format: date-time
+             * @description An open bank line's end of review: settled for good then, barring a return
+             */
+            open_until?: string;
+            /** @description A returned bank payment's return code (R01…), when the gateway gave it */
+            return_code?: string;
+            /**
+             * Format: date
+             * @description The date the bank returned it, as the gateway gave it
+             */
+            returned_at?: string;
+            /** @description What the bank took back */
+            amount_returned?: string;
         };
         /** @description A settlement with its lines. */
         Settlement: {
@@ -1603,7 +1625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund) */
+            /** @description `idempotency_in_progress` (Retry-After), `outcome_unknown`, `sale_not_refundable` (a bank payment returned or failed: nothing to refund; or still pending: void it instead) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

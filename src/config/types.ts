@@ -134,6 +134,8 @@ export interface SettlementsConfig {
   missingAfterMs: number;
   /** One sweep for `missing` per this long (any replica, across restarts). */
   sweepEveryMs: number;
+  /** A bank payment's settlement line stays open (it may still be returned) this long after its batch's read. */
+  bankReturnWindowMs: number;
 }
 
 export interface HttpConfig {
@@ -177,6 +179,8 @@ export interface SandboxConfig {
   refundWithoutAmount: 'left' | 'original';
   /** SANDBOX_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key (`accepted`) or not (`refused`). */
   checkPaymentKey: 'accepted' | 'refused';
+  /** SANDBOX_RETURNED_CHECK_REFUND: a refund of a returned check is refused (10125) or approved as a credit back. */
+  returnedCheckRefund: 'refused' | 'approved';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

@@ -193,10 +193,10 @@ export class RefundExceedsSale extends ApiError {
   }
 }
 
-/** A refund of a bank payment that was returned or failed (contract, "Bank payments"): no money came to give back. */
+/** A refund of a bank payment that was returned or failed (contract, "Bank payments"): no money came to give back; or still pending (voided, not refunded). */
 export class SaleNotRefundable extends ApiError {
-  constructor() {
-    super(409, 'sale_not_refundable', 'The bank payment was returned or failed: there is nothing to refund.');
+  constructor(message = 'The bank payment was returned or failed: there is nothing to refund.') {
+    super(409, 'sale_not_refundable', message);
   }
 }
 

@@ -26,7 +26,8 @@ export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) 
     return { kind: 'found', charged: true, transaction: key, response: { status: 201, body, headers: {} } };
   }
   const paymentMethod = record.context?.payment_method;
-  const kept = { ...found.kept, ...(paymentMethod ? { payment_method: paymentMethod } : {}) };
+  const bank = record.context?.bank;
+  const kept = { ...found.kept, ...(paymentMethod ? { payment_method: paymentMethod } : {}), ...(bank && !found.kept?.bank ? { bank: { ...bank, ach_status: 'P' as const } } : {}) };
   const sale = saleObject(factsOfDetail(tx, { customer: record.context?.customer, fields: kept }));
   if (found.op === 'capture' || found.op === 'void') return { kind: 'found', charged: true, transaction: tx.key, response: { status: 200, body: sale, headers: {} } };
   const charged = tx.result_code === 'A' || tx.result_code === 'P';

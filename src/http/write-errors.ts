@@ -6,6 +6,7 @@ import { LimiterUnavailableError, RateLimitExceededError } from '../limiter';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError, unwrapNotSent } from '../writes';
 import { CustomerExistsError, RemovalPendingError, WalletWriteRefusedError } from '../wallet/errors';
 import { SubscriptionInputError, SubscriptionNotActiveError } from '../subscriptions/errors';
+import { SaleInputError } from '../sales/sale-errors';
 import {
   ApiError, CustomerExists, InvalidRequest, GatewayErrorApi, IdempotencyInProgress, IdempotencyKeyReused, InternalError, NotFound, OutcomeUnknown, RateLimited, RefundExceedsSale, SaleNotRefundable,
   SaleNotCapturable, SaleNotVoidable, SubscriptionNotActive, Unavailable, fromGatewayError,
@@ -26,6 +27,8 @@ function refusal(reason: SaleRefusal | RefusalReason, err: unknown): ApiError {
       return new RefundExceedsSale();
     case 'returned':
       return new SaleNotRefundable();
+    case 'pending':
+      return new SaleNotRefundable('The bank payment is still pending: void it instead; a refund is possible once it is submitted.');
     case 'not_found':
       return new NotFound();
     case 'busy':
@@ -50,7 +53,7 @@ export function toApiError(err: unknown): ApiError {
   if (e instanceof WalletWriteRefusedError) return new InvalidRequest([{ path: 'body', rule: 'refused_by_gateway' }], 'The gateway refused these fields.');
   if (e instanceof NotFoundError) return new NotFound();
   if (e instanceof SubscriptionNotActiveError) return new SubscriptionNotActive();
-  if (e instanceof SubscriptionInputError) return new InvalidRequest([{ path: e.path, rule: e.rule }]);
+  if (e instanceof SubscriptionInputError || e instanceof SaleInputError) return new InvalidRequest([{ path: e.path, rule: e.rule }]);
   if (e instanceof WriteInProgressError) return new IdempotencyInProgress(e.retryAfterSec);
   if (e instanceof WriteKeyReusedError) return new IdempotencyKeyReused();
   if (e instanceof WriteOutcomeUnknownError) return new OutcomeUnknown(e.retryAfterSec);

@@ -46,6 +46,11 @@ export interface WriteContext {
   amount?: string;
   /** Sales: the payment method charged (a reconciled answer carries it, as the sale's answer would have). */
   payment_method?: string;
+  /**
+   * A bank payment: the shopper's authorization and the SEC code sent (the gateway's records do not hold them), so a
+   * sale the reconciler finds is recorded and answered with them as an answered one is (issue 38).
+   */
+  bank?: { authorization: string; sec: string };
 }
 
 export interface UnknownRecord {

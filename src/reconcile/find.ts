@@ -4,7 +4,7 @@ import { fromCents } from '../gateway/money';
 import type { UnknownRecord } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
-import { fieldsOfDetail, recordFromDetail, shownCapturedCents, statusOf } from '../sales/sale-view';
+import { achStatusOfCode, fieldsOfDetail, recordFromDetail, shownCapturedCents, statusOf } from '../sales/sale-view';
 import { writeReference } from '../writes/protocol';
 import type { AddCardResult, CardService } from '../payment-methods/add-card';
 import type { WalletCustomers } from '../wallet/customers';
@@ -113,7 +113,14 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     // and voids answer with its fields (the payment method charged included).
     const seeded = recordFromDetail(tx);
     const paymentMethod = record.context?.payment_method;
-    await records.create(tx.key, { ...seeded, customer, ...(seeded.fields && paymentMethod ? { fields: { ...seeded.fields, payment_method: paymentMethod } } : {}) }, { stale: told !== undefined });
+    // A bank payment keeps what only its write knew (the authorization, the SEC code), and where its debit stands.
+    const bank = record.context?.bank;
+    const fields = seeded.fields && {
+      ...seeded.fields,
+      ...(paymentMethod ? { payment_method: paymentMethod } : {}),
+      ...(bank && tx.result_code === 'A' ? { bank: { ...bank, ach_status: achStatusOfCode(tx.status_code) ?? 'P' } } : bank ? { bank } : {}),
+    };
+    await records.create(tx.key, { ...seeded, customer, ...(fields ? { fields } : {}) }, { stale: told !== undefined });
     return answer(record, { op, detail: tx });
   }
 

@@ -203,6 +203,9 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
     async swept(batch) {
       due.delete(batch);
     },
+    async backfillDue() {
+      return 0; // one process: every batch was indexed with the due index
+    },
     async reserve(saleKey, op, reservation, asked): Promise<ReserveResult> {
       const r = records.get(saleKey);
       if (!r) return { ok: false, reason: 'absent', availableCents: 0 };
@@ -227,6 +230,7 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
         return { ok: true, amountCents: amount, whole: false };
       }
       if (r.fields?.bank?.ach_status === 'R' || r.fields?.bank?.ach_status === 'E') return { ok: false, reason: 'returned', availableCents: 0 };
+      if (r.fields?.bank && [undefined, 'P', 'M'].includes(r.fields.bank.ach_status)) return { ok: false, reason: 'pending', availableCents: 0 };
       const available = r.state === 'captured' ? r.capturedCents - r.refundedCents - r.pendingRefundCents : 0;
       const amount = asked ?? available;
       if (amount <= 0 || amount > available) return { ok: false, reason: 'exceeds', availableCents: Math.max(available, 0) };

@@ -22,7 +22,7 @@ export interface RedisSaleRecordsOptions {
 }
 
 const STATES: ReadonlySet<string> = new Set(['authorized', 'capturing', 'captured', 'voiding', 'voided', 'declined']);
-const REASONS: ReadonlySet<string> = new Set(['absent', 'exceeds', 'not_capturable', 'not_voidable', 'busy', 'returned']);
+const REASONS: ReadonlySet<string> = new Set(['absent', 'exceeds', 'not_capturable', 'not_voidable', 'busy', 'returned', 'pending']);
 
 /** 'res:<id>' = '<op>:<cents>[:<state before a void>][:unknown[:<ms>]]' (lua/reserve.lua, lua/settle.lua). */
 const RESERVATION = /^(capture|refund|void):(\d+)(?::(?:authorized|captured))?(:unknown(?::(\d+))?)?$/;
@@ -168,6 +168,32 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async swept(batch) {
       await call('due', () => redis.zrem(dueKey, batch));
+    },
+    async backfillDue() {
+      // One SCAN of the keyspace, once: the mark is set first (a replica that dies mid-way leaves the rest to the
+      // batches' own ttl, 14 days; the due index is otherwise one command per batch, none per sale).
+      if ((await call('due backfill', () => redis.set(`${dueKey}:backfilled`, '1', 'NX'))) !== 'OK') return 0;
+      const match = `${batchKey('').replace(/[*?[\]\\]/g, '\\$&').slice(0, -1)}*}`;
+      const head = batchKey('').slice(0, -1);
+      const nodes = options.redis.isCluster ? (options.redis as Cluster).nodes('master') : [options.redis as Redis];
+      let joined = 0;
+      for (const node of nodes) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await call('due backfill scan', () => node.scan(cursor, 'MATCH', match, 'COUNT', 1000));
+          cursor = next;
+          for (const key of keys) {
+            const batch = decodeURIComponent(key.slice(head.length, -1));
+            // When its last sale joined it (the set's ttl is renewed by each): never before its first sight, so
+            // the sweep looks at it no earlier than it should.
+            const left = await call('due backfill ttl', () => redis.pttl(key));
+            if (left <= 0) continue;
+            const seenMs = now() - (BATCH_INDEX_TTL_MS - left);
+            if (Number(await call('due backfill add', () => redis.zadd(dueKey, 'NX', seenMs, batch))) === 1) joined += 1;
+          }
+        } while (cursor !== '0');
+      }
+      return joined;
     },
     async reserve(saleKey, op, reservation, amountCents): Promise<ReserveResult> {
       const reply = (await call('reserve', () => redis.tgSaleReserve(recordKey(saleKey), op, reservation, amountCents === undefined ? '' : String(amountCents)))) as unknown[];

@@ -91,7 +91,7 @@ export type ReserveResult =
    * refunds. busy (voids only): another capture, void or refund of the sale is in flight; wait for it. returned
    * (refunds only): a bank payment returned or failed: nothing came to the merchant to give back.
    */
-  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned'; availableCents: number };
+  | { ok: false; reason: 'absent' | 'exceeds' | 'not_capturable' | 'not_voidable' | 'busy' | 'returned' | 'pending'; availableCents: number };
 
 /** A follow-up that moves money under a reservation. */
 export type ReservedOp = 'capture' | 'refund' | 'void';
@@ -207,6 +207,11 @@ export interface SaleRecords {
   batchSales(batchKey: string): Promise<string[]>;
   /** The batch was swept: it leaves the due index (its sales stay indexed for settleBatch until their ttl). */
   swept(batchKey: string): Promise<void>;
+  /**
+   * Once per deployment (one replica, a mark in Redis): batches indexed before the due index existed (their
+   * first sale came before it, so no sale put them in it) join it. Answers how many joined (0 when done before).
+   */
+  backfillDue(): Promise<number>;
 }
 
 /**

@@ -6,8 +6,10 @@ import type { CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
-import { sentness, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import { sentness, unwrapNotSent, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import { GatewayNotFoundError } from '../gateway/errors';
 import type { BankSales } from './bank-sale';
+import { SaleInputError } from './sale-errors';
 import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
 import { saleRecordOf, type SaleOutcome, type SaleService } from './sale-service';
@@ -84,7 +86,19 @@ export interface CheckoutDeps {
   leaseMs: number;
   /** Bank payments (bank-sale.ts). */
   bank: BankSales;
+  /**
+   * Whether a stored method is a bank account (`pay_type` check): `kept` asks only tokengate's view in Redis (no
+   * gateway call), `read` may read the gateway's wallet. A bank method paid without `authorization` is refused
+   * (400 naming it) instead of taking the card path, which knows no such method (404).
+   */
+  bankMethods?: { kept(custkey: string, pmkey: string): Promise<boolean>; read(caller: Caller, custkey: string, pmkey: string): Promise<boolean> };
 }
+
+const authorizationRequired = () => new SaleInputError('body.authorization', 'required_for_bank_payment');
+const isNotFound = (err: unknown) => {
+  const e = unwrapNotSent(err);
+  return e instanceof NotFoundError || e instanceof GatewayNotFoundError;
+};
 
 /** A sale's outcome from the gateway's answer (as the card paths' SaleService reads it). */
 function outcomeOfTransaction(tx: SaleOutcome['transaction']): SaleOutcome {
@@ -99,6 +113,9 @@ function outcomeOfTransaction(tx: SaleOutcome['transaction']): SaleOutcome {
  * that makes the sale the customer's (and its view) rides with the idempotency completion, as does leaving the
  * guard.
  */
+/** A bank payment's SEC code (contract, "Bank payments"): `WEB` for the shopper on the web, `PPD` for a recurring debit. */
+const secOf = (input: PayInput): 'WEB' | 'PPD' => (input.recurring ? 'PPD' : 'WEB');
+
 /** A checkout's sale, or a charge the shopper does not start. */
 const classOf = (input: PayInput): CallClass => input.cls ?? (input.recurring ? RECURRING_CLASS : 'sale');
 
@@ -142,11 +159,20 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       const paymentMethod = input.paymentMethod;
       const isBank = input.authorization !== undefined;
       const peeked = paymentMethod !== undefined && !isBank ? sales.peekToken(input.customer, paymentMethod) : Promise.resolve(undefined);
+      // A bank method has no card token: only when none is cached is the view in Redis asked whether it is one
+      // (a card sale with its token cached pays no extra round trip).
+      const bankMethods = deps.bankMethods;
+      const keptBank = paymentMethod !== undefined && !isBank && bankMethods
+        ? peeked.then((token) => (token ? false : bankMethods.kept(input.customer, paymentMethod))).catch(() => false)
+        : Promise.resolve(false);
       const spec = {
         scope: caller.sub,
         key,
         fingerprint,
-        context: { op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '' },
+        context: {
+          op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '',
+          ...(input.authorization ? { bank: { authorization: input.authorization.text, sec: secOf(input) } } : {}),
+        },
         invoice,
         leaseMs: deps.leaseMs,
         foldable: true,
@@ -158,8 +184,9 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         const result = await writes.execute(spec, async (attempt): Promise<Written> => {
           // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
+          if (await keptBank) throw new WriteNotSentError(authorizationRequired());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
-          if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: input.recurring ? 'PPD' : 'WEB' };
+          if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: secOf(input) };
           const { outcome, stored } = isBank
             ? await bankPayment(input, asked, guarded, slot)
             : paymentMethod !== undefined
@@ -185,6 +212,8 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       } catch (err) {
         // A sale that stored a card and may have been sent: the customer's view asks the gateway when next read.
         if (input.save && sentness(err) === 'maybe') newCards.distrust(input.customer);
+        // Not a card (its token is unknown) and not in the view kept in Redis: a bank method the gateway lists?
+        if (paymentMethod !== undefined && !isBank && deps.bankMethods && isNotFound(err) && (await deps.bankMethods.read(caller, input.customer, paymentMethod).catch(() => false))) throw authorizationRequired();
         throw err;
       } finally {
         void slot.release(); // a no-op when the sale used it; not awaited

@@ -15,7 +15,7 @@ import { writeTag } from '../writes/reference';
  * Why a follow-up was refused before anything was sent (decided from the sale's record). `busy`: another
  * follow-up of the sale has not ended (an outcome the reconciler has yet to settle): try again shortly.
  */
-export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds' | 'busy' | 'returned';
+export type SaleRefusal = 'not_capturable' | 'not_voidable' | 'refund_exceeds' | 'busy' | 'returned' | 'pending';
 
 export class SaleRefusedError extends Error {
   constructor(readonly reason: SaleRefusal) {
@@ -187,7 +187,7 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
 
     async refund(saleKey, amountCents, reservation) {
       const r = await records.reserve(saleKey, 'refund', reservation, amountCents);
-      if (!r.ok) throw refused(r.reason === 'returned' ? 'returned' : 'refund_exceeds');
+      if (!r.ok) throw refused(r.reason === 'returned' || r.reason === 'pending' ? r.reason : 'refund_exceeds');
       // All that is left: creditvoid (voids an unsettled sale whole, which is what is left of it; refunds the
       // amount once settled). A part: refund:adjust (unsettled: lowers the authorization; settled: a credit).
       // gateway-facts.md, The payment lifecycle. ignore_duplicate: two equal partial refunds are two refunds;

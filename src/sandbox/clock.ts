@@ -1,9 +1,10 @@
 /**
- * The sandbox's own clock: what its dates are read from (a transaction's created time, a batch's close, a payment
- * key's life, and the ACH clock's cut-offs). It is the wall clock plus an offset that only ever grows, moved by
+ * The sandbox's own clock: what its dates are read from (a transaction's created time, a batch's close, and the
+ * ACH clock's cut-offs). It is the wall clock plus an offset that only ever grows, moved by
  * `POST /_sandbox/clock` `{"advance_ms": N}` (contract, "Subscriptions") and, for the sandbox tokengate embeds, by
- * tokengate's own `POST /test/clock`. The rate counter and the webhook retries stay on the wall clock: they mirror
- * the gateway's real windows and real deliveries, which no test clock moves.
+ * tokengate's own `POST /test/clock`. The rate counter, the webhook retries and a payment key's life stay on the wall
+ * clock: they mirror the gateway's real windows, real deliveries and the real minutes between a shopper's form and
+ * the merchant's call, which no test clock moves.
  *
  * Whatever waits on a date (the batch that closes at a set time, a check that submits at the evening cut-off) is
  * told at once when the clock moves (`onAdvance`), so a jump of three days takes effect, webhooks included, without

@@ -100,6 +100,8 @@ export interface FollowUpContext {
   nextRefnum: (now: number) => string;
   /** SANDBOX_REFUND_WITHOUT_AMOUNT (README.md, Payment lifecycle): a refund without amount after a partial one. */
   refundWithoutAmount?: 'left' | 'original';
+  /** SANDBOX_RETURNED_CHECK_REFUND (README.md, ACH): a refund of a returned check refused (default) or approved. */
+  returnedCheckRefund?: 'refused' | 'approved';
 }
 
 /** Folding memory of approved follow-ups: same command, original and amount within the window. */
@@ -237,12 +239,14 @@ function apply(life: Lifecycle, tx: LifecycleTx | undefined, input: FollowUpInpu
 
 /**
  * A refund of a check (emulator choices, README.md "ACH"): a credit back once submitted or settled; pending, it is
- * voided instead (115, as an unsettled card sale); returned, voided or in error there is nothing to give back (10125).
+ * voided instead (115, as an unsettled card sale); voided or in error there is nothing to give back (10125);
+ * returned, the gateway is silent: refused as those (10125) or, SANDBOX_RETURNED_CHECK_REFUND `approved`, credited.
  */
 function checkCredit(life: Lifecycle, tx: LifecycleTx, input: FollowUpInput, ctx: FollowUpContext, exceeds: Refusal): Applied {
   const status = tx.check?.status;
   if (status === 'P' || status === 'M') return { refusal: LIFECYCLE_ERRORS.refundNotSettled };
-  if (status !== 'B' && status !== 'S') return { refusal: LIFECYCLE_ERRORS.notApproved };
+  const creditable = status === 'B' || status === 'S' || (status === 'R' && ctx.returnedCheckRefund === 'approved');
+  if (!creditable) return { refusal: LIFECYCLE_ERRORS.notApproved };
   return credit(life, tx, input.amountCents, exceeds, ctx, input.customFields);
 }
 

@@ -73,6 +73,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       duplicateFolding: core.settings.duplicateFolding,
       nextRefnum: (t) => core.ledger.nextRefnum(t),
       refundWithoutAmount: core.settings.refundWithoutAmount,
+      returnedCheckRefund: core.settings.returnedCheckRefund,
     });
     // A check's refund is a credit back to the account: a check of its own, on the ACH clock.
     const created = out.record.createdKey === undefined ? undefined : core.lifecycle.get(out.record.createdKey);
@@ -104,7 +105,7 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
     hook.custkey = customer.key;
   }
   // Checked last: a refused customer leaves the single-use key unspent.
-  const keyed = usePaymentKey(core, hook.json as Record<string, unknown>, now);
+  const keyed = usePaymentKey(core, hook.json as Record<string, unknown>);
   if (!keyed) return hook;
   if ('answer' in keyed) return { ...hook, answer: keyed.answer };
   return { ...hook, json: keyed.json, paymentKey: keyed.use };

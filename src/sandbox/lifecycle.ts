@@ -99,7 +99,7 @@ export interface FollowUpRecord {
 
 /** A check's ACH state as the ledger shows it: the status, and a return's time and code once returned. */
 function achOf(c: CheckState): NonNullable<LedgerEntry['ach']> {
-  return { status: c.status, ...(c.returnedAt !== undefined ? { returned_at: c.returnedAt } : {}), ...(c.status === 'R' && c.returnsWith ? { return_code: c.returnsWith.code } : {}) };
+  return { status: c.status, format: c.format, ...(c.returnedAt !== undefined ? { returned_at: c.returnedAt } : {}), ...(c.status === 'R' && c.returnsWith ? { return_code: c.returnsWith.code } : {}) };
 }
 
 /** What tests read per transaction (`sb.ledger.get(key)`): amounts as "12.34". */
@@ -122,8 +122,8 @@ export interface LedgerEntry {
   batch?: string;
   custkey?: string;
   invoice: string;
-  /** A check: its ACH status, and when (sandbox clock, epoch ms) and why it was returned (the soak's judge). */
-  ach?: { status: CheckStatus; returned_at?: number; return_code?: string };
+  /** A check: its ACH status, the SEC code it was sent with, and when (sandbox clock, epoch ms) and why it was returned (the soak's judge). */
+  ach?: { status: CheckStatus; format: string; returned_at?: number; return_code?: string };
 }
 
 /**

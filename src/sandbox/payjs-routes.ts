@@ -45,7 +45,7 @@ export function payJsRouter(core: SandboxCore): Router {
       if (b.public_key !== core.publicKey) return sendError(res, ERRORS.unknownPublicKey);
       const read = readBankAccount(b.check);
       if ('problem' in read) return sendError(res, ERRORS.invalidField, `check.${read.problem}`);
-      return void res.status(200).json({ payment_key: core.paymentKeys.mintCheck(core.publicKey, read.account, core.clock.now(), core.settings.paymentKeyTtlMs) });
+      return void res.status(200).json({ payment_key: core.paymentKeys.mintCheck(core.publicKey, read.account, core.settings.paymentKeyTtlMs) });
     }
     if (!isRecord(b) || !isRecord(b.card)) return sendError(res, ERRORS.missingCard, 'card');
     if (b.public_key !== core.publicKey) return sendError(res, ERRORS.unknownPublicKey);
@@ -65,7 +65,7 @@ export function payJsRouter(core: SandboxCore): Router {
       ...(typeof c.cardholder === 'string' && c.cardholder ? { cardholder: c.cardholder } : {}),
       ...(typeof c.avs_street === 'string' && c.avs_street ? { avs_street: c.avs_street } : {}),
       ...(typeof c.avs_postalcode === 'string' && c.avs_postalcode ? { avs_postalcode: c.avs_postalcode } : {}),
-    }, core.clock.now(), core.settings.paymentKeyTtlMs);
+    }, core.settings.paymentKeyTtlMs);
     res.status(200).json({ payment_key: key });
   });
   router.use('/js/v2', express.static(PAYJS_DIR, {

@@ -30,7 +30,7 @@ const present = (v: unknown) => v !== undefined && v !== null && v !== '';
 const BILLING_FIELDS = ['cardholder', 'avs_street', 'avs_postalcode'] as const;
 
 /** Undefined when the body names no payment key; else the body to charge, or the answer refusing it. */
-export function usePaymentKey(core: SandboxCore, json: Record<string, unknown>, now: number): { json: Record<string, unknown>; use: PaymentKeyUse } | { answer: Processed } | undefined {
+export function usePaymentKey(core: SandboxCore, json: Record<string, unknown>): { json: Record<string, unknown>; use: PaymentKeyUse } | { answer: Processed } | undefined {
   if (!present(json.payment_key)) return undefined;
   if (present(json.creditcard) || present(json.UMCardRef)) return { answer: fail(ERRORS.ambiguousPaymentKey) };
   if (typeof json.payment_key !== 'string' || json.payment_key.length > 255) return { answer: fail(ERRORS.invalidField, 'payment_key must be a string') };
@@ -43,7 +43,7 @@ export function usePaymentKey(core: SandboxCore, json: Record<string, unknown>, 
     if (typeof v !== 'string' || v.length > 255) return { answer: fail(ERRORS.invalidField, `${f} must be a string`) };
     billing[f] = v;
   }
-  const taken = core.paymentKeys.consume(json.payment_key, core.publicKey, now);
+  const taken = core.paymentKeys.consume(json.payment_key, core.publicKey);
   if (!taken.ok) {
     core.stats.saleErrors++;
     const e = SALE_ERRORS[taken.reason === 'unknown' ? 'paymentKeyUnknown' : taken.reason === 'used' ? 'paymentKeyUsed' : 'paymentKeyExpired'];

@@ -8,6 +8,9 @@ import type { BankAccount } from './ach/bank';
  * facts are silent (README): a key lives `paymentKeyTtlMs` (15 minutes by default); it is tied to the public
  * key it was minted under; the first sale or authonly that names it consumes it, approved or declined; the
  * card is dropped from memory when the key is consumed, leaving only a marker that it was used.
+ * A key's life is wall time, never the sandbox's movable clock (clock.ts): it bounds the real minutes between the
+ * shopper's form and the merchant's call, which no test clock moves; on the sandbox clock a jump of a day (to move
+ * the ACH clock or a subscription) expired a key minted a moment before it (issue 38 item 5).
  */
 
 export interface PaymentKeyCard {
@@ -50,7 +53,10 @@ const MAX_KEYS = 50_000;
 export class PaymentKeys {
   private readonly keys = new Map<string, Entry>();
 
-  mint(publicKey: string, card: PaymentKeyCard, now: number, ttlMs: number): string {
+  constructor(private readonly wall: () => number = Date.now) {}
+
+  mint(publicKey: string, card: PaymentKeyCard, ttlMs: number): string {
+    const now = this.wall();
     this.prune(now);
     if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value as string);
     const key = `pk_${randomBytes(18).toString('base64url')}`;
@@ -59,7 +65,8 @@ export class PaymentKeys {
   }
 
   /** A key for a bank account typed into the check form: single use, the same life as a card's. */
-  mintCheck(publicKey: string, account: BankAccount, now: number, ttlMs: number): string {
+  mintCheck(publicKey: string, account: BankAccount, ttlMs: number): string {
+    const now = this.wall();
     this.prune(now);
     if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value as string);
     const key = `pk_${randomBytes(18).toString('base64url')}`;
@@ -68,7 +75,8 @@ export class PaymentKeys {
   }
 
   /** Takes the bank account of a check form's key; a card's key is unknown here (and stays unspent). */
-  consumeCheck(key: string, publicKey: string, now: number): ConsumeCheckResult {
+  consumeCheck(key: string, publicKey: string): ConsumeCheckResult {
+    const now = this.wall();
     const entry = this.keys.get(key);
     if (!entry || entry.publicKey !== publicKey || entry.wasCard) return { ok: false, reason: 'unknown' };
     if (!entry.check) return { ok: false, reason: 'used' };
@@ -82,7 +90,8 @@ export class PaymentKeys {
   }
 
   /** Takes the card of a key minted under `publicKey`; a key of another merchant, or a check form's, is unknown here. */
-  consume(key: string, publicKey: string, now: number): ConsumeResult {
+  consume(key: string, publicKey: string): ConsumeResult {
+    const now = this.wall();
     const entry = this.keys.get(key);
     if (!entry || entry.publicKey !== publicKey || !entry.wasCard) return { ok: false, reason: 'unknown' };
     if (!entry.card) return { ok: false, reason: 'used' };
@@ -96,7 +105,8 @@ export class PaymentKeys {
   }
 
   /** Keys minted and not yet used or expired (admin stats). */
-  live(now: number): number {
+  live(): number {
+    const now = this.wall();
     let n = 0;
     for (const e of this.keys.values()) if ((e.card || e.check) && now < e.expiresAt) n++;
     return n;

@@ -131,7 +131,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, core.clock.now())),
     clock: core.clock,
     achNote: (trankey, note) => core.webhooks.announce(achNote(core, trankey, note)),
-    checkPaymentKey: (account) => core.paymentKeys.mintCheck(core.publicKey, { account_type: 'checking', ...account }, core.clock.now(), core.settings.paymentKeyTtlMs),
+    checkPaymentKey: (account) => core.paymentKeys.mintCheck(core.publicKey, { account_type: 'checking', ...account }, core.settings.paymentKeyTtlMs),
     reset: () => core.reset(),
     close() {
       closing ??= Promise.all([

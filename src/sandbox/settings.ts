@@ -88,6 +88,11 @@ export interface SandboxSettings extends WebhookSettings {
    */
   refundWithoutAmount: 'left' | 'original';
   checkPaymentKey: SandboxCheckPaymentKey;
+  /**
+   * A refund (`refund`, `creditvoid`, `refund:adjust`) of a returned check (undocumented, README.md "ACH"): `refused`
+   * error 10125, nothing to give back; `approved` a credit back to the account, as of a settled check.
+   */
+  returnedCheckRefund: 'refused' | 'approved';
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -116,6 +121,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   merchantKey: '5qwnn5b51gnkd1b',
   refundWithoutAmount: 'left',
   checkPaymentKey: 'accepted',
+  returnedCheckRefund: 'refused',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -222,6 +228,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'checkPaymentKey') {
       if (value !== 'accepted' && value !== 'refused') throw new SettingsError('checkPaymentKey must be accepted or refused');
       out.checkPaymentKey = value;
+    } else if (name === 'returnedCheckRefund') {
+      if (value !== 'refused' && value !== 'approved') throw new SettingsError('returnedCheckRefund must be refused or approved');
+      out.returnedCheckRefund = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {

@@ -74,7 +74,7 @@ function readItem(core: SandboxCore, customer: FixtureCustomer, item: unknown, n
     return { bank: { account, name: bankName(account) }, sortord: order.value };
   }
   if (item.pay_type === 'check') {
-    const bank = readBank(core, item, now);
+    const bank = readBank(core, item);
     if ('status' in bank) return bank;
     return { bank: { account: bank, name: bankName(bank) }, sortord: order.value };
   }
@@ -107,9 +107,9 @@ function readItem(core: SandboxCore, customer: FixtureCustomer, item: unknown, n
  * A bank method's account: the documented fields (`account`, `routing`, `account_type`, gateway-facts.md, ACH) or a
  * check form's `payment_key` (the sandbox's choice of how a bank method is saved from one: README.md, "ACH").
  */
-function readBank(core: SandboxCore, item: Record<string, unknown>, now: Date): BankAccount | Answer {
+function readBank(core: SandboxCore, item: Record<string, unknown>): BankAccount | Answer {
   if (typeof item.payment_key === 'string' && item.payment_key !== '') {
-    const taken = core.paymentKeys.consumeCheck(item.payment_key, core.publicKey, now.getTime());
+    const taken = core.paymentKeys.consumeCheck(item.payment_key, core.publicKey);
     if (!taken.ok) return fail(ERRORS.invalidField, `payment_key ${taken.reason === 'unknown' ? 'is unknown' : taken.reason === 'used' ? 'was already used' : 'has expired'}`);
     if (!passesAba(taken.account.routing)) return fail(ERRORS.invalidRouting);
     return taken.account;

@@ -7,3 +7,5 @@ export { createSettlementLook, type SettlementLook } from './look';
 export { settlementsCsv } from './csv';
 export { VERDICTS, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary, type Verdict } from './types';
 export { createMissingSweep, type MissingSweep } from './sweep-missing';
+export { createBankReview, type BankReview } from './bank-review';
+export { createSettlements, type Settlements } from './service';

@@ -21,7 +21,7 @@ const CREDIT_CODES: ReadonlySet<string> = new Set(['C', 'Z']);
  *     carries no amount: a tagged credit is matched on its tag (the refund's amount is checked by the write).
  * Anything else in the batch is `not_ours`. Declined or errored lines moved nothing and are left out.
  */
-export async function matchLine(records: MatchRecords, tx: TransactionDetail): Promise<SettlementLine | undefined> {
+export async function matchLine(records: MatchRecords, tx: TransactionDetail, review?: BankReview): Promise<SettlementLine | undefined> {
   if (tx.result_code === 'D' || tx.result_code === 'E') return undefined;
   const voided = tx.status_code === 'V' || tx.trantype_code === 'Z';
   const gatewayCents = voided ? 0 : toCents(tx.auth_amount ?? tx.amount);
@@ -37,13 +37,44 @@ export async function matchLine(records: MatchRecords, tx: TransactionDetail): P
   const view = await records.view(tx.key);
   const kind = voided ? ('void' as const) : ('sale' as const);
   if (!view) return { ...base, kind, verdict: 'not_ours' };
+  return saleLineOf({ ...base, kind }, view, review);
+}
+
+/** When a bank line's review is decided: tokengate's clock now, and how long the bank may still return a payment. */
+export interface BankReview {
+  nowMs: number;
+  windowMs: number;
+}
+
+type SaleView = NonNullable<Awaited<ReturnType<MatchRecords['view']>>>;
+
+/**
+ * A line of tokengate's sale (its record's `view`) against what the batch holds (`line`: transaction,
+ * gateway_amount, kind), also when a kept line is looked at again (a bank payment's return, its review's end):
+ * the line's own `open_until` is kept, so a second look answers the same line until something changed.
+ */
+export function saleLineOf(line: Pick<SettlementLine, 'transaction' | 'gateway_amount' | 'kind' | 'open_until' | 'bank'>, view: SaleView, review?: BankReview): SettlementLine {
   const record = view.record;
+  const gatewayCents = toCents(line.gateway_amount);
   // A part refunded before the close was a refund:adjust: it lowered the sale's own amount (its answer names the
   // sale, no transaction of its own: gateway-facts.md, the payment lifecycle), so the batch holds what is left.
-  const adjustedCents = view.refunds.filter((r) => r.own && r.key === tx.key && r.method === 'refund' && !r.voided).reduce((n, r) => n + r.cents, 0);
-  const ourCents = record.state === 'voided' ? 0 : record.capturedCents - adjustedCents;
+  const adjustedCents = view.refunds.filter((r) => r.own && r.key === line.transaction && r.method === 'refund' && !r.voided).reduce((n, r) => n + r.cents, 0);
+  let ourCents = record.state === 'voided' ? 0 : record.capturedCents - adjustedCents;
+  const bank = line.kind === 'sale' ? record.fields?.bank : undefined;
+  let review_: Partial<SettlementLine> = {};
+  if (bank && bank.ach_status === 'R') {
+    // Returned (ach.lua): the bank took the debit back from the merchant after the batch paid it.
+    const returnedCents = bank.amount_returned !== undefined ? toCents(bank.amount_returned) : ourCents;
+    ourCents = Math.max(0, ourCents - returnedCents);
+    review_ = { bank: 'returned', amount_returned: fromCents(returnedCents), ...(bank.return_code ? { return_code: bank.return_code } : {}), ...(bank.returned_at ? { returned_at: bank.returned_at } : {}) };
+  } else if (bank && line.bank === 'final') {
+    review_ = { bank: 'final' };
+  } else if (bank && review) {
+    const openUntil = line.open_until ?? new Date(review.nowMs + review.windowMs).toISOString();
+    review_ = Date.parse(openUntil) <= review.nowMs ? { bank: 'final' } : { bank: 'open', open_until: openUntil };
+  }
   const verdict: Verdict = ourCents === gatewayCents ? 'matched' : 'amount_differs';
-  return { ...base, kind, sale: tx.key, amount: fromCents(ourCents), verdict };
+  return { transaction: line.transaction, gateway_amount: line.gateway_amount, kind: line.kind, sale: line.transaction, amount: fromCents(ourCents), verdict, ...review_ };
 }
 
 export function countByVerdict(lines: readonly SettlementLine[]): Record<Verdict, number> {

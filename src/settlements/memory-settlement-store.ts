@@ -55,6 +55,20 @@ export function createMemorySettlementStore(now: () => number = Date.now): Settl
       k.settlement.counts = countByVerdict(k.settlement.lines);
       return changed;
     },
+    async heldIn(sales) {
+      const out = new Map<string, string>();
+      for (const { settlement } of kept.values()) {
+        for (const l of settlement.lines) if (l.kind === 'sale' && l.sale && l.verdict !== 'missing' && sales.includes(l.sale) && !out.has(l.sale)) out.set(l.sale, settlement.batch);
+      }
+      return out;
+    },
+    async backfillHeld() {
+      return 0; // heldIn() reads the kept lines themselves
+    },
+    async openBankLines(dueMs, limit) {
+      const open = [...kept.values()].flatMap(({ settlement }) => settlement.lines.filter((l) => l.bank === 'open' && Date.parse(l.open_until ?? '') <= dueMs).map((line) => ({ batch: settlement.batch, closed_at: settlement.closed_at, line: structuredClone(line) })));
+      return open.sort((a, b) => Date.parse(a.line.open_until ?? '') - Date.parse(b.line.open_until ?? '')).slice(0, limit);
+    },
     async claimSweep(owner, dueSinceMs, ttlMs) {
       if (swept >= dueSinceMs) return false;
       if (sweeper && sweeper.until > now() && sweeper.owner !== owner) return false;

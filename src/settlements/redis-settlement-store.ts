@@ -16,6 +16,12 @@ export interface RedisSettlementStoreOptions {
  * script's keys share it): `:s:<batch>` (hash: summary, lines as JSON), `:list` (sorted set: the batch's close
  * ms → batch), `:claim:<batch>` (the replica reading it). Batch keys are the gateway's, URI-encoded.
  */
+/** A line's entry in the open bank lines' index: [member, end of review ms], -1 when the line is not open. */
+export function openOf(batch: string, line: SettlementLine): [string, number] {
+  const until = line.bank === 'open' && line.open_until ? Date.parse(line.open_until) : -1;
+  return [JSON.stringify([batch, line.transaction]), Number.isFinite(until) ? until : -1];
+}
+
 export function createRedisSettlementStore(options: RedisSettlementStoreOptions): SettlementStore {
   const redis = withSettlementScripts(options.redis);
   const ttlMs = options.ttlMs ?? SETTLEMENT_TTL_MS;
@@ -27,14 +33,20 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const claimKey = (batch: string) => `${tag}:claim:${encodeURIComponent(batch)}`;
   const listKey = `${tag}:list`;
   const sweptKey = `${tag}:swept`;
+  // Which kept settlement holds each sale (a line of its batch): written by save.lua, read by the sweep for
+  // `missing` and by a bank payment's return. Open bank lines, by the end of their review: `openKey`.
+  const heldKey = (sale: string) => `${tag}:of:${encodeURIComponent(sale)}`;
+  const openKey = `${tag}:open`;
   const sweepClaimKey = `${tag}:sweep`;
 
+  const get = async (batch: string): Promise<Settlement | undefined> => {
+    const [summary, lines] = await call('get', () => redis.hmget(settlementKey(batch), 'summary', 'lines'));
+    if (!summary || !lines) return undefined;
+    return { ...(JSON.parse(summary) as SettlementSummary), lines: JSON.parse(lines) as SettlementLine[] };
+  };
+
   return {
-    async get(batch) {
-      const [summary, lines] = await call('get', () => redis.hmget(settlementKey(batch), 'summary', 'lines'));
-      if (!summary || !lines) return undefined;
-      return { ...(JSON.parse(summary) as SettlementSummary), lines: JSON.parse(lines) as SettlementLine[] };
-    },
+    get,
     async list(after, limit) {
       let start = 0;
       if (after !== undefined) {
@@ -55,8 +67,10 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async save(settlement: Settlement, owner, closedMs) {
       const { lines, ...summary } = settlement;
+      const held = lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [heldKey(l.sale)] : []));
+      const open = lines.map((l) => openOf(settlement.batch, l)).filter(([, until]) => until >= 0);
       const kept = await call('save', () =>
-        redis.tgSettleSave(settlementKey(settlement.batch), listKey, claimKey(settlement.batch), settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs),
+        redis.tgSettleSave(settlementKey(settlement.batch), listKey, claimKey(settlement.batch), openKey, settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs, JSON.stringify(held), JSON.stringify(open)),
       );
       return kept === 1;
     },
@@ -65,10 +79,53 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async amend(batch, lines) {
       if (lines.length === 0) return [];
-      const changed = await call('amend', () => redis.tgSettleAmend(settlementKey(batch), JSON.stringify(lines)));
+      const open = lines.map((l) => openOf(batch, l));
+      const changed = await call('amend', () => redis.tgSettleAmend(settlementKey(batch), openKey, JSON.stringify(lines), JSON.stringify(open), ttlMs));
       // cjson writes an empty array as {}.
       const parsed = JSON.parse(String(changed)) as SettlementLine[] | Record<string, never>;
       return Array.isArray(parsed) ? parsed : [];
+    },
+    async heldIn(sales) {
+      const out = new Map<string, string>();
+      for (let i = 0; i < sales.length; i += 500) {
+        const chunk = sales.slice(i, i + 500);
+        const batches = await call('held', () => redis.mget(...chunk.map(heldKey)));
+        chunk.forEach((sale, n) => {
+          const batch = batches[n];
+          if (batch) out.set(sale, batch);
+        });
+      }
+      return out;
+    },
+    async backfillHeld() {
+      if ((await call('held backfill', () => redis.set(`${tag}:of-backfilled`, '1', 'NX'))) !== 'OK') return 0;
+      let indexed = 0;
+      // At most 400 days of settlements, one a day or so: read one by one, each one's sales set in one pipeline.
+      for (const batch of await call('held backfill list', () => redis.zrange(listKey, '0', '-1'))) {
+        const kept = await get(batch);
+        const sales = kept?.lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [l.sale] : [])) ?? [];
+        if (sales.length === 0) continue;
+        const pipeline = redis.pipeline();
+        for (const sale of sales) pipeline.set(heldKey(sale), batch, 'PX', ttlMs, 'NX');
+        await call('held backfill set', () => pipeline.exec());
+        indexed += 1;
+      }
+      return indexed;
+    },
+    async openBankLines(dueMs, limit) {
+      const members = await call('open', () => redis.zrangebyscore(openKey, '-inf', dueMs, 'LIMIT', 0, limit));
+      const out: Array<{ batch: string; closed_at: string; line: SettlementLine }> = [];
+      const settlements = new Map<string, Settlement | undefined>();
+      for (const member of members) {
+        const [batch, transaction] = JSON.parse(member) as [string, string];
+        if (!settlements.has(batch)) settlements.set(batch, await get(batch));
+        const kept = settlements.get(batch);
+        const line = kept?.lines.find((l) => l.transaction === transaction);
+        if (kept && line?.bank === 'open') out.push({ batch, closed_at: kept.closed_at, line });
+        // Gone (its settlement's ttl) or no longer open: the index entry is stale.
+        else await call('open trim', () => redis.zrem(openKey, member));
+      }
+      return out;
     },
     async claimSweep(owner, dueSinceMs, claimTtlMs) {
       return Number(await call('sweep claim', () => redis.tgSettleSweepClaim(sweptKey, sweepClaimKey, owner, dueSinceMs, claimTtlMs))) === 1;

@@ -5,17 +5,17 @@ import { luaIn, withScripts } from '../redis/scripts';
 /** The Lua scripts of this folder as ioredis commands. */
 export interface SettlementCommands {
   tgSettleClaim(settlement: string, claim: string, owner: string, ttlMs: number): Promise<unknown>;
-  tgSettleSave(settlement: string, list: string, claim: string, batch: string, summary: string, lines: string, closedMs: number, ttlMs: number, owner: string, oldestMs: number): Promise<unknown>;
+  tgSettleSave(settlement: string, list: string, claim: string, open: string, batch: string, summary: string, lines: string, closedMs: number, ttlMs: number, owner: string, oldestMs: number, held: string, openLines: string): Promise<unknown>;
   tgSettleRelease(claim: string, owner: string): Promise<unknown>;
-  tgSettleAmend(settlement: string, lines: string): Promise<unknown>;
+  tgSettleAmend(settlement: string, open: string, lines: string, openLines: string, ttlMs: number): Promise<unknown>;
   tgSettleSweepClaim(last: string, claim: string, owner: string, dueSinceMs: number, ttlMs: number): Promise<unknown>;
   tgSettleSweepDone(last: string, claim: string, owner: string, endedMs: number, ttlMs: number): Promise<unknown>;
 }
 
 const lua = luaIn(path.join(__dirname, 'lua'));
 const SCRIPTS = [
-  lua('tgSettleClaim', 'claim.lua', 2), lua('tgSettleSave', 'save.lua', 3), lua('tgSettleRelease', 'release.lua', 1),
-  lua('tgSettleAmend', 'amend.lua', 1), lua('tgSettleSweepClaim', 'sweep-claim.lua', 2), lua('tgSettleSweepDone', 'sweep-done.lua', 2),
+  lua('tgSettleClaim', 'claim.lua', 2), lua('tgSettleSave', 'save.lua', 4), lua('tgSettleRelease', 'release.lua', 1),
+  lua('tgSettleAmend', 'amend.lua', 2), lua('tgSettleSweepClaim', 'sweep-claim.lua', 2), lua('tgSettleSweepDone', 'sweep-done.lua', 2),
 ];
 
 export function withSettlementScripts(redis: Redis | Cluster): (Redis | Cluster) & SettlementCommands {

@@ -29,6 +29,10 @@ export interface SettlerDeps {
    * would read as `not_ours`.
    */
   unresolved?: (heardMs: number) => Promise<boolean>;
+  /** tokengate's clock (ms), from which a bank line's review runs (default Date.now). */
+  now?: () => number;
+  /** A bank line stays open this long after its batch's read (SETTLEMENTS_BANK_RETURN_WINDOW_MS; default 60 days). */
+  bankReturnWindowMs?: number;
 }
 
 /**
@@ -50,6 +54,9 @@ export class SettlementNotYetError extends Error {
 export interface SettleOptions {
   waitSince?: number;
 }
+
+/** NACHA's longest common return window: a consumer's "not authorized" (R10) within 60 days of settlement. */
+export const BANK_RETURN_WINDOW_MS = 60 * 24 * 3600_000;
 
 export type SettleOutcome = 'settled' | 'kept' | 'busy' | 'open';
 
@@ -76,6 +83,9 @@ function orderOf(batch: Batch): number {
   return Math.floor(closedMs / 1000) * 1000 + (Number.parseInt(batch.sequence, 10) % 1000 || 0);
 }
 
+/** How long one page's read waits for a background slot before it fails (and look.ts tries again later). */
+const READ_WAIT_MS = 60_000;
+
 export function createSettler(deps: SettlerDeps): Settler {
   const { store, gateway, budget, metrics } = deps;
   const pageSize = deps.pageSize ?? 100;
@@ -83,15 +93,19 @@ export function createSettler(deps: SettlerDeps): Settler {
   const lookbackMs = deps.lookbackMs ?? 7 * 24 * 3600_000;
   const read = async <T>(what: string, call: () => Promise<GatewayResult<T>>): Promise<T> => {
     metrics.gatewayCalls.inc({ call: what });
-    return (await budget.run('background', call)).value;
+    // Waits for spare budget rather than failing at once (the class's default wait is 0): a read refused at once
+    // was retried only after 30 s and then 2 min, and a busy minute (a rolling deploy under load) left a batch
+    // unread that long (a soak's settlement_mismatches 51). A wait takes no slot from sales or renewals.
+    return (await budget.run('background', call, { maxWaitMs: READ_WAIT_MS, caller: 'settlements' })).value;
   };
 
   async function lines(batch: string): Promise<SettlementLine[]> {
     const out: SettlementLine[] = [];
+    const review = { nowMs: (deps.now ?? Date.now)(), windowMs: deps.bankReturnWindowMs ?? BANK_RETURN_WINDOW_MS };
     for (let offset = 0; ; ) {
       const page = await read('batch_transactions', () => gateway.listBatchTransactions(batch, { limit: pageSize, offset }));
       for (const tx of page.data as TransactionDetail[]) {
-        const line = await matchLine(deps.records, tx);
+        const line = await matchLine(deps.records, tx, review);
         if (line) out.push(line);
       }
       offset += page.data.length;

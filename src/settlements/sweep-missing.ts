@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { SettlementMetrics } from './metrics';
 import type { Settler } from './settle-batch';
+import type { BankReview } from './bank-review';
 import type { Settlement, SettlementLine, SettlementStore } from './types';
 
 export interface MissingSweepDeps {
@@ -24,8 +25,8 @@ export interface MissingSweepDeps {
   everyMs: number;
   /** Held by the replica sweeping (one at a time); a replica that dies mid-sweep frees it this much later. */
   claimTtlMs?: number;
-  /** How many kept settlements, newest first, a sale may be found in besides its own batch's. */
-  recentSettlements?: number;
+  /** Bank lines whose review ended are looked at again in the same daily pass (bank-review.ts). */
+  bank?: Pick<BankReview, 'review'>;
 }
 
 export interface MissingSweep {
@@ -38,7 +39,8 @@ export interface MissingSweep {
  * closed since holds, a day after it was due. The index is the one the sale path already writes: each batch's
  * sales (for sale.settled), and the batch's first sight in the due index (sale-records: one command per batch).
  * Once a day one replica takes the batches first seen at least `missingAfterMs` ago; for each, a sale is
- * missing unless a kept settlement (its batch's, or one of the newest) lists it, or its record is not a captured
+ * missing unless a kept settlement lists it (its batch's; or any other, by the sale → settlement index the
+ * settlements' save writes: one MGET per batch swept), or its record is not a captured
  * sale (voided, declined, an authorization never captured, a void or capture still in flight). So a match or a
  * void takes a sale out of the index with no write on either path: the sweep reads what they left.
  *
@@ -51,7 +53,6 @@ export interface MissingSweep {
 export function createMissingSweep(deps: MissingSweepDeps): MissingSweep {
   const { store, records, metrics } = deps;
   const claimTtlMs = deps.claimTtlMs ?? 10 * 60_000;
-  const recent = deps.recentSettlements ?? 7;
 
   async function keptSettlement(batch: string): Promise<Settlement | undefined> {
     const kept = await store.get(batch);
@@ -67,10 +68,13 @@ export function createMissingSweep(deps: MissingSweepDeps): MissingSweep {
     return store.get(batch);
   }
 
-  async function missingOf(batch: string, held: ReadonlySet<string>): Promise<SettlementLine[]> {
+  async function missingOf(batch: string, own: ReadonlySet<string>): Promise<SettlementLine[]> {
     const out: SettlementLine[] = [];
-    for (const sale of await records.batchSales(batch)) {
-      if (held.has(sale)) continue;
+    const rest = (await records.batchSales(batch)).filter((sale) => !own.has(sale));
+    // Held by any other kept settlement (a later batch picked it up): the index save() writes, one read for all.
+    const elsewhere = rest.length > 0 ? await store.heldIn(rest) : new Map<string, string>();
+    for (const sale of rest) {
+      if (elsewhere.has(sale)) continue;
       const record = await records.get(sale);
       if (!record || record.state !== 'captured' || record.capturedCents <= 0) continue;
       out.push({ transaction: sale, sale, amount: fromCents(record.capturedCents), gateway_amount: '0.00', kind: 'sale', verdict: 'missing' });
@@ -93,16 +97,22 @@ export function createMissingSweep(deps: MissingSweepDeps): MissingSweep {
       let reported = 0;
       let done = true;
       try {
+        if (deps.bank) {
+          await deps.bank.review().catch((err: unknown) => {
+            done = false;
+            deps.logger.warn('settlement review of open bank lines failed; the next sweep tries again', { error: err instanceof Error ? err.name : 'error' });
+          });
+        }
         const due = await records.dueBatches(now - deps.missingAfterMs, 1000);
         if (due.length === 0) return 0;
-        const newest = await Promise.all((await store.list(undefined, recent)).map((s) => store.get(s.batch)));
-        const recentHeld = newest.flatMap((s) => s?.lines.flatMap((l) => (l.sale ? [l.sale] : [])) ?? []);
+        const [newestSummary] = await store.list(undefined, 1);
+        const newest = newestSummary ? await store.get(newestSummary.batch) : undefined;
         for (const { batch } of due) {
           try {
             const own = await keptSettlement(batch);
-            const held = new Set([...recentHeld, ...(own?.lines.flatMap((l) => (l.sale ? [l.sale] : [])) ?? [])]);
+            const held = new Set(own?.lines.flatMap((l) => (l.sale ? [l.sale] : [])) ?? []);
             const missing = await missingOf(batch, held);
-            const home = own ?? newest[0];
+            const home = own ?? newest;
             if (missing.length > 0 && !home) {
               done = false;
               continue;

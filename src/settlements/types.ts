@@ -27,6 +27,19 @@ export interface SettlementLine {
   /** sale (a sale or a captured authorization), refund (a credit), void (listed in the batch, voided). */
   kind: 'sale' | 'refund' | 'void';
   verdict: Verdict;
+  /**
+   * A bank payment's line (ACH; contract: "Bank payments stay under review until settled for good or returned"):
+   * `open` while the bank may still return it (until `open_until`), `final` once settled for good (settled, and
+   * the return window, SETTLEMENTS_BANK_RETURN_WINDOW_MS, passed with no return), `returned` when the bank took it
+   * back (`return_code`, `returned_at`, `amount_returned`; `amount` is then what tokengate keeps: the line reads
+   * `amount_differs`, the batch having paid what the bank took back). Absent on card lines.
+   */
+  bank?: 'open' | 'final' | 'returned';
+  /** An open bank line's end of review (ISO 8601, tokengate's clock): settled for good then, barring a return. */
+  open_until?: string;
+  return_code?: string;
+  returned_at?: string;
+  amount_returned?: string;
 }
 
 /** The batch's totals as the gateway reports them (`GET /batches/{key}`), amounts as "12.34". */
@@ -68,6 +81,18 @@ export interface SettlementStore {
    * lines that changed, to be reported again ([] when the settlement is not kept or nothing changed).
    */
   amend(batch: string, lines: readonly SettlementLine[]): Promise<SettlementLine[]>;
+  /**
+   * The kept settlements holding each sale (a line of its batch, not a `missing` one): sale → batch. One read for
+   * all (the index save() writes), so a sale held by any batch closed since is found, however old.
+   */
+  heldIn(sales: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Once per deployment (a mark in Redis): settlements kept before the sale → settlement index existed join it.
+   * Answers how many settlements were indexed (0 when done before).
+   */
+  backfillHeld(): Promise<number>;
+  /** Open bank lines whose review ended at or before `dueMs` (oldest first, at most `limit`). */
+  openBankLines(dueMs: number, limit: number): Promise<Array<{ batch: string; closed_at: string; line: SettlementLine }>>;
   /**
    * Claims the sweep for `missing` (one replica at a time, across restarts) when no sweep ended at or after
    * `dueSinceMs`. True when this owner sweeps now.

@@ -13,3 +13,16 @@ const HARD_CODES: ReadonlySet<string> = new Set(['10257', '10262', '79248', '792
 export function declineClassOf(tx: Pick<Transaction, 'result_code' | 'error_code'>): DeclineClass {
   return tx.error_code !== undefined && HARD_CODES.has(tx.error_code) ? 'hard' : 'soft';
 }
+
+/**
+ * A returned bank payment's class, by its return code (gateway-facts.md, ACH; the NACHA rules): R01 insufficient
+ * funds and R09 uncollected funds may be presented again (soft: retried on the schedule); every other code (R02
+ * account closed, R03 no account, R04 invalid number, R07 authorization revoked, R08 payment stopped, R10 not
+ * authorized, R16 frozen, …) and a return without a code are hard: that account is not debited again for the
+ * subscription until the shopper gives another method (and, for R07/R10, a new authorization).
+ */
+const SOFT_RETURNS: ReadonlySet<string> = new Set(['R01', 'R09']);
+
+export function returnClassOf(code: string | undefined): DeclineClass {
+  return code !== undefined && SOFT_RETURNS.has(code) ? 'soft' : 'hard';
+}

@@ -12,6 +12,7 @@ import { createMemorySubscriptionStore } from './memory-subscription-store';
 import { createPaymentMethods } from './payment-methods';
 import { createRedisSubscriptionStore } from './redis-subscription-store';
 import { createRenewals, type Renewals } from './renewals';
+import { createBankReturns, type BankReturns } from './returns';
 import { createSubscriptionService, type SubscriptionService } from './service';
 import type { SubscriptionStore } from './types';
 
@@ -27,6 +28,8 @@ export interface Subscriptions {
   renewals: Renewals;
   clock: Clock;
   store: SubscriptionStore;
+  /** A bank payment's return reaching its subscription (the ach.* intake calls it). */
+  returns: BankReturns;
 }
 
 export interface SubscriptionsDeps {
@@ -57,6 +60,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const methods = createPaymentMethods(deps.view, deps.walletStore);
   const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
   const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs });
+  const policy = { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction };
   const renewals = createRenewals({
     ...common,
     render: deps.render,
@@ -67,8 +71,9 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
       concurrency: 4,
       cls: RECURRING_CLASS,
       leaseMs: deps.leaseMs,
-      policy: { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction },
+      policy,
     },
   });
-  return { service, renewals, clock, store };
+  const returns = createBankReturns({ store, clock, events: deps.events, appended: deps.appended, logger, policy });
+  return { service, renewals, clock, store, returns };
 }

@@ -1,7 +1,7 @@
 import type { Transaction } from '../gateway/types';
-import { declineClassOf } from './declines';
+import { declineClassOf, returnClassOf } from './declines';
 import { dueAt } from './periods';
-import type { Attempt, DeclineClass, SubscriptionRecord, SubscriptionStatus } from './types';
+import type { Attempt, DeclineClass, SaleLink, SubscriptionRecord, SubscriptionStatus } from './types';
 
 /**
  * The subscription's state machine as pure functions of the record (each returns the next record, version
@@ -88,6 +88,42 @@ function transition(r: SubscriptionRecord, period: number, attempt: number, outc
   });
   const events: SubscriptionEventType[] = ['subscription.payment_failed'];
   if (r.status !== 'past_due' && status === 'past_due') events.push('subscription.past_due');
+  if (status === 'unpaid') events.push('subscription.unpaid');
+  if (status === 'canceled') events.push('subscription.canceled');
+  return { next, events };
+}
+
+/**
+ * A bank payment of period `link.period` came back (ach.returned, days after it was approved): the period is unpaid
+ * again, once (a return already in the history is left alone). What it does (docs/subscriptions.md, "Bank accounts"):
+ *   - the latest period charged, with no later attempt under way: reopened (`next_period` back to it, a fresh
+ *     attempt number, so its retry is a new write key) and `past_due`; a soft return (R01, R09) is retried on
+ *     the retry schedule counted from the return (exhausted: `unpaid` or canceled, as for declines), a hard one
+ *     blocks the account and waits for another method (as a hard decline does);
+ *   - an older period (a later one is already charged or under way), or a canceled or paused subscription: the
+ *     return is recorded (history, `periods_charged`) and a hard code blocks the account, but that period is not
+ *     collected again by tokengate: the merchant learns it from `sale.returned` and `subscription.payment_failed`.
+ */
+export function applyReturn(r: SubscriptionRecord, link: SaleLink & { sale: string; code: string | undefined }, nowMs: number, policy: RetryPolicy): Transition | undefined {
+  if (r.history.some((a) => a.sale === link.sale && a.result === 'returned')) return undefined;
+  const cls = returnClassOf(link.code);
+  const reopen = link.period === r.next_period - 1 && r.attempts === 0 && r.sending === null
+    && (r.status === 'active' || r.status === 'completed' || r.status === 'past_due');
+  const retryAt = reopen && cls === 'soft' ? policy.scheduleMs[link.attempt] : undefined;
+  const due = retryAt === undefined ? null : nowMs + retryAt;
+  const record: Attempt = { period: link.period, sale: link.sale, result: 'returned', decline_class: cls, decline_code: link.code ?? null, at: iso(nowMs), next_retry_at: due === null ? null : iso(due) };
+  const common = { history: withAttempt(r, record), periods_charged: Math.max(0, r.periods_charged - 1), blocked_method: cls === 'hard' ? link.payment_method : r.blocked_method };
+  if (!reopen) {
+    const status: SubscriptionStatus = cls === 'hard' && r.status === 'active' ? 'past_due' : r.status;
+    const events: SubscriptionEventType[] = ['subscription.payment_failed'];
+    if (status === 'past_due' && r.status !== 'past_due') events.push('subscription.past_due');
+    return { next: bump(r, { ...common, status }), events };
+  }
+  let status: SubscriptionStatus = 'past_due';
+  if (cls === 'soft' && due === null) status = policy.exhausted === 'cancel' ? 'canceled' : 'unpaid';
+  const next = bump(r, { ...common, status, next_period: link.period, attempts: link.attempt + 1, due_ms: due });
+  const events: SubscriptionEventType[] = ['subscription.payment_failed'];
+  if (status === 'past_due' && r.status !== 'past_due') events.push('subscription.past_due');
   if (status === 'unpaid') events.push('subscription.unpaid');
   if (status === 'canceled') events.push('subscription.canceled');
   return { next, events };

@@ -1,9 +1,10 @@
-import type { SubscriptionRecord, SubscriptionStore } from './types';
+import type { SaleLink, SubscriptionRecord, SubscriptionStore } from './types';
 
 /** SubscriptionStore in memory (development without Redis): the same rules as the Redis one, one process. */
 export function createMemorySubscriptionStore(): SubscriptionStore {
   const records = new Map<string, string>();
   const spills = new Set<string>();
+  const links = new Map<string, SaleLink>();
   const claims = new Map<string, { owner: string; until: number }>();
   const copy = (raw: string | undefined) => (raw === undefined ? undefined : (JSON.parse(raw) as SubscriptionRecord));
   const all = () => [...records.values()].map((raw) => JSON.parse(raw) as SubscriptionRecord);
@@ -35,6 +36,13 @@ export function createMemorySubscriptionStore(): SubscriptionStore {
     },
     async dueBetween(fromMs, toMs) {
       return all().filter((r) => r.due_ms !== null && r.due_ms >= fromMs && r.due_ms <= toMs).length;
+    },
+    async linkSale(sale, link) {
+      links.set(sale, { ...link });
+    },
+    async saleLink(sale) {
+      const link = links.get(sale);
+      return link && { ...link };
     },
     async recordSpill(day) {
       if (spills.has(day)) return false;

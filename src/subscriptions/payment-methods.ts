@@ -1,17 +1,24 @@
 import { NotFoundError, type Caller } from '../access';
+import { isBankMethod } from '../wallet/bank-methods';
 import { defaultMethodOf } from '../wallet/objects';
 import type { WalletStore } from '../wallet/types';
 import type { WalletView } from '../wallet/wallet-view';
 
-/** Which of the customer's cards a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
+/** Which of the customer's methods (a card or a bank account) a subscription charges, from tokengate's view of the wallet (no gateway call when it holds it). */
 export interface PaymentMethods {
   /**
-   * `pmkey` when it is the customer's card now, else the customer's default when none is named; NotFoundError
+   * `pmkey` when it is the customer's method now, else the customer's default when none is named; NotFoundError
    * for a card or customer the view does not hold (or that was removed: guarantee 10), or a customer with no card.
    */
-  resolve(caller: Caller, custkey: string, pmkey: string | undefined): Promise<string>;
+  resolve(caller: Caller, custkey: string, pmkey: string | undefined): Promise<Resolved>;
   /** The card updater flagged the card's account closed (src/webhooks/card-updates.ts): charging it wastes a call. */
   isClosed(custkey: string, pmkey: string): Promise<boolean>;
+}
+
+/** The method a charge goes to, and whether it is a bank account (charged with the subscription's consent as its authorization). */
+export interface Resolved {
+  key: string;
+  bank: boolean;
 }
 
 export function createPaymentMethods(view: Pick<WalletView, 'read' | 'withMethod'>, flags?: Pick<WalletStore, 'isClosed'>): PaymentMethods {
@@ -21,12 +28,12 @@ export function createPaymentMethods(view: Pick<WalletView, 'read' | 'withMethod
       if (pmkey !== undefined) {
         const read = await view.withMethod(caller, custkey, pmkey);
         if (!read.methods.some((m) => m.key === pmkey)) throw new NotFoundError();
-        return pmkey;
+        return { key: pmkey, bank: isBankMethod(read.methods, pmkey) };
       }
       const read = await view.read(caller, custkey);
       const def = defaultMethodOf(read.methods, read.chosenDefault);
       if (def === undefined) throw new NotFoundError();
-      return def;
+      return { key: def, bank: isBankMethod(read.methods, def) };
     },
   };
 }

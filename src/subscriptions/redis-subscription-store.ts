@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { withSubscriptionScripts } from './scripts';
-import { SUBSCRIPTION_TTL_MS, type SubscriptionRecord, type SubscriptionStore } from './types';
+import { BANK_SALE_LINK_TTL_MS, SUBSCRIPTION_TTL_MS, type SaleLink, type SubscriptionRecord, type SubscriptionStore } from './types';
 
 export interface RedisSubscriptionStoreOptions {
   redis: Redis | Cluster;
@@ -9,7 +9,8 @@ export interface RedisSubscriptionStoreOptions {
    * `redis.keyPrefix`. Keys, one hash tag so a record and the due set change in one script:
    * `{<p>:subs}:s:<key>` (the record, JSON), `{<p>:subs}:due` (sorted set: key → due ms), `{<p>:subs}:cust:<custkey>`
    * (sorted set: the customer's subscriptions by creation), `{<p>:subs}:claim:<key>` (a replica's renewal claim),
-   * `{<p>:subs}:spill:<YYYY-MM-DD>` (how many of that day's renewals moved to the next day: judged once).
+   * `{<p>:subs}:spill:<YYYY-MM-DD>` (how many of that day's renewals moved to the next day: judged once),
+   * `{<p>:subs}:sale:<sale>` (a bank payment's subscription, period and attempt, JSON: its return reaches them).
    */
   keyPrefix: string;
   opTimeoutMs?: number;
@@ -56,6 +57,13 @@ export function createRedisSubscriptionStore(options: RedisSubscriptionStoreOpti
     },
     async dueBetween(fromMs, toMs) {
       return call('due', () => redis.zcount(due, String(fromMs), String(toMs)));
+    },
+    async linkSale(sale, link) {
+      await call('link', () => redis.set(`${tag}:sale:${encodeURIComponent(sale)}`, JSON.stringify(link), 'PX', BANK_SALE_LINK_TTL_MS));
+    },
+    async saleLink(sale) {
+      const raw = await call('link', () => redis.get(`${tag}:sale:${encodeURIComponent(sale)}`));
+      return raw === null ? undefined : (JSON.parse(raw) as SaleLink);
     },
     async recordSpill(day, count) {
       return (await call('spill', () => redis.set(`${tag}:spill:${day}`, String(count), 'PX', SUBSCRIPTION_TTL_MS, 'NX'))) === 'OK';

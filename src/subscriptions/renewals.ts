@@ -84,8 +84,9 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     const period = r.next_period;
     const attempt = r.attempts;
     let pm: string;
+    let bank: boolean;
     try {
-      pm = await methods.resolve(RENEWALS_CALLER, r.customer, r.payment_method ?? undefined);
+      ({ key: pm, bank } = await methods.resolve(RENEWALS_CALLER, r.customer, r.payment_method ?? undefined));
     } catch (err) {
       if (!(unwrapNotSent(err) instanceof NotFoundError)) throw err;
       await settle(key, period, attempt, { kind: 'removed' }, r.payment_method ?? '');
@@ -105,9 +106,9 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     const marked: SubscriptionRecord = { ...r, sending: { period, until_ms: Date.now() + settings.leaseMs }, version: r.version + 1 };
     if (!(await store.swap(marked))) return; // changed meanwhile (a cancel, a PATCH): the next pass reads it again
     const invoice = r.invoice_prefix ? `${r.invoice_prefix}-${period + 1}` : undefined;
-    // Whatever the method is, a card today or a bank account (issue 38), the charge is the checkout's: its kind
-    // decides the gateway command inside checkout.pay, and its outcome comes back here as approved or declined;
-    // a bank payment's later return would reach the subscription through the same commit (applyOutcome).
+    // A card or a bank account (issue 38): the checkout's one charge either way. A bank account is debited with
+    // the subscription's consent as the shopper's authorization, under the recurring SEC code PPD (contract,
+    // "Bank payments": renewals use PPD); its later return reaches the subscription through its link (returns.ts).
     try {
       const result = await checkout.pay({
         caller: RENEWALS_CALLER,
@@ -115,12 +116,15 @@ export function createRenewals(deps: RenewalDeps): Renewals {
         // Fixed per attempt, whatever card it goes to: a card changed while the attempt's outcome is unknown must
         // meet that outcome (409 until reconciled, then its replay), never a refusal that would leave it due.
         fingerprint: `renewal:${key}:${period}:${attempt}`,
-        input: { customer: r.customer, paymentMethod: pm, amount: r.amount, amountDetail: r.amount_detail ?? undefined, capture: true, recurring: true, cls: settings.cls, ...(invoice ? { invoice } : {}) },
-        alsoRecord: (outcome) => () => settle(key, period, attempt, outcome, pm),
+        input: {
+          customer: r.customer, paymentMethod: pm, amount: r.amount, amountDetail: r.amount_detail ?? undefined, capture: true, recurring: true, cls: settings.cls,
+          ...(invoice ? { invoice } : {}), ...(bank ? { authorization: { text: r.consent.text } } : {}),
+        },
+        alsoRecord: (outcome) => () => settle(key, period, attempt, outcome, pm, bank),
       }, deps.render);
       // A replay: the answer was kept but maybe not its change to the subscription (a crash between): applied
       // again from the stored answer, which finds it done if it was.
-      if (result.replayed) await settle(key, period, attempt, outcomeOfAnswer(result.response), pm);
+      if (result.replayed) await settle(key, period, attempt, outcomeOfAnswer(result.response), pm, bank);
     } catch (err) {
       const e = unwrapNotSent(err);
       if (e instanceof NotFoundError) {
@@ -138,9 +142,11 @@ export function createRenewals(deps: RenewalDeps): Renewals {
 
   const count = (result: RenewalResult) => deps.metrics?.attempts.inc({ result });
 
-  async function settle(key: string, period: number, attempt: number, outcome: Outcome, pm: string): Promise<void> {
+  async function settle(key: string, period: number, attempt: number, outcome: Outcome, pm: string, bank = false): Promise<void> {
     const now = await clock.now();
     count(outcome.kind);
+    // Linked before the period is marked paid: a return can only ever find a paid period's link.
+    if (bank && outcome.kind === 'approved' && outcome.transaction.key) await store.linkSale(outcome.transaction.key, { key, period, attempt, payment_method: pm });
     await commit(key, (cur) => applyOutcome(cur, period, attempt, outcome, now, settings.policy, pm));
   }
 

@@ -119,7 +119,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
       if (input.start !== undefined && input.start < today) throw new SubscriptionInputError('body.start', 'not_in_past');
       const chargeNow = input.start === undefined || input.start === today;
       // The card must be the customer's now (a later charge checks again: it may be removed meanwhile).
-      const card = await methods.resolve(caller, custkey, input.paymentMethod);
+      const { key: card, bank } = await methods.resolve(caller, custkey, input.paymentMethod);
       const anchor = chargeNow ? now : Date.parse(`${input.start}T00:00:00.000Z`);
       const base: SubscriptionRecord = {
         key, customer: custkey, payment_method: input.paymentMethod ?? null, amount: input.amount, amount_detail: input.amountDetail ?? null,
@@ -148,6 +148,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
       const pay: PayInput = {
         customer: custkey, paymentMethod: card, amount: input.amount, amountDetail: input.amountDetail, capture: true,
         ...(input.invoicePrefix ? { invoice: `${input.invoicePrefix}-1` } : {}),
+        // A bank account: the consent is the shopper's authorization of this first debit (present: SEC WEB).
+        ...(bank ? { authorization: { text: input.consent.text } } : {}),
       };
       const sale = await checkout.pay({
         caller, idempotencyKey: `subscription\u0000${idempotencyKey}`, fingerprint, input: pay,
@@ -159,7 +161,13 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
             history: [{ period: 0, sale: outcome.transaction.key, result: 'approved', decline_class: null, decline_code: null, at, next_retry_at: null }],
           };
           const done = base.count === 1;
-          return created({ ...record, status: done ? 'completed' : 'active', due_ms: done ? null : periodDue(record, 1) });
+          const make = created({ ...record, status: done ? 'completed' : 'active', due_ms: done ? null : periodDue(record, 1) });
+          if (!bank || !outcome.transaction.key) return make;
+          const sale = outcome.transaction.key;
+          return async () => {
+            await store.linkSale(sale, { key, period: 0, attempt: 0, payment_method: card });
+            await make();
+          };
         },
       }, render, log);
       if (sale.response.status !== 201) return { declined: sale };

@@ -19,7 +19,8 @@ export interface Attempt {
   period: number;
   /** The sale's key at the gateway, when the gateway answered one. */
   sale: string | null;
-  result: 'approved' | 'declined' | 'error' | 'not_sent';
+  /** `returned`: an approved bank payment the bank took back later (its `decline_code` is the return code). */
+  result: 'approved' | 'declined' | 'error' | 'not_sent' | 'returned';
   decline_class: DeclineClass | null;
   /** The gateway's decline code, when it gave one (never its text: it may echo input). */
   decline_code: string | null;
@@ -87,6 +88,12 @@ export interface SubscriptionStore {
   /** How many are due in [fromMs, toMs] (a day's renewals still undone: spilled). */
   dueBetween(fromMs: number, toMs: number): Promise<number>;
   /**
+   * A bank payment charged for a period (renewal or first charge) is linked to it, so that the bank's return of it
+   * days later (ach.returned) reaches the subscription; kept BANK_SALE_LINK_TTL_MS.
+   */
+  linkSale(sale: string, link: SaleLink): Promise<void>;
+  saleLink(sale: string): Promise<SaleLink | undefined>;
+  /**
    * Records a day's spill (`day` YYYY-MM-DD, by tokengate's clock) once across replicas: true for the one call
    * that recorded it (that replica counts it in the metric), false when it was judged already.
    */
@@ -95,3 +102,15 @@ export interface SubscriptionStore {
 
 /** 400 days: a yearly subscription's record outlives the gap between its charges. Refreshed by every change. */
 export const SUBSCRIPTION_TTL_MS = 400 * 24 * 3600 * 1000;
+
+/** Which attempt of which subscription a bank payment was (its key at the gateway links it). */
+export interface SaleLink {
+  key: string;
+  period: number;
+  attempt: number;
+  /** The bank method charged: a hard return blocks it. */
+  payment_method: string;
+}
+
+/** 90 days: past the 60 days a consumer has to return an unauthorized debit (R10; NACHA). */
+export const BANK_SALE_LINK_TTL_MS = 90 * 24 * 3600 * 1000;

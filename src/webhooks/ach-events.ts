@@ -21,6 +21,16 @@ import type { WebhookStore } from './types';
  * A status only moves forward (P < B < S < R; E and V end it), so an event older than what the record knows, or
  * the same event twice, changes nothing. Each event's `change` is the sale's and the step's: one event per step.
  * A refund of a returned or failed payment is then refused atomically with the refund bounds (lua/reserve.lua).
+ *
+ * A refund of a bank payment is a credit to the account, a check transaction of its own, and the gateway tells of
+ * its steps with the same `ach.*` events about the refund's key (the sandbox's reading: its ACH clock moves every
+ * check; the reference lists the events, not which transactions send them). Tied to its sale through the refund
+ * index, as `transaction.refund.*` is: `ach.voided` or `ach.failed` of a refund gives its money back in the sale's
+ * view (`refund_voided`, with `refund.voided`: guarantee 12, the view follows the gateway's word); `ach.submitted`
+ * and `ach.settled` change nothing; `ach.returned` of a credit (the shopper's bank sent the refund back) is logged
+ * and counted, the view unchanged (nothing documents what the gateway then holds). Before this, a voided refund of
+ * a bank payment was kept as a step of an unknown sale and its money stayed refunded in the view (the soak's
+ * money_views_disagree).
  */
 export type AchOutcome = 'applied' | 'kept' | 'unmatched' | 'ignored' | 'invalid';
 
@@ -34,7 +44,7 @@ export interface AchEvents {
 }
 
 export interface AchEventDeps {
-  records: Pick<SaleRecords, 'get' | 'view' | 'advanceAch'>;
+  records: Pick<SaleRecords, 'get' | 'view' | 'advanceAch' | 'saleOfRefund' | 'hear'>;
   wallet?: Pick<WalletStore, 'read' | 'putMethod' | 'isRemoved'>;
   events?: EventSink;
   appended?: () => void;
@@ -45,6 +55,13 @@ export interface AchEventDeps {
   store?: Pick<WebhookStore, 'keepEarlyAch' | 'earlyAchSales' | 'earlyAchOf' | 'dropEarlyAch'>;
   keptPollMs?: number;
   logger?: Logger;
+  /**
+   * A return applied (or delivered again): the subscription whose period the sale paid learns of it (src/
+   * subscriptions/returns.ts, applied once there), and the sale's settlement line changes (settlements'
+   * bank-review.ts, once per return). Called on every delivery, so a crash between the sale's step and this
+   * leaves the gateway's retry to finish it.
+   */
+  onReturned?: (sale: string, code: string | undefined) => Promise<unknown>;
 }
 
 /** Kept steps tried per poll (oldest first): a bound on one poll's Redis work. */
@@ -111,6 +128,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     // moved the status past a step emits that step's event.
     const moved = await records.advanceAch(saleKey, step.status, returned);
     if (!moved) return false;
+    if (step.status === 'R' && moved.after === 'R') await deps.onReturned?.(saleKey, returned?.code);
     if (moved.after === moved.before) return true; // older news, or the same again
     // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
     const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
@@ -120,6 +138,21 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       await emit(passed.flatMap((s) => (s.type ? [{ type: s.type, change: `${s.type}:${saleKey}`, data }] : [])));
     }
     return true;
+  }
+
+  /** A step about a refund of a bank payment (a credit, tied to its sale by the refund index); undefined when `key` is no refund tokengate knows. */
+  async function refundStep(key: string, type: string): Promise<AchOutcome | undefined> {
+    const saleKey = await records.saleOfRefund(key);
+    if (!saleKey) return undefined;
+    if (type === 'ach.voided' || type === 'ach.failed') {
+      const heard = await records.hear(saleKey, { kind: 'refund_voided', refundKey: key });
+      return heard === 'absent' || heard === 'unknown_refund' ? 'unmatched' : 'applied';
+    }
+    if (type === 'ach.returned') {
+      deps.logger?.warn('a refund of a bank payment came back from the shopper\'s bank: the sale\'s view still counts it refunded', { sale: saleKey, refund: key });
+      return 'unmatched';
+    }
+    return 'applied';
   }
 
   let timer: NodeJS.Timeout | undefined;
@@ -132,6 +165,11 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       for (const { step, detail } of kept.sort((a, b) => ACH_RANK[a.step.status] - ACH_RANK[b.step.status])) {
         applied = (await advance(saleKey, step, JSON.parse(detail) as { code?: string; date?: string })) && applied;
         if (!applied) break;
+      }
+      // Not a sale: perhaps a refund whose answer was lost, now resolved and tied to its sale.
+      if (!applied && (await records.saleOfRefund(saleKey))) {
+        for (const type of Object.keys(STEP).filter((t) => kept.some((k) => k.step === STEP[t]))) await refundStep(saleKey, type);
+        applied = true;
       }
       if (applied) {
         await deps.store.dropEarlyAch(saleKey);
@@ -152,6 +190,8 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       const change = event.changed ?? {};
       const returned = step.status === 'R' ? { code: returnCodeOf(change.reason), date: typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned) ? change.returned : undefined } : undefined;
       if (await advance(saleKey, step, returned)) return 'applied';
+      const ofRefund = await refundStep(saleKey, event.type);
+      if (ofRefund) return ofRefund;
       // No record yet: kept until it appears (a late return must change the sale, guarantee 14).
       if (deps.store && (await deps.store.keepEarlyAch(saleKey, event.type, JSON.stringify(returned ?? {})))) return 'kept';
       return 'unmatched';

@@ -191,7 +191,9 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
       }
       await store.markApplied(event.id);
       count(event.type, outcome);
-      log.info('gateway webhook received', { event_type: KNOWN.has(event.type) ? event.type : 'other', event_id: event.id, outcome });
+      // The transaction (or batch) it was about: a gateway key, no card data; what an operator greps for.
+      const about = typeof event.object.key === 'string' ? event.object.key : undefined;
+      log.info('gateway webhook received', { event_type: KNOWN.has(event.type) ? event.type : 'other', event_id: event.id, outcome, ...(about ? { about } : {}) });
       return { kind: 'received', outcome };
     },
   };

@@ -42,7 +42,7 @@ describe('the typed client as an installable package', () => {
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
     dir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-client-pkg-'));
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });

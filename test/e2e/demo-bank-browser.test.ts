@@ -46,7 +46,7 @@ describeWithChromium('/demo pays by bank account (headless Chromium)', () => {
     await page.locator('#pay-bank:not([disabled])').waitFor({ timeout: 20_000 });
     await page.locator('#bank-move:not([disabled])').waitFor({ timeout: 20_000 });
     sandboxOrigin = new URL((await page.locator('iframe[data-usaepay="payment-check"]').getAttribute('src')) ?? '').origin;
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -22,7 +22,6 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
  * production's 404 are checked over HTTP everywhere.
  */
 const describeWithChromium = describeIfChromium('demo-browser');
-jest.setTimeout(60_000);
 
 /** Everything a request carries: URL, headers (names and values) and body. */
 function carried(req: Request): string {
@@ -76,7 +75,7 @@ describe('/demo in development (npm start)', () => {
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
     demoUrl = await printedDemoUrl(service);
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
   });
@@ -200,7 +199,7 @@ describe('/demo in development (npm start)', () => {
       page.on('response', (res) => {
         if (res.status() === 404 && res.url().startsWith(service.url) && !res.url().includes('/v1/')) problems.push(`404: ${res.url()}`);
       });
-    }, 45_000);
+    });
 
     afterAll(async () => {
       await browser?.close();
@@ -567,7 +566,8 @@ describe('/demo in development (npm start)', () => {
       await page.locator('#move-month').click();
       expect(await expectAnswer(/^Moved tokengate's clock/)).toMatch(/^Moved tokengate's clock 31 days: it is now \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
       // The renewal is tokengate's own work, a moment after the clock moved: the page reads until it is listed.
-      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 20_000 });
+      // A ceiling only (CI at load 11 took past 20 s): the renewal pass runs on its tick, paced into spare budget.
+      await row.locator('.sub-history li', { hasText: /^Period 2 · .* · paid · sale / }).waitFor({ timeout: 60_000 });
       expect(await row.locator('.sub-title').textContent()).toMatch(/^9\.99 every month · active · 2 paid · next /);
       const clockAfter = Date.parse(((await (await fetch(`${service.url}/demo/clock`)).json()) as { now: string }).now);
       expect(clockAfter - clockBefore).toBeGreaterThanOrEqual(31 * 86_400_000);
@@ -644,7 +644,7 @@ describe('/demo outside development', () => {
       REDIS_KEY_PREFIX: uniquePrefix('demo-prod').replace(/[^A-Za-z0-9:_-]/g, '_'),
       ...TEST_JWT_ENV,
     });
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
     await sandbox?.close();

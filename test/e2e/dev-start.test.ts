@@ -79,7 +79,7 @@ describe('npm start in development prints commands that work as printed', () => 
     banner = await waitForBanner(service);
     curlHome = mkdtempSync(path.join(os.tmpdir(), 'tokengate-curl-'));
     writeFileSync(path.join(curlHome, '.curlrc'), 'write-out = "\\n__curl__ %{http_code} %{content_type}"\n');
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -105,14 +105,14 @@ describe('npm start in development prints commands that work as printed', () => 
     const own = jwt.sign({ sub: 'own-signer', custkey, scope: 'payment_methods:read' }, printed, { algorithm: 'HS256', issuer: 'tokengate-dev', audience: 'tokengate', expiresIn: 300 });
     const res = await fetch(`${service.url}/v1/customers/${custkey}/payment_methods`, { headers: { authorization: `Bearer ${own}` } });
     expect(res.status).toBe(200);
-  }, 20000);
+  });
 
   it('when the printed export and sale curl are run in bash, then the sale is approved with 201 JSON', async () => {
     const answer = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
     expect({ status: answer.status, contentType: answer.contentType }).toEqual({ status: 201, contentType: expect.stringMatching(/^application\/json/) });
     const sale = JSON.parse(answer.body) as { result_code?: string; amount?: string; creditcard?: { number?: string } };
     expect(sale).toMatchObject({ result_code: 'A', amount: '10.00', creditcard: { number: '4000xxxxxxxx2224' } });
-  }, 20000);
+  });
 
   it('when the printed sale curl is pasted a second time, then it charges again (a new Idempotency-Key each run)', async () => {
     const first = await runAsPrinted(`${banner.exportLine}\n${banner.saleCurl}`, curlHome);
@@ -121,7 +121,7 @@ describe('npm start in development prints commands that work as printed', () => 
     const keys = [first, second].map((a) => (JSON.parse(a.body) as { key?: string }).key);
     expect(keys[0]).toEqual(expect.any(String));
     expect(keys[0]).not.toBe(keys[1]);
-  }, 20000);
+  });
 
   it('when the service starts in development without GATEWAY_WEBHOOK_SECRET, then the banner says the gateway\'s webhooks are off and how to turn them on, and /v1/webhooks/gateway answers 404', async () => {
     expect(service.output()).toContain('  gateway webhooks:         off (set GATEWAY_WEBHOOK_SECRET, any 8+ characters, to have the embedded sandbox post them here)\n');
@@ -140,7 +140,7 @@ describe('npm start in development prints commands that work as printed', () => 
     expect(list.data?.map((m) => m.ccnum4last)).toContain('2224');
     // No full card number anywhere in the answer (masked forms such as 4000xxxxxxxx2224 only).
     expect(answer.body).not.toMatch(/\d{12,}/);
-  }, 20000);
+  });
 });
 
 describe('npm start in development with GATEWAY_WEBHOOK_SECRET: the embedded sandbox posts the gateway\'s webhooks to tokengate', () => {
@@ -149,7 +149,7 @@ describe('npm start in development with GATEWAY_WEBHOOK_SECRET: the embedded san
 
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development', GATEWAY_WEBHOOK_SECRET: secret });
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -188,7 +188,7 @@ describe('npm start in development with GATEWAY_WEBHOOK_SECRET: the embedded san
     // The sandbox's own record: the void's webhook went to tokengate's receiver and was taken (204).
     const tries = ((await callSandbox(sandboxOrigin, 'GET', '/_sandbox/webhooks', { auth: false })).json as { attempts: { url: string; event_type: string; outcome: string; status?: number }[] }).attempts;
     expect(tries.filter((a) => a.event_type === 'transaction.sale.voided')).toEqual([expect.objectContaining({ url: receiver, outcome: 'delivered', status: 204 })]);
-  }, 20000);
+  });
 });
 
 describe('npm start in development with an external gateway (GATEWAY_BASE_URL)', () => {
@@ -199,7 +199,7 @@ describe('npm start in development with an external gateway (GATEWAY_BASE_URL)',
     // An emulator started apart stands in for an external sandbox: the service knows none of its customers.
     sandbox = await startSandbox({ port: 0 });
     service = await startServiceProcess({ NODE_ENV: 'development', GATEWAY_BASE_URL: sandbox.baseUrl });
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -231,7 +231,7 @@ describe('npm start in development with an external gateway (GATEWAY_BASE_URL)',
     });
     const res = await fetch(`${service.url}/v1/customers/${custkey}/payment_methods`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
-  }, 20000);
+  });
 });
 
 describe('npm start in development with JWTs verified by a public key (RS256, no HS secret)', () => {
@@ -244,7 +244,7 @@ describe('npm start in development with JWTs verified by a public key (RS256, no
       JWT_ALGORITHMS: 'RS256',
       JWT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
     });
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -267,7 +267,7 @@ describe('npm start in development with JWTs verified by a public key (RS256, no
     expect(sale.status).toBe(201);
     expect((await fetch(`${service.url}/demo`)).status).toBe(404);
     expect(service.child.exitCode).toBeNull();
-  }, 20000);
+  });
 });
 
 describe('npm start in development with an operator\'s own JWT_SECRET', () => {
@@ -276,7 +276,7 @@ describe('npm start in development with an operator\'s own JWT_SECRET', () => {
 
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development', JWT_SECRET: ownSecret });
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -310,12 +310,12 @@ describe('npm start in development when a port is taken', () => {
     expect(code).toBe(1);
     expect(err).toBe(`tokengate: PORT ${takenPort} is already in use\n`);
     expect(out).not.toMatch(/unhandled rejection|EADDRINUSE|export TOKEN=/);
-  }, 20000);
+  });
 
   it('when ADMIN_PORT is taken, then it exits 1 with one line naming ADMIN_PORT and the port', async () => {
     const { code, out, err } = await runServiceToExit({ NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: String(takenPort) });
     expect(code).toBe(1);
     expect(err).toBe(`tokengate: ADMIN_PORT ${takenPort} is already in use\n`);
     expect(out).not.toMatch(/unhandled rejection|EADDRINUSE/);
-  }, 20000);
+  });
 });

@@ -60,7 +60,7 @@ describeWithChromium('docs page in headless Chromium', () => {
     userDataDir = mkdtempSync(path.join(os.tmpdir(), 'tokengate-chromium-'));
     // A new empty profile, as the probe used; Playwright takes it as launchPersistentContext's first argument.
     browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_FLAGS, timeout: 15000, viewport: { width: 1100, height: 1400 } });
-  }, 30000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -107,7 +107,7 @@ describeWithChromium('docs page in headless Chromium', () => {
     expect(await cspViolations(page)).toEqual([]);
     expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });
     await page.close();
-  }, 30000);
+  });
 
   it('when /docs is opened, then it begins with what the API is and how to get a dev token, and the Authorize dialog lists every scope of the code\'s table (issue 41)', async () => {
     const { page, problems } = await openDocs();
@@ -126,7 +126,7 @@ describeWithChromium('docs page in headless Chromium', () => {
     expect(Object.keys(SCOPES).filter((scope) => !text.includes(scope))).toEqual([]);
     expect(problems).toEqual({ console: [], pageErrors: [], failedRequests: [], badAnswers: [] });
     await page.close();
-  }, 30000);
+  });
 
   it('when "Try it out" runs a sale with the dev token, then the service answers it (201) from this origin', async () => {
     const { page, problems } = await openDocs();
@@ -148,7 +148,7 @@ describeWithChromium('docs page in headless Chromium', () => {
     expect(await cspViolations(page)).toEqual([]);
     expect(problems.pageErrors).toEqual([]);
     await page.close();
-  }, 30000);
+  });
 
   it('when an inline script is injected into /docs, then the CSP blocks it and the watchers report it', async () => {
     // Proves the checks above can fail: a blocked inline script must show up in both detectors.
@@ -160,5 +160,5 @@ describeWithChromium('docs page in headless Chromium', () => {
     for (let i = 0; i < 50 && !problems.console.some((m) => m.includes('Content Security Policy')); i++) await page.waitForTimeout(100);
     expect(problems.console.join('\n')).toMatch(/Content Security Policy/);
     await page.close();
-  }, 20000);
+  });
 });

@@ -7,7 +7,6 @@ import { TEST_JWT_ENV } from '../support/bff';
  * against what `npm start` runs (the built service in development mode, its embedded sandbox); the key pays a
  * sale through tokengate. Refused in production, and it never repeats the card number it was given.
  */
-jest.setTimeout(60_000);
 
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
@@ -21,7 +20,7 @@ describe('npm run payment-key', () => {
   let service: ServiceProcess;
   beforeAll(async () => {
     service = await startServiceProcess({ NODE_ENV: 'development' });
-  }, 30_000);
+  });
   afterAll(async () => {
     await service?.stop();
   });

@@ -54,7 +54,7 @@ describe('the README\'s five-step tour against npm start', () => {
     // `npm run -s token -- <args>`: what package.json's "token" script runs, once "pretoken" (the build) is done.
     writeFileSync(path.join(bin, 'npm'), `#!/usr/bin/env bash\n[ "$1 $2 $3 $4" = "run -s token --" ] || { echo "unexpected npm $*" >&2; exit 64; }\nshift 4\nexec node ${JSON.stringify(path.join(ROOT, 'dist', 'cli', 'token.js'))} "$@"\n`);
     chmodSync(path.join(bin, 'npm'), 0o755);
-  }, 25000);
+  });
 
   afterAll(async () => {
     await service?.stop();
@@ -128,5 +128,5 @@ describe('the README\'s five-step tour against npm start', () => {
 
     // 5. Refunded in full by the back office's token: unsettled, so the gateway voided it.
     expect(JSON.parse(refund as string)).toMatchObject({ type: 'refund', sale: sale.key, amount: '12.34', result_code: 'A', method: 'void' });
-  }, 30000);
+  });
 });

@@ -71,7 +71,7 @@ describe('concurrent refunds and captures across three replicas', () => {
     // did not fit never reached it. A real gateway need not judge concurrent refunds as strictly as the sandbox.
     const ops = sandbox.ledger.operations().filter((o) => o.trankey === saleKey);
     expect(ops.map((o) => o.result_code)).toEqual(Array.from({ length: 14 }, () => 'A'));
-  }, 60_000);
+  });
 
   it('when 20 refunds of mixed amounts race on three replicas, then the ledger\'s refunded total stays within the captured amount and matches the 201 answers', async () => {
     const saleKey = await settledSale('25.00');
@@ -86,7 +86,7 @@ describe('concurrent refunds and captures across three replicas', () => {
     // Whatever the order, no refused refund would have fitted in what was left.
     const left = 2500 - refundedByAnswers;
     for (const a of answers.filter((x) => x.status === 422)) expect(cents(amounts[answers.indexOf(a)] as string)).toBeGreaterThan(left);
-  }, 60_000);
+  });
 
   it('when 6 captures of one authorization arrive at once on three replicas, then one captures and the others are 409 sale_not_capturable, never reaching the gateway', async () => {
     const shopCapture = token({ sub: 'shop-capture', custkey: cust(), scope: 'sales:create sales:capture' });
@@ -112,7 +112,7 @@ describe('concurrent refunds and captures across three replicas', () => {
     expect(read.status).toBe(200);
     expect(winner.body).toEqual(read.body);
     expect(read.body).toMatchObject({ payment_method: pm(), creditcard: { number: '4000xxxxxxxx2224' }, status: 'pending_settlement', amount: '30.00' });
-  }, 60_000);
+  });
 
   it('when 8 voids of one sale arrive at once on three replicas, then one void reaches the gateway and every caller is answered the voided sale (issue 25, item 5)', async () => {
     const shopVoid = token({ sub: 'shop-void', custkey: cust(), scope: 'sales:create sales:void sales:read' });
@@ -138,5 +138,5 @@ describe('concurrent refunds and captures across three replicas', () => {
     const late = await replicas.call({ method: 'POST', path: `/v1/sales/${saleKey}/void`, headers: { authorization: `Bearer ${shopVoid}`, 'idempotency-key': `void-${saleKey}-late` } });
     expect([late.status, (late.body as { error?: { code: string } }).error?.code]).toEqual([409, 'sale_not_voidable']);
     expect(sandbox.ledger.operations().filter((o) => o.trankey === saleKey)).toHaveLength(1);
-  }, 60_000);
+  });
 });

@@ -6,7 +6,6 @@ import { call, gatewayCalls, type Answer } from '../support/wallet';
  * names it, or a routing number beside an account number in any value, on every route that takes a body or a
  * query. Nothing reaches the gateway, the error body never echoes the numbers, and no log line holds them.
  */
-jest.setTimeout(60_000);
 
 const ROUTING = '021000021';
 const ACCOUNT = '10178101';

@@ -55,5 +55,5 @@ describe('budget classes through the API', () => {
     expect(lastRefund).toBeGreaterThan((done.sale as number) + W);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
     expect(bff.sandbox.stats().endpoints.v2?.maxInWindow).toBeLessThanOrEqual(N);
-  }, 30_000);
+  });
 });

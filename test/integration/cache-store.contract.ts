@@ -116,7 +116,7 @@ export function describeTokenCacheContract(name: string, make: () => TokenCache)
         expect(await cache.get(key)).toBeUndefined();
         const started = Date.now();
         expect((await rt.getOrLoad(key, async () => token('ref-2'))).value.cardref).toBe('ref-2');
-        expect(Date.now() - started).toBeLessThan(15_000); // not held up by the 60 s lock (a safety-net ceiling)
+        expect(Date.now() - started).toBeLessThan(30_000); // not held up by the 60 s lock (a safety-net ceiling; issue 41: 15 s)
       });
 
       test('when two replicas miss together, then one loads and the other waits and reads the cached value', async () => {

@@ -11,7 +11,7 @@ import { describeSchedulerContract, type SchedulerBackend } from './limiter-suit
 let cluster: RedisCluster | undefined;
 beforeAll(async () => {
   cluster = await startRedisCluster({ masters: 3 });
-}, 20_000);
+});
 afterAll(async () => {
   await cluster?.stop();
 });

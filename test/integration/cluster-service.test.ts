@@ -47,7 +47,7 @@ beforeAll(async () => {
   service = await buildService(config, logger);
   [api, url] = await serve(service.app);
   [admin, adminUrl] = await serve(service.admin);
-}, 30_000);
+});
 
 afterAll(async () => {
   service?.startDraining();

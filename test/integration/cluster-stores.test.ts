@@ -19,7 +19,7 @@ const prefix = uniquePrefix('cluster');
 beforeAll(async () => {
   cluster = await startRedisCluster({ masters: 3 });
   client = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
-}, 20_000);
+});
 afterAll(async () => {
   client?.disconnect();
   await cluster?.stop();

@@ -187,5 +187,5 @@ describe('the reference\'s webhook examples, signed, against tokengate', () => {
     // RECONCILE_RETRY_MS (5 s here) later, a replica's poll takes it from the queue.
     await eventually(async () => (await confirmations('confirmed')) === confirmed + 1, 20_000, 200);
     expect(await view(key)).toMatchObject({ status: 'voided' });
-  }, 30_000);
+  });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { startBff, token, type Bff } from '../support/bff';
+import { loopLag } from '../support/wait';
 
 /**
  * Guarantee 11 (issue 30, item 1): no caller starves the others. At the production budget (45 a minute, 5 kept
@@ -65,12 +66,19 @@ it('when one token loops on unknown sale keys for 30 s, then every other custome
     if (paid.key) visits.push(await timed(`confirmation ${n}`, auth(request(bff.url).get(`/v1/sales/${paid.key}`))));
   };
 
+  const lag = loopLag();
   const internalLoops = Array.from({ length: 4 }, () => loop('internal', internal));
   await Promise.all([...internalLoops, loop('shopper', shopperLoop), loop('shopper', shopperLoop), ...others.slice(0, 8).map(shop)]);
+  // The bound is the contract's on a box of its own; here tokengate and the sandbox share this process with the
+  // loopers, so the bound grows by what this process's stalls cost (its timers ran that late), twice: one stall
+  // may hold the request, one its answer (issue 41: a busy box failed the bare 3 s). A starved caller waits for a
+  // window of the budget (60 s here) or is refused 429: far past either.
+  const bound = BOUND_MS + 2 * lag.maxMs();
+  lag.stop();
 
   // Every other customer: each page, sale and confirmation answered OK within the bound.
+  expect(visits.filter((v) => !(v.status === 200 || v.status === 201) || v.ms > bound)).toEqual([]);
   expect(visits).toHaveLength(24);
-  expect(visits.filter((v) => !(v.status === 200 || v.status === 201) || v.ms > BOUND_MS)).toEqual([]);
   // The internal looper was refused for itself once past its share; the shopper's unknown keys cost nothing.
   expect(loops.internal[429]).toBeGreaterThan(0);
   expect(Object.keys(loops.shopper)).toEqual(['404']);

@@ -7,12 +7,11 @@ import { startBff, type Bff } from '../support/bff';
  * carries X-Request-Id", errors in the envelope) answers must keep the contract even when Node's parser,
  * not Express, refuses the request.
  */
-jest.setTimeout(60_000);
 
 let bff: Bff;
 beforeAll(async () => {
   bff = await startBff({ mode: 'process' });
-}, 60_000);
+});
 afterAll(() => bff?.stop());
 
 function raw(text: string): Promise<string> {

@@ -163,7 +163,7 @@ beforeAll(async () => {
   bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', REDIS_KEY_PREFIX: redisPrefix } });
   custA = bff.sandbox.fixtures.firstCustomer().key;
   pmA = (bff.sandbox.fixtures.paymentMethods(custA)[0] as { key: string }).key;
-}, 60_000);
+});
 afterAll(async () => {
   process.stdout.write(`hostile-input: sent ${sent}, refused by client ${refusedByClient}, by parser ${parserRefused}, minted ids ${mintedIds.length}, PAN-like ${mintedIds.filter((i) => containsPan(i)).length}, card numbers planted ${planted.size}\n`);
   agent.destroy();

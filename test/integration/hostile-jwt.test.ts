@@ -14,7 +14,6 @@ import { AUDIENCE, ISSUER, TEST_JWT_SECRET, startBff, type Bff } from '../suppor
  * 401 unauthenticated in the error envelope, and no log line holds any part of the token. Each setup first
  * shows a valid token gets through, so the 401s are the attacks' doing.
  */
-jest.setTimeout(60_000);
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 const now = () => Math.floor(Date.now() / 1000);
@@ -57,7 +56,7 @@ describe('JWT attacks on the service, HS256 secret', () => {
   beforeAll(async () => {
     bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug' } });
     custA = bff.sandbox.fixtures.firstCustomer().key;
-  }, 60_000);
+  });
   afterAll(() => bff?.stop());
 
   it('when the token is valid, then the route answers (the control for the attacks below)', async () => {
@@ -138,7 +137,7 @@ describe('JWT attacks on the service, RS256 with a PEM public key', () => {
   beforeAll(async () => {
     bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', JWT_ALGORITHMS: 'RS256', JWT_PUBLIC_KEY: keyA.publicKey, JWT_SECRET: '' } });
     custA = bff.sandbox.fixtures.firstCustomer().key;
-  }, 60_000);
+  });
   afterAll(() => bff?.stop());
 
   it('when an RS256 token is signed by the configured key, then the route answers (the control)', async () => {
@@ -184,7 +183,7 @@ describe('JWT attacks on the service, RS256 keys from a JWKS endpoint on loopbac
     const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
     bff = await startBff({ mode: 'in-process', env: { LOG_LEVEL: 'debug', JWT_ALGORITHMS: 'RS256', JWT_JWKS_URL: url, JWT_JWKS_COOLDOWN_MS: '60000', JWT_SECRET: '' } });
     custA = bff.sandbox.fixtures.firstCustomer().key;
-  }, 60_000);
+  });
   afterAll(async () => {
     await bff?.stop();
     await new Promise((r) => jwks?.close(r));

@@ -122,8 +122,9 @@ describe('JWT verification (HS256)', () => {
 
   it('when a token accepted (and remembered) before reaches its exp, then it is refused like any expired one', async () => {
     const { app, stream } = appFor({ ...hsConfig, clockToleranceSec: 0 });
-    // exp at the next whole second: jwt.verify refuses from that second on, and so must the remembered entry.
-    const exp = now() + 1;
+    // exp a few whole seconds ahead (one second left too little on a busy box for the two accepted reads: CI saw
+    // the first refused): jwt.verify refuses from that second on, and so must the remembered entry.
+    const exp = now() + 3;
     const token = jwt.sign({ sub: 'user-1', scope: 'sales:create', exp }, SECRET, { algorithm: 'HS256', issuer: 'tokengate-test', audience: 'tokengate' });
     expect((await request(app).get('/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
     expect((await request(app).get('/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);

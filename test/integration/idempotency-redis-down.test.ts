@@ -31,7 +31,7 @@ test('when Redis refuses connections (fail-fast client), then every operation re
     const started = Date.now();
     await expectUnavailable(createRedisIdempotencyStore({ ...settings, redis, keyPrefix: 'tgtest:down' }));
     // Refused at once rather than queued until a connection comes back (never): a safety-net ceiling, not a speed.
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(60_000);
   } finally {
     redis.disconnect();
   }
@@ -45,7 +45,7 @@ test('when the client would keep retrying (ioredis defaults), then the store giv
     const started = Date.now();
     await expect(store.begin('u1', 'k1', fp, lease)).rejects.toThrow(/did not answer within 150 ms/);
     // The message names the 150 ms given up on; the ceiling only catches a client that retried forever.
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(60_000);
   } finally {
     redis.disconnect();
   }

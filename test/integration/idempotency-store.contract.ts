@@ -93,7 +93,9 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       expect(await store.markOutcomeUnknown('u1', key, attempt, { reason: 'gateway_timeout' })).toBe('done');
       const again = await store.begin('u1', key, fp, lease);
       expect(again).toMatchObject({ kind: 'outcome_unknown', record: { invoice: 'inv-1', reason: 'gateway_timeout', attempts: 1 } });
-      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.sinceMs - Date.now())).toBeLessThan(5_000);
+      // A stamp of now, in ms since the epoch (not seconds, not zero): a minute's tolerance, so a busy box's stall
+      // between the store's clock and this one is never taken for a wrong stamp (issue 41: it was 5 s).
+      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.sinceMs - Date.now())).toBeLessThan(60_000);
       expect(await store.complete('u1', key, attempt, answer)).toBe('not_owner');
       expect(await store.abandon('u1', key, attempt)).toBe('not_owner');
       expect((await store.begin('u1', key, fp, lease)).kind).toBe('outcome_unknown');
@@ -120,7 +122,7 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       await sleep(100);
       const again = await store.begin('u1', key, fp, lease);
       expect(again).toMatchObject({ kind: 'outcome_unknown', record: { invoice: 'inv-7', reason: 'lease_expired', context } });
-      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(5_000);
+      if (again.kind === 'outcome_unknown') expect(Math.abs(again.record.startedMs - before)).toBeLessThan(60_000);
     });
 
     test('when a sale dies mid-call, then its unknown record keeps the payment method charged (a reconciled answer carries it), in begin and inspect alike', async () => {
@@ -249,7 +251,7 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
         await store.setNextLook('u1', key, at);
         const again = await store.begin('u1', key, fp, lease);
         expect(again).toMatchObject({ kind: 'outcome_unknown', record: { nextLookMs: at } });
-        if (again.kind === 'outcome_unknown') expect(Math.abs((again.record.nowMs ?? 0) - Date.now())).toBeLessThan(5_000);
+        if (again.kind === 'outcome_unknown') expect(Math.abs((again.record.nowMs ?? 0) - Date.now())).toBeLessThan(60_000);
       });
 
       test('when an owner past its lease completes late, then the reconciler can no longer release the key', async () => {

@@ -91,7 +91,7 @@ describe('graceful shutdown of node dist/main.js', () => {
   });
 
   test('when SIGTERM arrives during a slow sale, then /readyz turns 503 at once, new connections are refused, the sale completes 201 and the process exits 0', async () => {
-    proc = await startServiceProcess(productionEnv({ SHUTDOWN_GRACE_MS: '20000' }));
+    proc = await startServiceProcess(productionEnv({ SHUTDOWN_GRACE_MS: '60000' }));
     const { url, adminUrl } = proc;
     expect(await statusOf(`${adminUrl}/readyz`)).toBe(200);
     const exited = new Promise<number | null>((resolve) => proc?.child.once('exit', (code) => resolve(code)));
@@ -117,16 +117,17 @@ describe('graceful shutdown of node dist/main.js', () => {
     // port last (a clean CI run once saw it refused by then). Liveness during the drain is checked above.
 
     expect(await exited).toBe(0);
-    // Well before the hard deadline (timeout + grace = 25 s): the sale's keep-alive socket must not hold the close.
-    // A ceiling far from both (the drain itself takes the sale's second), so a busy box does not fail it.
-    expect(Date.now() - signalledAt).toBeLessThan(15_000);
+    // Well before the hard deadline (timeout + grace = 65 s): the sale's keep-alive socket must not hold the close.
+    // A ceiling far from both (the drain itself takes the sale's second), so a busy box does not fail it (issue 41:
+    // the deadline was 25 s and the ceiling 15 s).
+    expect(Date.now() - signalledAt).toBeLessThan(30_000);
     expect(sandbox.transactions().filter((t) => t.invoice === invoice)).toHaveLength(1);
     const log = proc.output();
     expect(log).toContain('"shutting down"');
     expect(log).toContain('"stopped"');
     for (const secret of [API_PIN, API_KEY, TEST_JWT_SECRET]) expect(log).not.toContain(secret);
     passed = true;
-  }, 30_000);
+  });
 
   test('when a sale is still queued for the budget after SHUTDOWN_GRACE_MS, then it (and a queued read) is answered 503 unavailable with Retry-After and nothing is charged', async () => {
     // Two calls a minute: the first sale takes both (token read + sale); the second waits ~a minute for a slot.
@@ -154,7 +155,8 @@ describe('graceful shutdown of node dist/main.js', () => {
     expect(Number(res.retryAfter)).toBeGreaterThan(0);
     const answeredAfter = Date.now() - signalledAt;
     expect(answeredAfter).toBeGreaterThanOrEqual(400);
-    expect(answeredAfter).toBeLessThan(3000);
+    // At the grace's end, not after its wait for a slot (up to 120 s): a ceiling a quarter of that (issue 41: 3 s).
+    expect(answeredAfter).toBeLessThan(30_000);
     const readRes = await read;
     expect(readRes.status).toBe(503);
     expect(readRes.body.error?.code).toBe('unavailable');
@@ -162,5 +164,5 @@ describe('graceful shutdown of node dist/main.js', () => {
     expect(await exited).toBe(0);
     expect(sandbox.transactions().filter((t) => t.invoice === invoice)).toHaveLength(0);
     passed = true;
-  }, 30_000);
+  });
 });

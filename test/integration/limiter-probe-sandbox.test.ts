@@ -9,6 +9,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
 import type Redis from 'ioredis';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { loopLag } from '../support/wait';
 
 /**
  * Issue 40, item 2: something else on the endpoint key (the merchant's console, another integration) fills the
@@ -64,8 +65,9 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
 
   it('when another client fills the window, then tokengate recovers within a margin of its reopening at the cost of at most one refused probe, one call out at a time, and at most N in any window', async () => {
     // The other client: N calls on the key, none through tokengate. Fixed mode: sent just after a window's
-    // boundary, so the window stays closed long after the 429; on a busy box they can take so long that the
-    // window ends before tokengate sends anything (no incident): then the sandbox is reset and they go again.
+    // boundary, so the window stays closed long after the 429. On a busy box, in either mode, they can take so
+    // long that half the window is gone before tokengate sends anything (then there may be no incident at all:
+    // sliding mode met none under four CPU burners): the sandbox is reset and they go again (issue 41).
     const sendForeign = async (): Promise<{ foreignSentAt: number; foreignSentPerf: number }> => {
       sb.reset();
       if (mode === 'fixed') await sleep(W - (Date.now() % W) + 20);
@@ -74,11 +76,13 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
       expect(foreign.every((r) => r.status === 200)).toBe(true);
       return sent;
     };
-    let sent = await sendForeign();
-    for (let tries = 1; mode === 'fixed' && Date.now() >= Math.floor(sent.foreignSentAt / W) * W + W / 2 && tries < 5; tries++) sent = await sendForeign();
-    const { foreignSentAt, foreignSentPerf } = sent;
     // When the sandbox takes calls again, on its own clock (Date.now): the next boundary, or the first call's leaving.
-    const reopensAt = mode === 'fixed' ? Math.floor(foreignSentAt / W) * W + W : foreignSentAt + W;
+    const reopening = (sentAt: number) => (mode === 'fixed' ? Math.floor(sentAt / W) * W + W : sentAt + W);
+    const lag = loopLag();
+    let sent = await sendForeign();
+    for (let tries = 1; Date.now() >= reopening(sent.foreignSentAt) - W / 2 && tries < 5; tries++) sent = await sendForeign();
+    const { foreignSentAt, foreignSentPerf } = sent;
+    const reopensAt = reopening(foreignSentAt);
     const reopensPerf = performance.now() + (reopensAt - Date.now());
 
     // tokengate: a sale every 50 ms, alternating replicas, until a window past the reopening.
@@ -90,6 +94,8 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
       await sleep(50);
     }
     await Promise.all(pending);
+    const stalls = 2 * lag.maxMs();
+    lag.stop();
 
     attempts.sort((a, b) => a.startedAt - b.startedAt);
     const first429 = attempts.find((a) => a.status === 429);
@@ -100,21 +106,25 @@ describe.each(['fixed', 'sliding'] as const)('a 429 the budget did not predict, 
     const refused = attempts.filter((a) => a.status === 429).length;
     const recoveryMs = firstApproved.answeredAt - reopensPerf;
     if (process.env.LIMITER_REPORT) {
-      process.stdout.write(`${mode}: 429 at ${Math.round(reopensPerf - (first429 as Attempt).answeredAt)} ms before reopening; first approved ${Math.round(recoveryMs)} ms after it; 429s ${refused} (extra ${refused - 1}); approved after ${approved.length}\n`);
+      process.stdout.write(`${mode}: 429 at ${Math.round(reopensPerf - (first429 as Attempt).answeredAt)} ms before reopening; first approved ${Math.round(recoveryMs)} ms after it; 429s ${refused} (extra ${refused - 1}); approved after ${approved.length}; stalls ${Math.round(stalls)} ms\n`);
     }
     // Recovery (issue 40's target: within 5 s of the reopening at production, where the key used to stay closed
     // a full span after the 429): the window's calls are placed no later than the incident's first 429, so the
     // probe goes at most a span after it: within the margin (plus the time the other client's calls took to
-    // reach that 429, a poll and a loaded box's call) of the reopening.
-    expect(recoveryMs).toBeLessThan(M + ((first429 as Attempt).answeredAt - foreignSentPerf) + PROBE.pollMs + 250);
+    // reach that 429, a poll and a call) of the reopening. The margin is relative to the box (issue 41): it adds
+    // what this process's stalls cost (its timers ran that late; the sandbox answers in this process), twice: the
+    // probe's timer and its call. Without the probe the key stayed closed a full span (2.25 s) past the 429.
+    expect(recoveryMs).toBeLessThan(M + ((first429 as Attempt).answeredAt - foreignSentPerf) + PROBE.pollMs + 250 + stalls);
     // While unsure (from the first 429's answer), one call out at a time: none starts before the previous one's answer.
     const unsure = attempts.filter((a) => a.startedAt >= (first429 as Attempt).answeredAt && a.startedAt <= firstApproved.startedAt);
     for (let i = 1; i < unsure.length; i++) expect((unsure[i] as Attempt).startedAt).toBeGreaterThanOrEqual((unsure[i - 1] as Attempt).answeredAt);
     // At most one refused probe after the first 429 (the target): the 429 says the window is full, so the next
     // probe goes where it can have room, not every few hundred ms until it reopens (6-9 did before). Calls that
     // were already on their way when the first 429 came back (a sale every 50 ms here, on a busy box) are not the
-    // probe's: they started before the key was unsure.
-    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt).length;
+    // probe's: they started before the key was unsure; so are those the other replica released before it learnt
+    // of the 429 (through Redis), which a busy box's stalls delay: counted from the answer plus those stalls (a
+    // box at a load average of 12 saw 2; issue 41).
+    const probesRefused = attempts.filter((a) => a.status === 429 && a.startedAt >= (first429 as Attempt).answeredAt + stalls).length;
     expect(probesRefused).toBeLessThanOrEqual(1);
     // And the any-window rule holds for all tokengate sent, refused calls included (guarantee 3).
     expect(maxInAnyWindow(attempts.map((a) => a.startedAt), W + M / 2)).toBeLessThanOrEqual(N);

@@ -9,6 +9,7 @@ import {
   type CallClass, type LimiterLimits, type UpstreamScheduler,
 } from '../../src/limiter';
 import { connectRedis, deletePrefix, uniquePrefix } from '../support/redis';
+import { loopLag } from '../support/wait';
 
 /**
  * Random arrival patterns (bursts, steady floods, idle gaps) from 3 replicas on one Redis (issue 4, "Done
@@ -77,6 +78,7 @@ describe('Redis scheduler, random arrivals from 3 replicas', () => {
         const env = await replicas(3);
         const calls: Call[] = [];
         const pending: Promise<void>[] = [];
+        const lag = loopLag();
         try {
           for (const seg of segments) {
             if (seg.kind === 'gap') await sleep(seg.ms);
@@ -104,15 +106,18 @@ describe('Redis scheduler, random arrivals from 3 replicas', () => {
           const served = started(calls, cls).map((c) => ({ arrivedAt: c.arrivedAt, startedAt: c.startedAt as number }));
           expect(orderViolations(served, 3, 40)).toBeLessThanOrEqual(lateWakes);
         }
-        // A sale waits for the sales ahead of it at R per window (plus the window in progress), never for reads.
+        // A sale waits for the sales ahead of it at R per window (plus the window in progress), never for reads; its
+        // timer may fire late by what this process's stalls cost on a busy box (issue 41: 150 ms flat before).
+        const stalls = 150 + 2 * lag.maxMs();
+        lag.stop();
         for (const sale of started(calls, 'sale')) {
           const ahead = started(calls, 'sale').filter((o) => o.arrivedAt < sale.arrivedAt && (o.startedAt as number) > sale.arrivedAt).length;
-          expect((sale.startedAt as number) - sale.arrivedAt).toBeLessThanOrEqual((Math.ceil((ahead + 1) / R) + 1) * SPAN + 150);
+          expect((sale.startedAt as number) - sale.arrivedAt).toBeLessThanOrEqual((Math.ceil((ahead + 1) / R) + 1) * SPAN + stalls);
         }
       }),
       { numRuns: 3, endOnFailure: true },
     );
-  }, 90_000);
+  });
 
   // Reads may never use the R slots kept for sales, so a read-only saturation can use at most (N - R) / N.
   it.each([
@@ -122,17 +127,25 @@ describe('Redis scheduler, random arrivals from 3 replicas', () => {
     const env = await replicas(3);
     const calls: Call[] = [];
     const count = Math.round(3 * N * usable);
+    const lag = loopLag();
     try {
-      await Promise.all(Array.from({ length: count }, (_, i) => fire(env.schedulers[i % 3] as UpstreamScheduler, cls, calls, 9000)));
+      // Each may wait a minute: how long the last ones queue is no subject here, a busy box only lengthens it.
+      await Promise.all(Array.from({ length: count }, (_, i) => fire(env.schedulers[i % 3] as UpstreamScheduler, cls, calls, 60_000)));
     } finally {
       await env.close();
     }
     const starts = started(calls).map((c) => c.startedAt as number);
     expect(starts).toHaveLength(count);
     expect(maxInAnyWindow(starts, W + M / 2)).toBeLessThanOrEqual(N);
-    // N per W + M is the most an any-window-exact scheduler can do: W / (W + M) over a long saturation.
-    const used = utilisation(starts, N * usable, W);
-    if (process.env.LIMITER_REPORT) process.stdout.write(`${cls} utilisation ${used.toFixed(3)} over ${starts.length} starts\n`);
+    // N per W + M is the most an any-window-exact scheduler can do: W / (W + M) over a long saturation. A busy
+    // box's stalls stretch the span without the scheduler leaving a slot unused, so what this process's timers
+    // lost is taken off the span (issue 41; the 0.85 target on its own is bench/budget.js's, on a box of its own).
+    const stalled = lag.totalMs();
+    lag.stop();
+    const span = Math.max(...starts) - Math.min(...starts);
+    // utilisation()'s formula over the span less the stalls: starts / (what the budget allowed over that span).
+    const used = starts.length / (N * usable * (1 + Math.max(0, span - stalled) / W));
+    if (process.env.LIMITER_REPORT) process.stdout.write(`${cls} utilisation ${utilisation(starts, N * usable, W).toFixed(3)} (${used.toFixed(3)} less ${Math.round(stalled)} ms of stalls) over ${starts.length} starts\n`);
     expect(used).toBeGreaterThanOrEqual(0.85);
-  }, 30_000);
+  });
 });

@@ -32,9 +32,9 @@ function connection(port: number): Redis {
   return redis;
 }
 
-function scheduler(redis: Redis, registry: Registry, keyPrefix = uniquePrefix('limiter')): UpstreamScheduler {
+function scheduler(redis: Redis, registry: Registry, keyPrefix = uniquePrefix('limiter'), limits: LimiterLimits = LIMITS): UpstreamScheduler {
   return createRedisScheduler({
-    redis, keyPrefix, endpointKey: 'v2', limits: LIMITS, classes: CLASSES, logger, registry,
+    redis, keyPrefix, endpointKey: 'v2', limits, classes: CLASSES, logger, registry,
     expectedReplicas: 3, commandTimeoutMs: 300, probeIntervalMs: 100,
   });
 }
@@ -66,12 +66,13 @@ describe('Redis scheduler, degraded', () => {
       // Share = floor(6 / 3) = 2 per window on this replica.
       expect(maxInAnyWindow(starts, W + M / 2)).toBeLessThanOrEqual(2);
       expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(SPAN - TOL);
+      // Asked to wait up to a minute: refused at once rather than after that wait (the ceiling is a quarter of
+      // it, so a busy box's slowness cannot be taken for the wait, nor the wait for slowness; issue 41).
       const before = performance.now();
-      const sale = await timed(s, 'sale');
+      const sale = await timed(s, 'sale', 60_000);
       expect(sale.error).toBeInstanceOf(LimiterUnavailableError);
       expect(sale.startedAt).toBeUndefined();
-      // Refused at once rather than after its 3 s wait: a ceiling half that far, with room for a busy box.
-      expect(performance.now() - before).toBeLessThan(1_500);
+      expect(performance.now() - before).toBeLessThan(15_000);
       expect(await gauge(registry, 'tokengate_limiter_fallback_mode')).toBe(1);
     } finally {
       await s.close();
@@ -160,12 +161,13 @@ describe('Redis scheduler, degraded', () => {
     const redis = connectRedis();
     const prefix = uniquePrefix('limiter');
     const registry = new Registry();
-    const s = scheduler(redis, registry, prefix);
+    // A 20 s window: a Redis taken for one that lost our state would block the first call that long (plus the
+    // margin); a quarter of it is the ceiling, far above a busy box's slowness (issue 41).
+    const s = scheduler(redis, registry, prefix, { ...LIMITS, windowMs: 20_000 });
     try {
       const arrivedAt = performance.now();
       const first = await timed(s, 'sale');
-      // Not blocked for a window (700 ms); the bound leaves room for a loaded machine.
-      expect((first.startedAt as number) - arrivedAt).toBeLessThan(500);
+      expect((first.startedAt as number) - arrivedAt).toBeLessThan(5_000);
       const keys = limiterKeys(prefix, 'v2');
       for (const key of keys) expect(key.startsWith(`{${prefix}:v2}:`)).toBe(true);
       const text = await registry.metrics();

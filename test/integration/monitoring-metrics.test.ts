@@ -18,7 +18,7 @@ describe('monitoring as code against a running service', () => {
   let bff: Bff;
   beforeAll(async () => {
     bff = await startBff({ mode: 'process' });
-  }, 60_000);
+  });
   afterAll(() => bff?.stop());
 
   it('when a sale has run, then every metric name the alerts and the dashboard use is in /metrics', async () => {

@@ -7,7 +7,6 @@ import { startBff, token, type Bff } from '../support/bff';
  * iframe mints them (POST /js/v2/payment_key on the sandbox's origin); the sandbox's ledger is the judge of
  * what the verification did (an authonly, voided at once).
  */
-jest.setTimeout(30_000);
 
 let bff: Bff;
 let custA: string;

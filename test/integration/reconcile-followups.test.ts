@@ -10,7 +10,6 @@ import { startBff, token, type Bff } from '../support/bff';
  * example and the capture have none): a capture is settled at the amount it asked; a refund that only auth_amount
  * could prove (a refund:adjust of an unsettled capture) or disprove stays unknown and nothing is sent again.
  */
-jest.setTimeout(30_000);
 
 const MAX_PROCESSING_MS = 1500;
 
@@ -165,7 +164,7 @@ describe.each([
     const refunds = bff.sandbox.ledger.operations().filter((o) => o.trankey === sale && o.createdKey);
     expect(refunds.map((o) => o.amount).sort()).toEqual(['3.00', '5.00']);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 40_000);
+  });
 
   test('when two refunds of the same amount are unknown at once and only one reached the gateway, then once neither can land one is found and the other released, and the sale is refunded exactly twice', async () => {
     const { sale, r1, r2 } = await twoUnknownRefunds('fu-eq', '4.00', '4.00');
@@ -185,7 +184,7 @@ describe.each([
     expect(made.map((o) => o.amount)).toEqual(['4.00', '4.00']);
     expect(new Set(finals.map((f) => f.body.key)).size).toBe(2);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 40_000);
+  });
 
   test('when a refund of one amount is unknown and a later refund of the same amount succeeds first, then the unknown one is found naming its own gateway refund, not the later one', async () => {
     const sale = await newSale();
@@ -206,7 +205,7 @@ describe.each([
     expect([final1.status, final1.headers.get('tokengate-reconciled'), final1.body.key]).toEqual([201, 'true', made[0]]);
     expect(r2.body.key).toBe(made[1]);
     expect((await call('GET', `/v1/sales/${sale}`)).body.amount_refunded).toBe('8.00');
-  }, 40_000);
+  });
 
   test('when a refund never reached the gateway (5xx before), then its reservation and key are released and a retry refunds once', async () => {
     const sale = await newSale();

@@ -11,7 +11,6 @@ import { eventually } from '../support/wait';
  * Where the records cannot decide (the custom field dropped), the key stays unknown past the deadline, the
  * metric the alert reads says so, and an operator settles it on the admin port.
  */
-jest.setTimeout(60_000);
 
 const MAX_PROCESSING_MS = 1500;
 const DEADLINE_MS = 2500;

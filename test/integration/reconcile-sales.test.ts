@@ -6,7 +6,6 @@ import { startBff, token, type Bff } from '../support/bff';
  * sandbox, whose ledger is the judge of "charged once". The reconciler's timings are shrunk: it looks every
  * 100 ms and counts a write absent for good 1.5 s after its outcome became unknown.
  */
-jest.setTimeout(30_000);
 
 const MAX_PROCESSING_MS = 1500;
 let bff: Bff;

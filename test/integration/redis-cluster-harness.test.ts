@@ -13,7 +13,7 @@ describe('Redis Cluster test harness', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster({ masters: 3 });
     client = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
-  }, 20_000);
+  });
 
   // Always clean up, even when a test or beforeAll failed half-way.
   afterAll(async () => {

@@ -43,7 +43,7 @@ describe('Redis Sentinel (redis-server --sentinel)', () => {
   let client: RedisClient | undefined;
   beforeAll(async () => {
     sentinel = await startRedisSentinel({ replicas: 1 });
-  }, 20_000);
+  });
   let failedOverAt = 0;
   afterAll(async () => {
     if (client) await closeRedis(client);
@@ -115,5 +115,5 @@ describe('Redis Sentinel (redis-server --sentinel)', () => {
     failedOverAt = Date.now();
     expect(landed).toBe(true);
     await direct.quit();
-  }, 25_000);
+  });
 });

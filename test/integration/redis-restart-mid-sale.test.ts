@@ -17,7 +17,6 @@ import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/
  * customer's sales"; a key replays its answer): the write protocol now keeps what it answered once Redis is back
  * (src/writes/protocol.ts, keepLater: at once on the connection's 'ready', before the next request reads it).
  */
-jest.setTimeout(90_000);
 
 const canRun = canStartRedis();
 const suite = canRun ? describe : describe.skip;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { startBff, token, type Bff } from '../support/bff';
 import { eventually } from '../support/wait';
 import { call } from '../support/wallet';
+import { callSandbox } from '../../src/sandbox/client';
 
 /**
  * A bank payment's life (contract, "Bank payments"; guarantee 14; issue 38): the sandbox's ACH clock moves it
@@ -10,7 +11,6 @@ import { call } from '../support/wallet';
  * `returned_at`, `amount_returned`, `sale.returned`), and a refund of a returned payment answers 409
  * `sale_not_refundable`. A notice of change flags the saved method and emits `payment_method.bank_notice`.
  */
-jest.setTimeout(90_000);
 const SECRET = 'gateway-webhook-signature-key-for-bank-payments';
 const DAY = 86_400_000;
 const run = randomBytes(3).toString('hex');
@@ -55,6 +55,38 @@ test('when the clock passes the cut-off, then the payment is submitted: void ans
   const refund = await call(bff.url, 'POST', `/v1/sales/${key}/refunds`, service(), { amount: '10.00' }, { 'idempotency-key': id('refund') });
   expect(refund.status).toBe(201);
   expect(bff.sandbox.ledger.get(key)?.refunds).toHaveLength(1);
+});
+
+test('when a pending bank payment is refunded, then the answer is 409 sale_not_refundable (void it instead) and nothing is sent', async () => {
+  const { key } = await pay(customer(20), '000111222555');
+  expect(await sale(key)).toMatchObject({ status: 'pending' });
+  const ops = bff.sandbox.ledger.operations().length;
+  const refund = await call(bff.url, 'POST', `/v1/sales/${key}/refunds`, service(), { amount: '1.00' }, { 'idempotency-key': id('refund-pending') });
+  expect([refund.status, refund.body.error?.code]).toEqual([409, 'sale_not_refundable']);
+  expect(refund.body.error?.message).toMatch(/void/);
+  expect(bff.sandbox.ledger.operations()).toHaveLength(ops);
+  expect(await sale(key)).toMatchObject({ status: 'pending', amount_refunded: '0.00' });
+});
+
+test('when a refund of a submitted bank payment is voided at the gateway (its ach.voided names the refund, not the sale), then the money is back in the view and refund.voided is emitted once', async () => {
+  const { key } = await pay(customer(19), '000111222444');
+  bff.sandbox.clock.advance(DAY);
+  await eventually(async () => (await sale(key)).status !== 'pending');
+  const refund = await call(bff.url, 'POST', `/v1/sales/${key}/refunds`, service(), { amount: '1.00' }, { 'idempotency-key': id('refund') });
+  expect(refund.status).toBe(201);
+  expect(await sale(key)).toMatchObject({ amount_refunded: '1.00' });
+  const voided = await callSandbox(bff.sandbox.baseUrl, 'POST', 'transactions', { body: { command: 'void', trankey: refund.body.key } });
+  expect((voided.json as { result_code?: string }).result_code).toBe('A');
+  expect(bff.sandbox.ledger.get(key)).toMatchObject({ refunded: '0.00' });
+  await eventually(async () => (await events('refund.voided', refund.body.key as string)).length === 1);
+  expect(await sale(key)).toMatchObject({ amount_refunded: '0.00', refunds: [expect.objectContaining({ key: refund.body.key, status: 'voided' })] });
+  // The same step delivered again changes nothing and emits nothing more.
+  const [step] = bff.sandbox.webhooks.events().filter((e) => e.event_type === 'ach.voided' && (e.payload.event_body as { object: { key: string } }).object.key === refund.body.key);
+  const before = delivered('ach.voided');
+  await bff.sandbox.webhooks.redeliver(step?.event_id as string);
+  await eventually(() => delivered('ach.voided') > before);
+  expect(await events('refund.voided', refund.body.key as string)).toHaveLength(1);
+  expect(await sale(key)).toMatchObject({ amount_refunded: '0.00' });
 });
 
 test('when a return test account is debited, then days later the payment is returned with its code and date, sale.returned is emitted once, and a refund of it answers 409 sale_not_refundable with nothing sent', async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { callSandbox } from '../../src/sandbox/client';
 import { startBff, token, type Bff } from '../support/bff';
 import { call, gatewayCalls } from '../support/wallet';
 
@@ -9,7 +10,6 @@ import { call, gatewayCalls } from '../support/wallet';
  * beside cards (last fours only). Under both readings of the undocumented `check:sale` + `payment_key`
  * (GATEWAY_CHECK_PAYMENT_KEY / SANDBOX_CHECK_PAYMENT_KEY). The sandbox's lifecycle is the judge of what moved.
  */
-jest.setTimeout(90_000);
 
 const run = randomBytes(3).toString('hex');
 let n = 0;
@@ -79,6 +79,42 @@ for (const reading of ['accepted', 'refused'] as const) {
       const res = await pay(c, { payment_method: pmkey, authorization: { text: AGREED } });
       expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
       expect(bff.sandbox.ledger.entries().filter((e) => e.custkey === c)).toHaveLength(debits);
+    });
+
+    it('when a kept bank method is paid without an authorization, then 400 names body.authorization, nothing is debited and the key stays free', async () => {
+      const c = customer(18);
+      const kept = await pay(c, { payment_key: bankKey(), authorization: { text: AGREED }, save_payment_method: true });
+      const pmkey = kept.body.payment_method as string;
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const before = debits();
+      const key = id('no-authorization');
+      const res = await pay(c, { payment_method: pmkey }, key);
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+      expect(res.body.error?.details).toEqual([{ path: 'body.authorization', rule: 'required_for_bank_payment' }]);
+      expect(debits()).toBe(before);
+      // Nothing was sent: the same key with the authorization added is a new request, not a replay of the 400.
+      const again = await pay(c, { payment_method: pmkey, authorization: { text: AGREED } }, key);
+      expect([again.status, again.body.status]).toEqual([201, 'pending']);
+    });
+
+    it('when a bank method tokengate never saw (added at the gateway) is paid without an authorization, then 400 names body.authorization and nothing is debited', async () => {
+      const c = customer(11);
+      const added = await callSandbox(bff.sandbox.baseUrl, 'POST', `customers/${c}/payment_methods`, { body: [{ pay_type: 'check', account: ACCOUNT, routing: '011000015', account_type: 'checking' }] });
+      const pmkey = (added.json as { key: string }[])[0]?.key as string;
+      expect(typeof pmkey).toBe('string');
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const before = debits();
+      const res = await pay(c, { payment_method: pmkey });
+      expect([res.status, res.body.error?.details]).toEqual([400, [{ path: 'body.authorization', rule: 'required_for_bank_payment' }]]);
+      expect(debits()).toBe(before);
+    });
+
+    it('when the sandbox clock jumps a day between the check form and the payment, then the key still pays (its life is wall time)', async () => {
+      const c = customer(19);
+      const paymentKey = bankKey();
+      bff.sandbox.clock.advance(86_400_000);
+      const res = await pay(c, { payment_key: paymentKey, authorization: { text: AGREED } });
+      expect([res.status, res.body.status]).toEqual([201, 'pending']);
     });
 
     it('when the same key is sent again, then the answer replays and the account is debited once', async () => {

@@ -56,7 +56,7 @@ describe('the sale budget slot reserved with the claim', () => {
     // (A span after ahead-1's slot, less ahead-1's own way to the sandbox: half a span leaves that room.)
     expect((fourth.chargedAt as number) - (first.chargedAt as number)).toBeGreaterThan(SPAN / 2);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
-  }, 60_000);
+  });
 
   it('when the token is not cached, then the sale gives its early slot back before the token read takes one', async () => {
     const pm = (approvedPms()[1] as { key: string }).key; // never charged: its token is not cached
@@ -68,5 +68,5 @@ describe('the sale budget slot reserved with the claim', () => {
     expect(second.status).toBe(201);
     expect((second.chargedAt as number) - (first.chargedAt as number)).toBeLessThan(W);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
-  }, 60_000);
+  });
 });

@@ -9,7 +9,6 @@ import { call, gatewayCalls, mintPaymentKey } from '../support/wallet';
  * kept on the customer and the answer names it when a read slot was free at once (else it is learnt after the
  * answer). The sandbox's ledger and request counts are the judge.
  */
-jest.setTimeout(60_000);
 
 const run = randomBytes(3).toString('hex');
 let n = 0;

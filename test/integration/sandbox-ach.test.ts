@@ -109,7 +109,7 @@ describe('the sandbox\'s bank payments', () => {
     const plain = await checkSale();
     const before = sb.clock.now();
     sb.clock.advance(5 * DAY);
-    expect(sb.ledger.get(plain.key)?.ach).toEqual({ status: 'S' });
+    expect(sb.ledger.get(plain.key)?.ach).toEqual({ status: 'S', format: 'WEB' });
     const ach = sb.ledger.get(sale.key)?.ach;
     expect(ach).toMatchObject({ status: 'R', return_code: 'R01' });
     expect(ach?.returned_at).toBeGreaterThan(before);

@@ -79,12 +79,12 @@ describe('sandbox over HTTP: fault injection', () => {
   it('when a hang hits a read and the sandbox closes, then close() returns promptly', async () => {
     const local = await startSandbox();
     local.faults.next({ kind: 'hang', match: 'customers' });
-    const pending = callSandbox(local.baseUrl, 'GET', 'customers', { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    const pending = callSandbox(local.baseUrl, 'GET', 'customers', { timeoutMs: 100_000 }).catch((e: unknown) => e);
     await sleep(100);
     const started = Date.now();
     await local.close();
-    // Not held until the client's 20 s timeout (a safety-net ceiling, far from it).
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Not held until the client's 100 s timeout (a safety-net ceiling, far from it: issue 41).
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(await pending).toHaveProperty('message'); // the client saw the connection end
   });
 

@@ -76,7 +76,7 @@ describeWithPhp(`the USAePay PHP SDK (${sdkDir ? 'real code from USAEPAY_PHP_SDK
     intercept = await startTlsIntercept(Number(new URL(sb.url).port));
     firstCustomer = sb.fixtures.firstCustomer();
     out = await runDriver(intercept, firstCustomer.key);
-  }, 30_000);
+  });
   afterAll(async () => {
     await intercept?.close();
     await sb?.close();

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
 import { freePort } from '../support/ports';
-import { eventually } from '../support/wait';
+import { eventually, loopLag } from '../support/wait';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
@@ -43,16 +43,20 @@ describe('sandbox webhooks: delivery', () => {
     // Distinct delays, so each gap shows which one was taken; a 4th try would follow 100 ms after the 2xx.
     sb.update({ webhookRetryScheduleMs: [200, 800, 100] });
     receiver.reply = (_hit, n) => (n === 1 ? 503 : n === 2 ? 404 : 200);
+    const lag = loopLag();
     await sale();
     await eventually(() => receiver.hits.length >= 3);
     await sleep(500);
+    // The sandbox and the receiver run in this process: a gap may grow by what its stalls cost (issue 41).
+    const stalls = 2 * lag.maxMs();
+    lag.stop();
     const hits = receiver.hits;
     expect(hits).toHaveLength(3);
     const [a, b, c] = hits.map((h) => h.at) as [number, number, number];
     expect(b - a).toBeGreaterThanOrEqual(190);
-    expect(b - a).toBeLessThan(790);
+    expect(b - a).toBeLessThan(790 + stalls);
     expect(c - b).toBeGreaterThanOrEqual(790);
-    expect(c - b).toBeLessThan(2500);
+    expect(c - b).toBeLessThan(2500 + stalls);
     // Every try is the same event: same bytes, same signature.
     expect(new Set(hits.map((h) => h.raw.toString('utf8'))).size).toBe(1);
     expect(new Set(hits.map((h) => h.headers['x-signature'])).size).toBe(1);
@@ -113,8 +117,9 @@ describe('sandbox webhooks: delivery', () => {
         await sale();
         slowest.push(Date.now() - started);
       }
-      // The posts are still open at the receiver while every sale has long been answered.
-      expect(Math.max(...slowest)).toBeLessThan(1000);
+      // The posts are still open at the receiver while every sale has long been answered: none waited on its
+      // post (45 s to time out); the ceiling has room for a busy box (issue 41: it was 1 s).
+      expect(Math.max(...slowest)).toBeLessThan(15_000);
       await eventually(() => stuck.open === 20);
       await sleep(200);
       expect(stuck.connections).toBe(20);

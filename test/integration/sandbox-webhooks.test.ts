@@ -53,6 +53,7 @@ describe('sandbox webhooks: every change of the lifecycle is an event', () => {
   const types = () => receiver.hits.map((h) => h.payload.event_type as string);
 
   it('when a sale is approved, then transaction.sale.success arrives signed over the raw body, with a subset object and no card data', async () => {
+    const chargedFrom = Date.now();
     const key = await charge('cc:sale');
     const [hit] = await received(1);
     expect(receiver.hits).toHaveLength(1);
@@ -65,7 +66,11 @@ describe('sandbox webhooks: every change of the lifecycle is an event', () => {
     expect(p).toMatchObject({ type: 'event', event_type: 'transaction.sale.success', event_body: { merchant: { merch_key: '5qwnn5b51gnkd1b' } } });
     expect(p.event_id).toMatch(/^[0-9a-f]{64}$/);
     expect(p.event_triggered).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-    expect(Math.abs(Date.parse(`${p.event_triggered.replace(' ', 'T')}Z`) - h.at)).toBeLessThan(2000);
+    // When the sale happened (whole seconds, UTC): from the charge's start to the post's arrival, however long a
+    // busy box made that (issue 41: it was within 2 s of the arrival).
+    const triggered = Date.parse(`${p.event_triggered.replace(' ', 'T')}Z`);
+    expect(triggered).toBeGreaterThanOrEqual(Math.floor(chargedFrom / 1000) * 1000);
+    expect(triggered).toBeLessThanOrEqual(h.at);
     const object = p.event_body.object;
     expect(object).toMatchObject({ type: 'transaction', key, refnum: expect.any(Number), amount: '10.00', auth_amount: '10.00', result_code: 'A', invoice: `inv-${seq}`, creditcard: { type: 'V', number: '4000xxxxxxxx2224' }, batch: { type: 'batch', key: expect.any(String) } });
     expectReferenceShape('transaction.sale.success', object);

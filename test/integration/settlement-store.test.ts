@@ -80,7 +80,7 @@ describe('settlement CSV', () => {
     const s = settlement('b');
     s.lines = [{ transaction: '=cmd', gateway_amount: '1.00', kind: 'sale', verdict: 'not_ours' }, { transaction: 'a,"b"', gateway_amount: '2.00', kind: 'refund', verdict: 'not_ours' }];
     const rows = settlementsCsv(s).split('\r\n');
-    expect(rows[1]).toBe("b,2026-11-27 20:00:00,'=cmd,,sale,,1.00,not_ours");
-    expect(rows[2]).toBe('b,2026-11-27 20:00:00,"a,""b""",,refund,,2.00,not_ours');
+    expect(rows[1]).toBe("b,2026-11-27 20:00:00,'=cmd,,sale,,1.00,not_ours,,,,,");
+    expect(rows[2]).toBe('b,2026-11-27 20:00:00,"a,""b""",,refund,,2.00,not_ours,,,,,');
   });
 });

@@ -100,7 +100,7 @@ describe('settlements: a failed close, the daily close, and missing sales found 
     expect(lines.some((l) => l.transaction === voided)).toBe(false);
     await eventually(async () => (await events()).some((e) => e.type === 'settlement.mismatch' && e.data.line?.transaction === lost));
     const csv = await request(bff.url).get(`/v1/settlements/${batch}`).set('Authorization', `Bearer ${bearer(FINANCE)}`).set('Accept', 'text/csv');
-    expect(csv.text).toContain(`,${lost},${lost},sale,20.00,0.00,missing`);
+    expect(csv.text).toContain(`,${lost},${lost},sale,20.00,0.00,missing,,,,,\r\n`);
 
     // The next day's sweep (one ran: the clock moved a day past it) finds nothing new to say.
     const sweeps = async () => (await fetch(`${bff.adminUrl}/metrics`).then((r) => r.text())).match(/^tokengate_settlement_sweeps_total (\d+)/m)?.[1];

@@ -142,9 +142,9 @@ describe('settlements, read on the gateway\'s settlement.batch.success', () => {
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     const rows = csv.text.trim().split('\r\n');
-    expect(rows[0]).toBe('batch,closed_at,transaction,sale,kind,amount,gateway_amount,verdict');
+    expect(rows[0]).toBe('batch,closed_at,transaction,sale,kind,amount,gateway_amount,verdict,bank,open_until,amount_returned,return_code,returned_at');
     expect(rows).toHaveLength(2);
-    expect(rows[1]).toMatch(new RegExp(`^${batch},[^,]+,\\w+,\\w+,sale,4\\.00,4\\.00,matched$`));
+    expect(rows[1]).toMatch(new RegExp(`^${batch},[^,]+,\\w+,\\w+,sale,4\\.00,4\\.00,matched,,,,,$`));
 
     const all = await h.list();
     expect(all.status).toBe(200);

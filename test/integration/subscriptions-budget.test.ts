@@ -54,5 +54,5 @@ describe('renewals in the budget', () => {
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
     expect(bff.sandbox.stats().endpoints.v2?.maxInWindow).toBeLessThanOrEqual(N);
     expect(bff.sandbox.transactions().filter((t) => t.recurring).length).toBe(12);
-  }, 30_000);
+  });
 });

@@ -292,7 +292,8 @@ describe('the test clock', () => {
     try {
       const now = await advance(60_000);
       const res = await fetch(`${bff.adminUrl}/test/clock`);
-      expect(Math.abs(Date.parse(((await res.json()) as { now: string }).now) - now)).toBeLessThan(5_000);
+      // The advance (60 s) seen, not the wall clock: within half of it, room for a busy box (issue 41: 5 s).
+      expect(Math.abs(Date.parse(((await res.json()) as { now: string }).now) - now)).toBeLessThan(30_000);
     } finally {
       await replica.stop();
     }

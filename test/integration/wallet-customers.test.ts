@@ -8,7 +8,6 @@ import { call, gatewayCalls, gatewayCallsOf, mintPaymentKey } from '../support/w
  * customerid (also when two creates race on two replicas), read from tokengate's view (issue 25, item 1), changed
  * and removed with the contract's scopes. The sandbox's request counts are the judge of gateway calls.
  */
-jest.setTimeout(60_000);
 
 let bff: Bff;
 let other: { url: string; stop(): Promise<void> };

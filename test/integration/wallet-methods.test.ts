@@ -17,7 +17,6 @@ import { call, gatewayCalls, gatewayCallsOf, mintPaymentKey } from '../support/w
  * Cache-Status and Age, each method with `default` (exactly one); renamed, renewed, made the default on one replica
  * and seen by the next list on another with no gateway call; a refresh never overwriting a newer write.
  */
-jest.setTimeout(60_000);
 
 const FRESH_MS = 1500;
 let bff: Bff;

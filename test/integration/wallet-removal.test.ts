@@ -12,7 +12,6 @@ import { call } from '../support/wallet';
  * `honoured` (the gateway keeps charging a removed card's token): only tokengate stands between the removed card
  * and a charge, and the sandbox's ledger is the judge (it records every charge it took, with its time).
  */
-jest.setTimeout(90_000);
 
 const run = randomBytes(3).toString('hex');
 let n = 0;

@@ -96,7 +96,7 @@ describe('gateway reads a merchant\'s day costs, with and without webhooks', () 
     expect(withHooks.refusedWrites).toBe(1);
     // Seen only if the gateway's look-up lists refunds (the refused refund's read): the same with webhooks or not.
     expect(withHooks.refundSeen).toBe(without.refundSeen);
-  }, 60_000);
+  });
 });
 
 describe('a stale view whose refresh failed', () => {
@@ -124,5 +124,5 @@ describe('a stale view whose refresh failed', () => {
     } finally {
       await bff.stop();
     }
-  }, 30_000);
+  });
 });

@@ -53,7 +53,7 @@ export function oracleFlatten(text: string): string {
 export function oracleNetwork(digits: string, groups: string[] = [digits]): string | undefined {
   for (const row of table.networks as { name: string; prefixes: string[]; lengths: number[]; clockGroups?: number[] }[]) {
     if (!row.lengths.includes(digits.length)) continue;
-    if (groups.length > 1 && groups.some((g) => row.clockGroups?.includes(g.length))) continue;
+    if (groups.length > 1 && groups.some((g) => (table as { clockGroups?: number[] }).clockGroups?.includes(g.length) || row.clockGroups?.includes(g.length))) continue;
     for (const prefix of row.prefixes) {
       const [low = '', high = low] = prefix.split('-');
       const head = digits.slice(0, low.length);

@@ -147,6 +147,18 @@ describe('card networks', () => {
       expect([text, containsPan(text), isPan(text.replace('ref 12 ', ''))]).toEqual([text, true, true]);
     }
   });
+  it('when a counter precedes a millisecond or seconds clock value in groups (order-6-<ms>), then no network takes it; unbroken, the digits are still tried', () => {
+    // 1 + 13 digits from 6 is Maestro's 14, 3 + 13 from 4 Visa's 16, 2 + 10 from 5 Maestro's 12: each made Luhn-valid.
+    for (const [counter, clock] of [['6', '1795832866272'], ['412', '1795832866272'], ['56', '1795832866']] as const) {
+      const joined = makeLuhnValid(counter + clock);
+      const head = joined.slice(0, counter.length);
+      const tail = joined.slice(counter.length);
+      for (const text of [`order-${head}-${tail}`, `${head} ${tail}`, `fair_${head}_${tail}`]) {
+        expect([text, containsPan(text), containsPan(text, { delimited: true })]).toEqual([text, false, false]);
+      }
+      expect(containsPan(`order-${joined}`)).toBe(true);
+    }
+  });
   it('when a 12-digit Maestro number is written out, then it is found; 12 digits elsewhere are not', () => {
     expect(containsPan(`pay ${makeLuhnValid('501800000000')}`)).toBe(true);
     expect(containsPan(`pay ${makeLuhnValid('401800000000')}`)).toBe(false);

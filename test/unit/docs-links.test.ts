@@ -35,7 +35,7 @@ describe('the README and docs/', () => {
   });
 
   it('when a page names a file outside the repository, in a link or in code, then the check names it', () => {
-    const dir = mkdtempSync(path.join(ROOT, 'docs', 'tmp-outside-'));
+    const dir = mkdtempSync(path.join(ROOT, 'docs', '.outside-'));
     try {
       const page = path.join(dir, 'page.md');
       writeFileSync(page, 'The contract is `../../../shared/contract.md`; see [the spec](../../../shared/gateway-api-v2.md) and `../../README.md`.\n');

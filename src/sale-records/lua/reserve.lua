@@ -6,8 +6,10 @@
 -- 'res:<id>' = '<op>:<cents>' ('void:0:<state before>' for a void). Every reservation bumps `ver`.
 -- A bank payment (`ach_status` set: contract, "Bank payments") is voidable only while pending (P, or M awaiting
 -- approval), and a returned (R) or failed (E) one has nothing to refund ({0, 'returned', 0}): checked here, in the
--- same step as the bounds, so a return heard on one replica and a refund on another cannot both go through.
-local f = redis.call('HMGET', KEYS[1], 'state', 'authorized', 'captured', 'refunded', 'pending_refund', 'ach_status')
+-- same step as the bounds, so a return heard on one replica and a refund on another cannot both go through. A
+-- pending one (P or M, or no step heard yet: `bank_sec` set, `ach_status` not) is voided, not refunded ({0,
+-- 'pending', 0}): the gateway refuses a refund of a check not yet submitted (sandbox README, ACH), so none is sent.
+local f = redis.call('HMGET', KEYS[1], 'state', 'authorized', 'captured', 'refunded', 'pending_refund', 'ach_status', 'bank_sec')
 if not f[1] then return {0, 'absent', 0} end
 local state = f[1]
 local asked = ARGV[3] ~= '' and tonumber(ARGV[3]) or nil
@@ -31,6 +33,7 @@ if ARGV[1] == 'void' then
 end
 -- refund: only captured money comes back; a voided, declined or uncaptured sale has none.
 if f[6] == 'R' or f[6] == 'E' then return {0, 'returned', 0} end
+if f[6] == 'P' or f[6] == 'M' or (not f[6] and f[7]) then return {0, 'pending', 0} end
 local available = 0
 if state == 'captured' then available = tonumber(f[3]) - tonumber(f[4]) - tonumber(f[5]) end
 local amount = asked or available

@@ -93,7 +93,7 @@ export function handleCheckCommand(core: SandboxCore, json: unknown, ctx: CheckC
   } else if (present(json.payment_key)) {
     if (typeof json.payment_key !== 'string' || json.payment_key.length > 255) return { answer: fail(ERRORS.invalidField, 'payment_key must be a string') };
     if (core.settings.checkPaymentKey === 'refused') return errorAnswer(core, CHECK_ERRORS.paymentKeyRefused, invoice, now);
-    const taken = core.paymentKeys.consumeCheck(json.payment_key, core.publicKey, now);
+    const taken = core.paymentKeys.consumeCheck(json.payment_key, core.publicKey);
     if (!taken.ok) return errorAnswer(core, SALE_ERRORS[taken.reason === 'unknown' ? 'paymentKeyUnknown' : taken.reason === 'used' ? 'paymentKeyUsed' : 'paymentKeyExpired'], invoice, now);
     account = taken.account;
     fromKey = true;

@@ -1,13 +1,16 @@
 -- amend: changes lines of a kept settlement after it was kept (issue 39): a line with the same transaction is
--- replaced (a later change to it: a bank payment returned after its batch, issue 38), any other is appended (a
--- `missing` line the sweep found), and the counts by verdict are recounted.
--- KEYS[1] the settlement (hash: summary, lines). ARGV[1] the lines (JSON array).
+-- replaced (a later change to it: a bank payment returned after its batch, or its review ended), any other is
+-- appended (a `missing` line the sweep found), and the counts by verdict are recounted.
+-- KEYS[1] the settlement (hash: summary, lines), KEYS[2] the open bank lines (sorted set, as save.lua's).
+-- ARGV[1] the lines (JSON array); ARGV[2] for each line, [its member in KEYS[2], end of review ms or -1 when the
+-- line is not open] (JSON array, same order). ARGV[3] ttl ms of KEYS[2].
 -- Answers the lines that changed (JSON array; '[]' when the settlement is not kept or nothing changed).
 local summaryJson = redis.call('HGET', KEYS[1], 'summary')
 local linesJson = redis.call('HGET', KEYS[1], 'lines')
 if not summaryJson or not linesJson then return '[]' end
 local summary = cjson.decode(summaryJson)
 local lines = cjson.decode(linesJson)
+local open = cjson.decode(ARGV[2])
 local at = {}
 for i, line in ipairs(lines) do at[line.transaction] = i end
 local function same(a, b)
@@ -16,15 +19,26 @@ local function same(a, b)
   return true
 end
 local changed = {}
-for _, line in ipairs(cjson.decode(ARGV[1])) do
+for n, line in ipairs(cjson.decode(ARGV[1])) do
   local i = at[line.transaction]
+  local moved = false
   if i == nil then
     lines[#lines + 1] = line
     at[line.transaction] = #lines
-    changed[#changed + 1] = line
+    moved = true
   elseif not same(lines[i], line) then
     lines[i] = line
+    moved = true
+  end
+  if moved then
     changed[#changed + 1] = line
+    local o = open[n]
+    if o and tonumber(o[2]) >= 0 then
+      redis.call('ZADD', KEYS[2], tonumber(o[2]), o[1])
+      redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+    elseif o then
+      redis.call('ZREM', KEYS[2], o[1])
+    end
   end
 end
 if #changed == 0 then return '[]' end
