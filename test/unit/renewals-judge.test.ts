@@ -58,7 +58,7 @@ test('a month anchored on the 31st falls due on the last day of a shorter month'
 });
 
 const { judgeCheckouts } = require('../../bench/renewals/judge') as {
-  judgeCheckouts(samples: { side: string; ms: number; status: number; startedAt: number; answeredAt: number }[], windows?: { from: number; to: number }[]): Record<string, {
+  judgeCheckouts(samples: { side: string; ms: number; status: number; startedAt: number; answeredAt: number }[], windows?: { from: number; to: number }[]): Record<'with_renewals' | 'without_renewals', {
     count: number; p99_ms: number | null; max_ms: number | null; outside_faults: { count: number; p99_ms: number | null; max_ms: number | null; in_windows: number };
   }>;
 };
