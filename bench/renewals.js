@@ -5,7 +5,7 @@
  * clock exists only outside production) and Redis prefix: A has the subscriptions, B has none, and both get the
  * same shoppers' checkouts at the same moments: the A/B of what renewals cost checkouts, in one run, on one box.
  *
- *   npm run bench:renewals -- [--quick] [--subs 10000] [--day 40] [--scale 1] [--out <dir>]
+ *   npm run bench:renewals -- [--quick] [--subs 10000] [--day 120] [--scale 1] [--out <dir>]
  *
  * Time: a day lasts `--day` seconds: tokengate's clock (POST /test/clock) and the sandbox's (POST
  * /_sandbox/clock) are moved together, and the gateway's day window (GATEWAY_RATE_DAY_WINDOW_MS, the sandbox's)
@@ -38,13 +38,16 @@ const { writeReport } = require('./renewals/report');
 const RECONCILE = { GATEWAY_TIMEOUT_MS: '8000', RECONCILE_MAX_PROCESSING_MS: '10000', RECONCILE_INTERVAL_MS: '1000', RECONCILE_RETRY_MS: '2000', RECONCILE_DEADLINE_MS: '30000' };
 /** Real checkouts a day per 5,000 calls of budget: a merchant whose shoppers use a sixth of its day. */
 const CHECKOUTS_PER_DAY = 800;
+/** A sale's write lease with the replicas' settings (src/compose.ts: read wait + sale wait + 2 gateway timeouts + 10 s,
+ * the limiter's defaults 10 s and 30 s): a checkout in flight on a killed replica waits it out before another answers. */
+const WRITE_LEASE_MS = 10_000 + 30_000 + 2 * Number(RECONCILE.GATEWAY_TIMEOUT_MS) + 10_000;
 const ON_FIRST = 0.45;
 
 function parseArgs(argv) {
   const quick = argv.includes('--quick');
   const args = quick
     ? { subs: 1000, customers: 100, day: 60, scale: 0.1, spread: 6, out: undefined }
-    : { subs: 10_000, customers: 1000, day: 50, scale: 0.1, spread: 30, out: undefined };
+    : { subs: 10_000, customers: 1000, day: 120, scale: 1, spread: 30, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') continue;
     const [name, inline] = argv[i].replace(/^--/, '').split('=');
@@ -162,7 +165,10 @@ async function main() {
       token: token({ sub: `shopper-${shopper.custkey}`, custkey: shopper.custkey, scope: 'sales:create' }),
       body: { customer: shopper.custkey, payment_method: shopper.pmkey, amount: (1 + Math.random() * 99).toFixed(2), invoice },
       key: `${side}-${invoice}`, patienceMs: 120_000,
-    }).then((res) => samples.push({ side, ms: Date.now() - started, status: res.status, at: clocks.sandboxNow() }));
+    }).then((res) => {
+      const answeredAt = Date.now();
+      samples.push({ side, ms: answeredAt - started, status: res.status, at: clocks.sandboxNow(), startedAt: started, answeredAt });
+    });
     inflight.add(p);
     p.finally(() => inflight.delete(p));
   };
@@ -198,8 +204,14 @@ async function main() {
     { at: m1 + DAY_MS / 4, run: async () => {
       const t = Date.now();
       await a[1].kill();
-      faults.push({ kind: 'replica_sigkill', sim: iso(clocks.sandboxNow()), detail: `${a[1].name} SIGKILLed mid-renewals` });
-      restarting = sleep(3000).then(() => restart(a[1])).then(() => log(`${a[1].name} back after ${Date.now() - t} ms`));
+      const fault = { kind: 'replica_sigkill', sim: iso(clocks.sandboxNow()), detail: `${a[1].name} SIGKILLed mid-renewals`, wall_from: t };
+      faults.push(fault);
+      // The kill's window for the checkouts' A/B: from the kill to the replica back plus the write lease.
+      restarting = sleep(3000).then(() => restart(a[1])).then(() => {
+        const back = Date.now();
+        Object.assign(fault, { back_after_ms: back - t, wall_to: back + WRITE_LEASE_MS, detail: `${fault.detail}, back after ${back - t} ms; checkouts in flight from the kill to ${WRITE_LEASE_MS / 1000} s (the write lease) after it was back are outside the A/B's "outside the kill" figures` });
+        log(`${a[1].name} back after ${back - t} ms`);
+      });
     } },
     { at: m1 + DAY_MS + DAY_MS / 8, run: async () => {
       const t = Date.now();
@@ -247,7 +259,15 @@ async function main() {
   const transactions = await sandbox.admin('GET', 'transactions');
   const stats = await sandbox.admin('GET', 'stats');
   const verdict = judgeRenewals({ transactions, endpointKey: 'v2', subs: new Map([...subs].map(([p, s]) => [p, { ...s, kind: s.kind.startsWith('removed') ? 'plain' : s.kind }])), removed, endMs });
-  const checkouts = judgeCheckouts(samples);
+  // The raw material, before anything is judged: a verdict lost later can be judged again from it.
+  try {
+    fs.writeFileSync(path.join(runDir, 'raw.json'), JSON.stringify({ transactions, subs: [...subs], removed: [...removed], endMs, samples, faults }));
+    log(`raw ledger and samples in ${path.join(runDir, 'raw.json')}`);
+  } catch (err) {
+    log(`raw data not written: ${err.message}`);
+  }
+  const killWindows = faults.filter((f) => f.kind === 'replica_sigkill').map((f) => ({ from: f.wall_from, to: f.wall_to ?? Date.now() }));
+  const checkouts = judgeCheckouts(samples, killWindows);
   let spilledByTokengate = {};
   try {
     const spillKeys = cli(redis.masterPort(), '--scan', '--pattern', '{tga:subs}:spill:*').split('\n').filter(Boolean);
@@ -285,12 +305,12 @@ async function main() {
     budget: { per_day: perDay, per_second_window: perWindow, scale: opts.scale },
     merchant: { subscriptions: subs.size, customers: opts.customers, on_the_first: [...subs.values()].filter((s) => s.anchorMs === m1).length, checkouts_per_day_each_side: checkoutsPerDay, shoppers: shoppers.length },
     targets, passed: targets.every((t) => t.pass),
-    renewals: verdict, spilled_by_tokengate: spilledByTokengate, checkouts, faults, cpu_s: cpu, subscriptions_hash_tag: hashTag,
+    renewals: verdict, spilled_by_tokengate: spilledByTokengate, checkouts, checkouts_kill_windows: killWindows.map((w) => ({ from: new Date(w.from).toISOString(), seconds: Math.round((w.to - w.from) / 100) / 10 })), faults, cpu_s: cpu, subscriptions_hash_tag: hashTag,
     gateway: { accepted_by_endpoint: Object.fromEntries(Object.entries(stats.endpoints).map(([k, e]) => [k, e.accepted])), rate_limited: upstream429 },
   };
   writeReport(result, opts.out);
   for (const t of targets) log(`${t.pass ? 'ok  ' : 'FAIL'} ${t.name}: ${t.value}`);
-  log(`late p50 ${verdict.late_hours.p50} h, p99 ${verdict.late_hours.p99} h; spilled days ${Object.keys(verdict.spilled_days).join(', ') || 'none'}; checkouts p99 ${checkouts.with_renewals.p99_ms} ms with renewals, ${checkouts.without_renewals.p99_ms} ms without`);
+  log(`late p50 ${verdict.late_hours.p50} h, p99 ${verdict.late_hours.p99} h; spilled days ${Object.keys(verdict.spilled_days).join(', ') || 'none'}; checkouts p99 ${checkouts.with_renewals.p99_ms} ms with renewals, ${checkouts.without_renewals.p99_ms} ms without; outside the kill ${checkouts.with_renewals.outside_faults.p99_ms} ms and ${checkouts.without_renewals.outside_faults.p99_ms} ms`);
   log(`${result.passed ? 'PASSED' : 'FAILED'} in ${result.wall_s} s (setup ${setupS} s, month ${monthS} s): ${path.relative(process.cwd(), path.join(opts.out, 'renewals.md'))}`);
   await clientA.close();
   await clientB.close();

@@ -55,6 +55,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
   const details = { twice: [], removed: [], canceled: [], missing: [] };
   let expected = 0;
   let missing = 0;
+  let stoppedBeforeTried = 0;
   const soft = { periods: 0, recovered: 0 };
 
   for (const [prefix, s] of subs) {
@@ -89,6 +90,14 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
       if (stopped) continue;
       d.due++;
       expected++;
+      // Stopped after it fell due and before it was reached (a removal or a cancel answered during the 1st's
+      // renewals): never to be charged, so not untried, and late only until it was stopped.
+      const stoppedAt = Math.min(s.canceledAtMs ?? Infinity, removed.get(s.pmkey) ?? Infinity);
+      if (list.length === 0 && stoppedAt < endMs) {
+        stoppedBeforeTried++;
+        late.push(stoppedAt - due);
+        continue;
+      }
       if (list.length === 0) {
         missing++;
         late.push(endMs - due); // late at least until the month's end: counted, so the percentiles are not flattered
@@ -116,6 +125,7 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
     charges_after_cancel: afterCancel,
     hard_declines_retried_on_same_card: hardRetried,
     periods_never_tried: missing,
+    periods_stopped_before_tried: stoppedBeforeTried,
     late_hours: { p50: hours(percentile(late, 0.5)), p99: hours(percentile(late, 0.99)), max: hours(late.length ? late[late.length - 1] : null) },
     late_over_1h: late.filter((ms) => ms > 3_600_000).length,
     spilled_days: Object.fromEntries([...spilledDays].sort()),
@@ -126,13 +136,27 @@ function judgeRenewals({ transactions, endpointKey, subs, removed, endMs }) {
   };
 }
 
-/** Checkouts' answer times on each side of the A/B, ms: p50, p99, and how many were not approved. */
-function judgeCheckouts(samples) {
+/** p50, p99 and max of answer times (ms), with how many there were and how many were not approved. */
+function answerTimes(xs) {
+  const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
+  return { count: xs.length, p50_ms: percentile(ms, 0.5), p99_ms: percentile(ms, 0.99), max_ms: ms.length ? ms[ms.length - 1] : null, not_approved: xs.filter((s) => s.status !== 201).length };
+}
+
+/**
+ * Checkouts' answer times on each side of the A/B, ms: over the whole run, and outside the fault windows (a
+ * checkout is inside one when it was in flight at any moment of it: started before the window's end and answered
+ * after its start). The windows are the SIGKILL's (kill to the replica back plus the write lease, which a write
+ * in flight on the killed replica waits out), so "with renewals beside without" is not swamped by the fault.
+ * @param {{ side: string, ms: number, status: number, startedAt?: number, answeredAt?: number }[]} samples wall-clock ms
+ * @param {{ from: number, to: number }[]} [windows] wall-clock ms
+ */
+function judgeCheckouts(samples, windows = []) {
+  const inWindow = (s) => windows.some((w) => s.startedAt !== undefined && s.answeredAt !== undefined && s.startedAt < w.to && s.answeredAt > w.from);
   const out = {};
   for (const side of ['with_renewals', 'without_renewals']) {
     const xs = samples.filter((s) => s.side === side);
-    const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
-    out[side] = { count: xs.length, p50_ms: percentile(ms, 0.5), p99_ms: percentile(ms, 0.99), max_ms: ms.length ? ms[ms.length - 1] : null, not_approved: xs.filter((s) => s.status !== 201).length };
+    const outside = xs.filter((s) => !inWindow(s));
+    out[side] = { ...answerTimes(xs), outside_faults: { ...answerTimes(outside), in_windows: xs.length - outside.length } };
   }
   return out;
 }

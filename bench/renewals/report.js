@@ -34,7 +34,7 @@ function dayChart(x, y, width, height, byDay, spilled) {
 
 function renderSvg(r) {
   const W = 960;
-  const H = 560;
+  const H = 640;
   const c = r.checkouts;
   const late = r.renewals.late_hours;
   return [
@@ -42,16 +42,20 @@ function renderSvg(r) {
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     text(20, 26, `tokengate renewals bench — ${r.merchant.subscriptions} subscriptions, ${r.month.from.slice(0, 10)} to ${r.month.to.slice(0, 10)}, a day in ${r.month.day_s} s, ${r.budget.per_day} calls/day${r.quick ? ' (QUICK)' : ''}`, { size: 14, weight: 'bold' }),
     dayChart(20, 56, 920, 280, r.renewals.by_day, r.renewals.spilled_days),
-    hbars(20, 370, 440, 'Checkouts\' answer time p99 (ms), same moments', [
+    hbars(20, 370, 440, 'Checkouts\' answer p99 (ms); * outside the kill', [
       { label: 'with renewals', value: c.with_renewals.p99_ms ?? 0, color: COLORS.tokengate, note: `(p50 ${c.with_renewals.p50_ms})` },
       { label: 'without', value: c.without_renewals.p99_ms ?? 0, color: COLORS.direct, note: `(p50 ${c.without_renewals.p50_ms})` },
+      ...(c.with_renewals.outside_faults ? [
+        { label: 'with *', value: c.with_renewals.outside_faults.p99_ms ?? 0, color: COLORS.tokengate, note: `(p50 ${c.with_renewals.outside_faults.p50_ms})` },
+        { label: 'without *', value: c.without_renewals.outside_faults.p99_ms ?? 0, color: COLORS.direct, note: `(p50 ${c.without_renewals.outside_faults.p50_ms})` },
+      ] : []),
     ], 'ms'),
     hbars(500, 370, 440, 'Renewals late (hours after due)', [
       { label: 'p50', value: late.p50 ?? 0, color: COLORS.p50 },
       { label: 'p99', value: late.p99 ?? 0, color: COLORS.p99 },
     ], 'h'),
-    text(20, 490, `Zero targets: ${r.targets.map((t) => `${t.name.replace(/_/g, ' ')} ${t.value}`).join(' · ')}`, { size: 11, fill: r.passed ? COLORS.ok : COLORS.over }),
-    text(20, 510, `Faults: ${r.faults.map((f) => `${f.kind} at ${f.sim}`).join(', ')}. Wall ${r.wall_s} s (month ${r.month_s} s) on ${r.machine.cores} cores, load ${r.machine.load_avg_at_end[0]}.`, { size: 11 }),
+    text(20, 560, `Zero targets: ${r.targets.map((t) => `${t.name.replace(/_/g, ' ')} ${t.value}`).join(' · ')}`, { size: 11, fill: r.passed ? COLORS.ok : COLORS.over }),
+    text(20, 580, `Faults: ${r.faults.map((f) => `${f.kind} at ${f.sim}`).join(', ')}. Wall ${r.wall_s} s (month ${r.month_s} s) on ${r.machine.cores} cores, load ${r.machine.load_avg_at_end[0]}.`, { size: 11 }),
     '</svg>',
   ].join('\n') + '\n';
 }
@@ -69,15 +73,17 @@ function renderMd(r) {
     '|---|---|---|---|',
     ...rows,
     '',
-    `- Periods judged: ${v.expected_periods}, of which ${v.periods_never_tried} were still due, untried, when the month ended (what the budget or the box had not reached: not a failure of at-most-once); renewals late (the untried counted as late until the month's end): p50 ${v.late_hours.p50} h, p99 ${v.late_hours.p99} h, max ${v.late_hours.max} h (${v.late_over_1h} over an hour).`,
+    `- Periods judged: ${v.expected_periods}, of which ${v.periods_never_tried} were still due, untried, when the month ended (what the budget or the box had not reached: not a failure of at-most-once)${v.periods_stopped_before_tried !== undefined ? ` and ${v.periods_stopped_before_tried} were stopped (their card removed or the subscription canceled) after they fell due and before they were reached, never charged, counted late until then` : ''}; renewals late (the untried counted as late until the month's end): p50 ${v.late_hours.p50} h, p99 ${v.late_hours.p99} h, max ${v.late_hours.max} h (${v.late_over_1h} over an hour).`,
     `- Days whose renewals spilled (judged from the ledger: due that day, first tried a later one): ${Object.entries(v.spilled_days).map(([d, n]) => `${d} (${n})`).join(', ') || 'none'}; tokengate's own count (\`{<p>:subs}:spill:<day>\`): ${Object.entries(r.spilled_by_tokengate).map(([d, n]) => `${d} (${n})`).join(', ') || 'none'}.`,
     `- Soft declines: ${v.soft_declines.recovered} of ${v.soft_declines.periods} periods on cards declining softly were paid on a retry.`,
     `- Checkouts, same moments, answer time: with renewals p50 ${c.with_renewals.p50_ms} ms, p99 ${c.with_renewals.p99_ms} ms (${c.with_renewals.count}, ${c.with_renewals.not_approved} not approved); without p50 ${c.without_renewals.p50_ms} ms, p99 ${c.without_renewals.p99_ms} ms (${c.without_renewals.count}, ${c.without_renewals.not_approved} not approved).`,
+    ...(c.with_renewals.outside_faults ? [`- The same checkouts outside the SIGKILL's window (${(r.checkouts_kill_windows ?? []).map((w) => `${w.seconds} s from ${w.from.slice(11, 19)} UTC`).join(', ') || 'none'}: the kill to the replica back plus the write lease; a checkout in flight at any moment of it is left out, ${c.with_renewals.outside_faults.in_windows} with renewals and ${c.without_renewals.outside_faults.in_windows} without): with renewals p50 ${c.with_renewals.outside_faults.p50_ms} ms, p99 ${c.with_renewals.outside_faults.p99_ms} ms, max ${c.with_renewals.outside_faults.max_ms} ms (${c.with_renewals.outside_faults.count}); without p50 ${c.without_renewals.outside_faults.p50_ms} ms, p99 ${c.without_renewals.outside_faults.p99_ms} ms, max ${c.without_renewals.outside_faults.max_ms} ms (${c.without_renewals.outside_faults.count}).`] : []),
     `- Faults: ${r.faults.map((f) => `${f.kind} at ${f.sim} (${f.detail})`).join('; ')}.`,
     `- CPU seconds over the whole run, replicas alive at the end: with renewals ${r.cpu_s.with_renewals_s}, without ${r.cpu_s.without_renewals_s}; the sandbox ${r.cpu_s.sandbox_s}.`,
     ...(r.subscriptions_hash_tag ? [`- Redis, the one \`{<p>:subs}\` hash tag: ${r.subscriptions_hash_tag.subscriptions} subscription records, ${r.subscriptions_hash_tag.bytes_per_subscription} bytes each (MEMORY USAGE, a sample of 200), the due set ${r.subscriptions_hash_tag.due_set_bytes} bytes.`] : []),
     `- Gateway calls accepted: ${Object.entries(r.gateway.accepted_by_endpoint).map(([k, n]) => `${k} ${n}`).join(', ')}; refused for rate: ${r.gateway.rate_limited}.`,
     '',
+    ...(r.rejudged ? [`- Re-judged ${r.rejudged.at} from the run's raw ledger and samples (\`bench/renewals/rejudge.js\`): ${r.rejudged.why}.`, ''] : []),
     '![renewals](renewals.svg)',
     '',
   ].join('\n');

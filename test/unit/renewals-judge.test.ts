@@ -56,3 +56,41 @@ test('a month anchored on the 31st falls due on the last day of a shorter month'
   expect(new Date(dueOf(Date.UTC(2027, 0, 31), 1)).toISOString().slice(0, 10)).toBe('2027-02-28');
   expect(new Date(dueOf(Date.UTC(2027, 0, 31), 2)).toISOString().slice(0, 10)).toBe('2027-03-31');
 });
+
+const { judgeCheckouts } = require('../../bench/renewals/judge') as {
+  judgeCheckouts(samples: { side: string; ms: number; status: number; startedAt: number; answeredAt: number }[], windows?: { from: number; to: number }[]): Record<'with_renewals' | 'without_renewals', {
+    count: number; p99_ms: number | null; max_ms: number | null; outside_faults: { count: number; p99_ms: number | null; max_ms: number | null; in_windows: number };
+  }>;
+};
+
+test('when a checkout is in flight during the kill\'s window, then it counts overall but not outside the window, on both sides alike', () => {
+  const sample = (side: string, startedAt: number, ms: number) => ({ side, ms, status: 201, startedAt, answeredAt: startedAt + ms });
+  const samples = [];
+  for (let i = 0; i < 100; i++) samples.push(sample('with_renewals', i * 1000, 80), sample('without_renewals', i * 1000, 70));
+  // The kill at 50.5 s, the replica back and its lease over at 60 s: the checkout started at 50 s waited out the lease,
+  // the one started before the kill and answered inside it (50.45 s to 50.55 s) and those started within it are left out.
+  samples.push(sample('with_renewals', 50_450, 66_000), sample('without_renewals', 50_450, 70));
+  const c = judgeCheckouts(samples, [{ from: 50_500, to: 60_000 }]);
+  expect(c.with_renewals.count).toBe(101);
+  expect(c.with_renewals.max_ms).toBe(66_000);
+  expect(c.with_renewals.outside_faults).toMatchObject({ count: 91, in_windows: 10, p99_ms: 80, max_ms: 80 });
+  expect(c.without_renewals.outside_faults).toMatchObject({ count: 91, in_windows: 10, max_ms: 70 });
+  // A checkout answered before the window or started after it stays in.
+  expect(judgeCheckouts([sample('with_renewals', 0, 50_400)], [{ from: 50_500, to: 60_000 }]).with_renewals.outside_faults.count).toBe(1);
+  expect(judgeCheckouts([sample('with_renewals', 60_000, 10)], [{ from: 50_500, to: 60_000 }]).with_renewals.outside_faults.count).toBe(1);
+});
+
+test('with no window, every checkout is outside one', () => {
+  const c = judgeCheckouts([{ side: 'with_renewals', ms: 5, status: 201, startedAt: 0, answeredAt: 5 }]);
+  expect(c.with_renewals.outside_faults).toMatchObject({ count: 1, in_windows: 0, p99_ms: 5 });
+});
+
+test('when a period falls due and its card is removed or its subscription canceled before it is reached, then it is neither untried nor late past the stop', () => {
+  const v = month([], [
+    ['a', { key: 's1', anchorMs: m1, pmkey: 'p0', kind: 'plain' }],
+    ['b', { key: 's2', anchorMs: m1, pmkey: 'p1', kind: 'plain', canceledAtMs: m1 + 2 * H }],
+  ], [['p0', m1 + 4 * H]]) as unknown as { periods_never_tried: number; periods_stopped_before_tried: number; late_hours: { p99: number } };
+  expect(v.periods_never_tried).toBe(0);
+  expect(v.periods_stopped_before_tried).toBe(2);
+  expect(v.late_hours.p99).toBe(4);
+});
