@@ -160,7 +160,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     if (!deps.store) return 0;
     let done = 0;
     for (const saleKey of await deps.store.earlyAchSales(KEPT_PER_POLL)) {
-      const kept = Object.entries(await deps.store.earlyAchOf(saleKey)).flatMap(([type, detail]) => (STEP[type] ? [{ step: STEP[type] as Step, detail }] : []));
+      const kept = Object.entries(await deps.store.earlyAchOf(saleKey)).flatMap(([type, detail]) => (STEP[type] ? [{ type, step: STEP[type] as Step, detail }] : []));
       let applied = true;
       for (const { step, detail } of kept.sort((a, b) => ACH_RANK[a.step.status] - ACH_RANK[b.step.status])) {
         applied = (await advance(saleKey, step, JSON.parse(detail) as { code?: string; date?: string })) && applied;
@@ -168,7 +168,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       }
       // Not a sale: perhaps a refund whose answer was lost, now resolved and tied to its sale.
       if (!applied && (await records.saleOfRefund(saleKey))) {
-        for (const type of Object.keys(STEP).filter((t) => kept.some((k) => k.step === STEP[t]))) await refundStep(saleKey, type);
+        for (const { type } of kept) await refundStep(saleKey, type);
         applied = true;
       }
       if (applied) {
