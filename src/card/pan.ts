@@ -23,8 +23,8 @@ import { cardNetwork, cardNetworkByPrefix, PREFIX_DIGITS } from './networks';
  * visible separators or more end a run.
  * `delimited`: the chosen groups must not touch ASCII letters or digits either (header values hold hex and
  * base64 ids whose digit stretches are not card numbers). A run wholly inside a canonical UUID
- * (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from `crypto.randomUUID()`) is an identifier,
- * not a card number.
+ * (`66422251-1355-4707-9c8a-89ddd225b5b4`, an Idempotency-Key from `crypto.randomUUID()`) or inside a hex string
+ * of 32 hex digits or more (a digest: the gateway's 64-hex webhook `event_id`) is an identifier, not a card number.
  */
 
 export interface PanScanOptions {
@@ -95,6 +95,28 @@ function isUuidAt(text: string, s: number): boolean {
 function insideUuid(text: string, from: number, to: number): boolean {
   for (let s = Math.max(0, to - UUID_LENGTH); s <= from; s++) if (isUuidAt(text, s)) return true;
   return false;
+}
+
+/** The fewest hex digits of a digest-shaped identifier: an MD5's 32 (SHA-1's 40, SHA-256's 64: the gateway's `event_id`). */
+const HEX_ID_MIN = 32;
+
+/**
+ * True when the run text[from, to) is unbroken ASCII digits inside a hex string of HEX_ID_MIN hex digits or more
+ * (any case) touching no other letter or digit: a digest-shaped identifier, such as the gateway's webhook `event_id`
+ * (64 hex, gateway-facts.md), whose decimal stretches are not card numbers. About 1 random 64-hex id in 660 holds
+ * one in a network's range and Luhn-valid, and tokengate's webhook intake refused those events as card data (422,
+ * so the gateway retried them until it gave up). A run with a separator in it is not wholly inside one.
+ */
+function insideHexId(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c < 48 || c > 57) return false;
+  }
+  let s = from;
+  while (s > 0 && isHex(text.charCodeAt(s - 1))) s--;
+  let e = to;
+  while (e < text.length && isHex(text.charCodeAt(e))) e++;
+  return e - s >= HEX_ID_MIN && !(s > 0 && isAlnum(text.charCodeAt(s - 1))) && !(e < text.length && isAlnum(text.charCodeAt(e)));
 }
 
 // The run being tried, reused across calls (nothing here re-enters the scanner): per group, where it stands in
@@ -256,7 +278,7 @@ function scan(text: string, delimited: boolean, onRun: (start: number, end: numb
       continue;
     }
     const end = runEnd(text, i);
-    if (runDigits >= MIN_PAN_DIGITS && runHoldsPan(text, recordGroups(text, i, end, runDigits), delimited) && !insideUuid(text, i, end) && onRun(i, end)) return true;
+    if (runDigits >= MIN_PAN_DIGITS && runHoldsPan(text, recordGroups(text, i, end, runDigits), delimited) && !insideUuid(text, i, end) && !insideHexId(text, i, end) && onRun(i, end)) return true;
     i = end;
   }
   return false;

@@ -114,6 +114,34 @@ describe('PAN detection inside UUIDs', () => {
   });
 });
 
+describe('PAN detection inside hex digests', () => {
+  // Random 64-hex ids (the gateway's webhook event_id, gateway-facts.md) whose decimal stretch is Luhn-valid in a
+  // network's range: Diners Club 14, UATP 15, UnionPay 18 digits. About 1 in 660 random ones; the webhook intake
+  // refused each such event as card data (422) and the gateway retried it until it gave up.
+  const ids = [
+    '87f23e59596bcc30024179328475c57f3a4f8f790e0369d2d64da6b08493108d',
+    '36ef106b0fb96a06a2ed96a9d1bd8ca191900565419785cc3784bc3f54e9ef92',
+    '0a1dde286db9f819985526233445879f21b96fe0097f303c88acfe1ec40781bc',
+  ];
+  const digests = [...ids, ids[0]?.toUpperCase() as string, (ids[1] as string).slice(24), (ids[2] as string).slice(0, 32)];
+  it.each(digests)('when a hex digest (%s) holds a card-shaped digit run, then it is an identifier, not card data', (id) => {
+    for (const text of [id, `{"event_id":"${id}"}`, `event ${id}.`]) {
+      expect(containsPan(text)).toBe(false);
+      expect(containsPan(text, { delimited: true })).toBe(false);
+      expect(redactPans(text)).toBe(text);
+    }
+  });
+  it('when the same digits are in a shorter hex string or one glued to another letter, then they are a card number', () => {
+    for (const text of ['a30024179328475f', (ids[2] as string).slice(0, 31), `g${ids[0] as string}`, `${ids[0] as string}z`]) expect(containsPan(text)).toBe(true);
+  });
+  it('when a card number stands beside a hex digest, then it is still found', () => {
+    const text = `${ids[0] as string} 4000 1000 1111 2224`;
+    expect(containsPan(text)).toBe(true);
+    expect(redactPans(text)).toContain(ids[0] as string);
+    expect(redactPans(text)).not.toMatch(/4000.?1000.?1111.?2224/);
+  });
+});
+
 describe('card networks', () => {
   it('when a Luhn-valid run has no network prefix (a clock value, a leading zero, a 7), then it is not a card number', () => {
     for (const digits of ['1795369789000', '1795369789000123', '1795369789000123456', '0000000012345678', '7000100011112224', '9000100011112224']) {
