@@ -88,8 +88,9 @@ export interface CheckoutDeps {
   bank: BankSales;
   /**
    * Whether a stored method is a bank account (`pay_type` check): `kept` asks only tokengate's view in Redis (no
-   * gateway call), `read` may read the gateway's wallet. A bank method paid without `authorization` is refused
-   * (400 naming it) instead of taking the card path, which knows no such method (404).
+   * gateway call), `read` reads the gateway's wallet only when the view does not hold the customer. A bank method
+   * paid without `authorization` is refused (400 naming it) instead of taking the card path, which knows no such
+   * method (404).
    */
   bankMethods?: { kept(custkey: string, pmkey: string): Promise<boolean>; read(caller: Caller, custkey: string, pmkey: string): Promise<boolean> };
 }
@@ -212,7 +213,8 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       } catch (err) {
         // A sale that stored a card and may have been sent: the customer's view asks the gateway when next read.
         if (input.save && sentness(err) === 'maybe') newCards.distrust(input.customer);
-        // Not a card (its token is unknown) and not in the view kept in Redis: a bank method the gateway lists?
+        // Not a card (its token is unknown) and not in the view kept in Redis: a bank method the gateway lists? Asked
+        // of the gateway only when the view does not hold the customer (a 404 loop spends no read per try).
         if (paymentMethod !== undefined && !isBank && deps.bankMethods && isNotFound(err) && (await deps.bankMethods.read(caller, input.customer, paymentMethod).catch(() => false))) throw authorizationRequired();
         throw err;
       } finally {

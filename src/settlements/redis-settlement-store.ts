@@ -33,7 +33,7 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const claimKey = (batch: string) => `${tag}:claim:${encodeURIComponent(batch)}`;
   const listKey = `${tag}:list`;
   const sweptKey = `${tag}:swept`;
-  // Which kept settlement holds each sale (a line of its batch): written by save.lua, read by the sweep for
+  // Which kept settlement holds each sale (a line of its batch): written by save.lua (passed as its KEYS), read by the sweep for
   // `missing` and by a bank payment's return. Open bank lines, by the end of their review: `openKey`.
   const heldKey = (sale: string) => `${tag}:of:${encodeURIComponent(sale)}`;
   const openKey = `${tag}:open`;
@@ -70,7 +70,7 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
       const held = lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [heldKey(l.sale)] : []));
       const open = lines.map((l) => openOf(settlement.batch, l)).filter(([, until]) => until >= 0);
       const kept = await call('save', () =>
-        redis.tgSettleSave(settlementKey(settlement.batch), listKey, claimKey(settlement.batch), openKey, settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs, JSON.stringify(held), JSON.stringify(open)),
+        redis.tgSettleSave(4 + held.length, settlementKey(settlement.batch), listKey, claimKey(settlement.batch), openKey, ...held, settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs, JSON.stringify(open)),
       );
       return kept === 1;
     },

@@ -86,7 +86,9 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     let pm: string;
     let bank: boolean;
     try {
-      ({ key: pm, bank } = await methods.resolve(RENEWALS_CALLER, r.customer, r.payment_method ?? undefined));
+      // A wallet read the view needs travels in the renewal's class, not the paced read class: in the 10,000-
+      // subscription run every refusal on the 1st was this read, refused while the renewal had a slot.
+      ({ key: pm, bank } = await methods.resolve(RENEWALS_CALLER, r.customer, r.payment_method ?? undefined, settings.cls));
     } catch (err) {
       if (!(unwrapNotSent(err) instanceof NotFoundError)) throw err;
       await settle(key, period, attempt, { kind: 'removed' }, r.payment_method ?? '');

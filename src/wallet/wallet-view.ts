@@ -3,6 +3,7 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { Customer, PaymentMethod } from '../gateway/types';
 import { StoreUnavailableError } from '../redis/errors';
+import type { CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
 import { createBackgroundRefresh } from '../views/background-refresh';
@@ -34,6 +35,17 @@ export interface WalletViewDeps {
   now?: () => number;
 }
 
+export interface WalletReadOptions {
+  /** The caller asked for the gateway's word. */
+  fresh?: boolean;
+  /**
+   * The budget class a gateway read is charged in (default `read`). A read that a charge needs travels in the
+   * charge's class: a renewal's wallet read in `renewal`, so the paced read class's day share (spent by
+   * shoppers' reads) never refuses a renewal the budget has a slot for (docs/subscriptions.md).
+   */
+  cls?: CallClass;
+}
+
 export interface WalletView {
   /**
    * The customer and its payment methods (guarantee 9): from the view, at once, however old (a view past its
@@ -41,12 +53,12 @@ export interface WalletView {
    * word) reads the gateway once in the caller's share and keeps it. A removed customer, or one the gateway does
    * not know, is NotFoundError. Access is the caller's to check first.
    */
-  read(caller: Caller, custkey: string, options?: { fresh?: boolean }): Promise<WalletRead>;
+  read(caller: Caller, custkey: string, options?: WalletReadOptions): Promise<WalletRead>;
   /**
    * Like read(), for a write naming one method: a method the view does not hold (added at the gateway since it
    * was loaded) is looked for once more in the gateway's word before it is taken as unknown.
    */
-  withMethod(caller: Caller, custkey: string, pmkey: string): Promise<WalletRead>;
+  withMethod(caller: Caller, custkey: string, pmkey: string, options?: Pick<WalletReadOptions, 'cls'>): Promise<WalletRead>;
 }
 
 const PAGE = 100;
@@ -60,7 +72,7 @@ export function createWalletView(deps: WalletViewDeps): WalletView {
    * The gateway's word: the customer with all its methods in one read (`GET /customers/{c}` lists them); when
    * an answer leaves them out, the method list is paged through instead (100 a page).
    */
-  async function fetch(caller: Caller, custkey: string, cls: 'read' | typeof REFRESH_CLASS, maxWaitMs?: number): Promise<{ customer: CustomerRecord; methods: PaymentMethod[] }> {
+  async function fetch(caller: Caller, custkey: string, cls: CallClass, maxWaitMs?: number): Promise<{ customer: CustomerRecord; methods: PaymentMethod[] }> {
     const opts = { caller: caller.sub, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}) };
     let customer: Customer;
     try {
@@ -82,8 +94,8 @@ export function createWalletView(deps: WalletViewDeps): WalletView {
   }
 
   /** Reads the gateway and keeps its word over `version`; the view as it then stands, or undefined if a write got in. */
-  async function load(caller: Caller, custkey: string, version: number): Promise<WalletSnapshot | { bypass: true; customer: CustomerRecord; methods: PaymentMethod[] }> {
-    const fetched = await fetch(caller, custkey, 'read');
+  async function load(caller: Caller, custkey: string, version: number, cls: CallClass): Promise<WalletSnapshot | { bypass: true; customer: CustomerRecord; methods: PaymentMethod[] }> {
+    const fetched = await fetch(caller, custkey, cls);
     const result = await store.refresh(custkey, version, fetched.customer, fetched.methods);
     if (result === 'deleted') throw new NotFoundError();
     const after = await store.read(custkey);
@@ -104,25 +116,26 @@ export function createWalletView(deps: WalletViewDeps): WalletView {
   }
 
   const view: WalletView = {
-    async withMethod(caller, custkey, pmkey) {
-      const got = await view.read(caller, custkey);
+    async withMethod(caller, custkey, pmkey, options = {}) {
+      const got = await view.read(caller, custkey, options);
       const fromView = got.freshness.kind === 'hit' || got.freshness.kind === 'stale';
-      return fromView && !got.methods.some((m) => m.key === pmkey) ? view.read(caller, custkey, { fresh: true }) : got;
+      return fromView && !got.methods.some((m) => m.key === pmkey) ? view.read(caller, custkey, { ...options, fresh: true }) : got;
     },
 
     async read(caller, custkey, options = {}) {
+      const cls = options.cls ?? 'read';
       let snapshot: WalletSnapshot;
       try {
         snapshot = await store.read(custkey);
       } catch (err) {
         // Redis down: the gateway's word, nothing kept (reads keep working, guarantee 5).
         if (!(err instanceof StoreUnavailableError)) throw err;
-        const fetched = await fetch(caller, custkey, 'read');
+        const fetched = await fetch(caller, custkey, cls);
         return { ...fetched, chosenDefault: undefined, freshness: { kind: 'bypass' } };
       }
       if (snapshot.deleted) throw new NotFoundError();
       if (options.fresh || snapshot.seenMs === undefined || !snapshot.customer) {
-        const loaded = await load(caller, custkey, snapshot.version);
+        const loaded = await load(caller, custkey, snapshot.version, cls);
         if ('bypass' in loaded) return { customer: loaded.customer, methods: loaded.methods, chosenDefault: snapshot.chosenDefault, freshness: { kind: 'bypass' } };
         return { customer: loaded.customer as CustomerRecord, methods: loaded.methods, chosenDefault: loaded.chosenDefault, freshness: { kind: options.fresh ? 'forced' : 'miss' } };
       }

@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis';
 import { createRedisTokenCache } from '../../src/cache';
 import { createRedisIdempotencyStore } from '../../src/idempotency';
+import { createRedisSettlementStore } from '../../src/settlements';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 import { redisPersistence } from '../../src/redis/persistence';
 import { uniquePrefix } from '../support/redis';
@@ -27,6 +28,15 @@ afterAll(async () => {
 
 describeIdempotencyStoreContract('redis cluster', (s) => createRedisIdempotencyStore({ ...CONTRACT_SETTINGS, ...s, redis: client, keyPrefix: prefix }));
 describeTokenCacheContract('redis cluster', () => createRedisTokenCache({ redis: client, keyPrefix: prefix }));
+
+test('when a settlement is kept on a cluster, then its sales\' index keys (declared in its script\'s KEYS) are written with it', async () => {
+  const store = createRedisSettlementStore({ redis: client, keyPrefix: prefix });
+  const line = (sale: string) => ({ transaction: sale, sale, amount: '1.00', gateway_amount: '1.00', kind: 'sale' as const, verdict: 'matched' as const });
+  await store.claim('cb1', 'o', 60_000);
+  const kept = await store.save({ type: 'settlement', batch: 'cb1', closed_at: '2026-11-27 20:00:00', totals: { sales: '2.00', credits: '0.00', count: 2 }, counts: { matched: 2, amount_differs: 0, not_ours: 0, missing: 0 }, lines: [line('cs1'), line('cs2')] }, 'o', Date.now());
+  expect(kept).toBe(true);
+  expect(await store.heldIn(['cs1', 'cs2'])).toEqual(new Map([['cs1', 'cb1'], ['cs2', 'cb1']]));
+});
 
 test('when the contracts ran, then their keys landed on more than one master (the cluster really was exercised)', async () => {
   const counts = await Promise.all(client.nodes('master').map((node) => node.dbsize()));

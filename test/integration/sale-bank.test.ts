@@ -109,6 +109,18 @@ for (const reading of ['accepted', 'refused'] as const) {
       expect(debits()).toBe(before);
     });
 
+    it('when a sale names a method the customer\'s view holds no word of, then 404 and the gateway\'s wallet is not read, however often it is tried', async () => {
+      const c = customer(12);
+      expect((await listed(c)).length).toBeGreaterThan(0); // the view now holds the customer
+      const walletReads = () => Object.values(bff.sandbox.stats().endpoints).reduce((sum, e) => sum + (e.acceptedByKind.customers ?? 0), 0);
+      const before = walletReads();
+      for (let i = 0; i < 3; i++) {
+        const res = await pay(c, { payment_method: `nomethod${run}` });
+        expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
+      }
+      expect(walletReads()).toBe(before);
+    });
+
     it('when the sandbox clock jumps a day between the check form and the payment, then the key still pays (its life is wall time)', async () => {
       const c = customer(19);
       const paymentKey = bankKey();

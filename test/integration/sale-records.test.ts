@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { createMemorySaleRecords, createRedisSaleRecords, type SaleFields, type SaleRecord, type SaleRecords } from '../../src/sale-records';
-import { suiteRedis } from '../support/redis';
+import { declaredKeysOnly } from '../support/declared-keys';
+import { connectRedis, suiteRedis } from '../support/redis';
 
 /**
  * The sale records' money bounds (guarantee 7), the same on the memory store and on Redis (Lua): reservations
  * are all-or-nothing, settle from the gateway's answer, and a reservation of unknown outcome stays held.
  */
 const { prefix, redis } = suiteRedis('sales');
+const checked = declaredKeysOnly(connectRedis());
+afterAll(() => checked.disconnect());
 
 const captured = (cents: number): SaleRecord => ({ customer: 'c1', state: 'captured', authorizedCents: cents, capturedCents: cents, refundedCents: 0, pendingRefundCents: 0 });
 const authorized = (cents: number): SaleRecord => ({ ...captured(cents), state: 'authorized', capturedCents: 0 });
@@ -18,6 +21,8 @@ const fields: SaleFields = {
 const factories: Array<[string, () => SaleRecords]> = [
   ['memory', () => createMemorySaleRecords()],
   ['redis', () => createRedisSaleRecords({ redis, keyPrefix: prefix })],
+  // Every key a script touches named in its KEYS (support/declared-keys.ts): what Redis asks, and does not check.
+  ['redis, every key declared', () => createRedisSaleRecords({ redis: checked, keyPrefix: prefix })],
 ];
 
 describe.each(factories)('sale records (%s)', (_name, make) => {

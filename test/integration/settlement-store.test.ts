@@ -1,8 +1,12 @@
 import { createMemorySettlementStore, createRedisSettlementStore, settlementsCsv, type Settlement, type SettlementStore } from '../../src/settlements';
-import { suiteRedis } from '../support/redis';
+import { declaredKeysOnly } from '../support/declared-keys';
+import { connectRedis, suiteRedis } from '../support/redis';
 
 /** The settlement store's rules, the same on Redis and in memory (issue 39): kept once, one claim, newest first. */
 const { prefix, redis } = suiteRedis('settle-store');
+// Its scripts run checked: a key a script touches that its KEYS do not name fails the script (support/declared-keys.ts).
+const checked = declaredKeysOnly(connectRedis());
+afterAll(() => checked.disconnect());
 let n = 0;
 const settlement = (batch: string): Settlement => ({
   type: 'settlement', batch, closed_at: '2026-11-27 20:00:00', totals: { sales: '10.00', credits: '0.00', count: 1 },
@@ -11,6 +15,7 @@ const settlement = (batch: string): Settlement => ({
 
 describe.each([
   ['Redis', () => createRedisSettlementStore({ redis, keyPrefix: `${prefix}:${n++}` })],
+  ['Redis, every key a script touches declared', () => createRedisSettlementStore({ redis: checked, keyPrefix: `${prefix}:${n++}` })],
   ['memory', () => createMemorySettlementStore()],
 ] as [string, () => SettlementStore][])('settlement store (%s)', (_name, make) => {
   it('when two owners claim one batch, then one holds it; once kept, every claim answers kept and a second save changes nothing', async () => {
@@ -39,6 +44,16 @@ describe.each([
     expect(kept?.counts).toEqual({ matched: 0, amount_differs: 1, not_ours: 0, missing: 1 });
     expect((await store.list(undefined, 10)).find((x) => x.batch === 'b3')?.counts).toEqual(kept?.counts);
     expect(await store.amend('nosuch', [missing])).toEqual([]);
+  });
+
+  it('when a settlement is kept, then each sale of its lines is found in it, and a bank line under review is listed as open', async () => {
+    const store = make();
+    const kept = settlement('b4');
+    const bank = { transaction: 'tbank4', sale: 'tbank4', amount: '7.00', gateway_amount: '7.00', kind: 'sale' as const, verdict: 'matched' as const, bank: 'open' as const, open_until: '2099-01-01T00:00:00.000Z' };
+    await store.claim('b4', 'o', 60_000);
+    expect(await store.save({ ...kept, lines: [...kept.lines, bank] }, 'o', Date.now())).toBe(true);
+    expect(await store.heldIn(['tb4', 'tbank4', 'elsewhere'])).toEqual(new Map([['tb4', 'b4'], ['tbank4', 'b4']]));
+    expect((await store.openBankLines(Date.parse('2099-01-02'), 10)).map((o) => o.line.transaction)).toEqual(['tbank4']);
   });
 
   it('when two owners ask to sweep at once, then one sweeps; after its sweep ended, none until a day has passed', async () => {

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Redis requires a script to name in KEYS every key it touches (EVAL's documentation; Redis Cluster and its
+ * proxies route and lock by them), but a plain Redis, and a Cluster node for a key of its own slot, run a script
+ * that does not: neither tells. This checks it on a real Redis: every script sent through the returned client
+ * runs with each `redis.call` / `redis.pcall` first asking Redis which of its arguments are keys
+ * (`COMMAND GETKEYS`, the server's own key specs) and failing with `UNDECLARED <key>` for one not in KEYS.
+ * The client's EVALSHA always answers NOSCRIPT, so src/redis/scripts.ts sends each script as EVAL, rewritten.
+ * The wrapped client owns its connection (a script method added to it never reaches another client).
+ */
+const PREAMBLE = `
+local __declared = {}
+for _, k in ipairs(KEYS) do __declared[k] = true end
+local function __check(...)
+  local ok, keys = pcall(redis.call, 'COMMAND', 'GETKEYS', ...)
+  if not ok or type(keys) ~= 'table' then return end
+  for _, k in ipairs(keys) do
+    if not __declared[k] then error('UNDECLARED ' .. k .. ' (' .. tostring((...)) .. ')') end
+  end
+end
+local function __call(...) __check(...) return redis.call(...) end
+local function __pcall(...) __check(...) return redis.pcall(...) end
+`;
+
+/** The script as the checking client sends it. */
+export function checkingDeclaredKeys(lua: string): string {
+  return PREAMBLE + lua.replace(/\bredis\.pcall\b/g, '__pcall').replace(/\bredis\.call\b/g, '__call');
+}
+
+export function declaredKeysOnly(redis: Redis): Redis {
+  const own = new Map<PropertyKey, unknown>();
+  const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
+  const evalshaNever = () => Promise.reject(new Error('NOSCRIPT the checking client sends every script as EVAL'));
+  return new Proxy(redis, {
+    get(target, prop) {
+      if (prop === 'eval') return evalChecked;
+      if (prop === 'evalsha') return evalshaNever;
+      if (own.has(prop)) return own.get(prop);
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+    set(_target, prop, value) {
+      own.set(prop, value);
+      return true;
+    },
+  });
+}
