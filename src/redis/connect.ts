@@ -55,7 +55,9 @@ export function redisPlan(config: RedisConfig): RedisPlan {
     return {
       kind: 'cluster',
       nodes: config.clusterNodes.map(hostPort),
-      options: { enableOfflineQueue: false, clusterRetryStrategy: backoff, redisOptions: { ...COMMON, ...auth, ...tls } },
+      // Auto-pipelining is the Cluster client's own option: commands go through it, not through the nodes'
+      // clients, so the nodes' setting alone left every command a socket write of its own.
+      options: { enableOfflineQueue: false, enableAutoPipelining: true, clusterRetryStrategy: backoff, redisOptions: { ...COMMON, ...auth, ...tls } },
     };
   }
   if (config.sentinels.length > 0) {

@@ -91,3 +91,14 @@ test('when a sale is approved and then replayed with the same key, then the repl
   const counts = await Promise.all((service?.redis as Cluster).nodes('master').map((node) => node.dbsize()));
   expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
 });
+
+test('when a sale\'s commands are issued in one tick on the cluster, then they share one pipelined write per node, as on a single Redis', async () => {
+  // A sale issues its claim, tracking, budget slot and token read in one tick (src/writes/protocol.ts) so that
+  // ioredis sends them in one write; the Cluster client only does so with auto-pipelining on its own options
+  // (the nodes' options are not enough): without, each command was a socket write of its own.
+  const r = service?.redis as Cluster;
+  const tag = `{pipe-${Date.now().toString(36)}}`;
+  const replies = [r.set(`${tag}:a`, '1'), r.set(`${tag}:b`, '2'), r.get(`${tag}:a`)];
+  expect(r.autoPipelineQueueSize).toBe(3);
+  expect(await Promise.all(replies)).toEqual(['OK', 'OK', '1']);
+});

@@ -48,7 +48,7 @@ describe('redisPlan', () => {
     expect(plan).toMatchObject({
       kind: 'cluster',
       nodes: [{ host: '10.0.0.1', port: 7000 }, { host: 'redis-1.internal', port: 6379 }],
-      options: { enableOfflineQueue: false, redisOptions: { password: 'cluster-pw', tls: {}, enableOfflineQueue: false } },
+      options: { enableOfflineQueue: false, enableAutoPipelining: true, redisOptions: { password: 'cluster-pw', tls: {}, enableOfflineQueue: false, enableAutoPipelining: true } },
     });
   });
 
