@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { declaredKeysOnly } from '../support/declared-keys';
 import { connectRedis, deletePrefix } from '../support/redis';
 import { describeSharesContract } from './limiter-shares.contract';
 import { describeSchedulerContract, type SchedulerBackend } from './limiter-suite.contract';
@@ -9,3 +10,7 @@ describeSchedulerContract('memory', { kind: 'memory' });
 describeSchedulerContract('redis', redis);
 describeSharesContract('memory', { kind: 'memory' });
 describeSharesContract('redis', redis);
+// The scheduler's script checked: every key it touches named in its KEYS (support/declared-keys.ts).
+const checked: SchedulerBackend = { ...redis, connect: () => declaredKeysOnly(connectRedis()) };
+describeSchedulerContract('redis, every key declared', checked);
+describeSharesContract('redis, every key declared', checked);

@@ -1,10 +1,14 @@
 import { encodePendingWrite, type PendingWrite } from '../../src/reconcile/pending-write';
 import { createMemoryPendingWrites, createRedisPendingWrites, type PendingWrites } from '../../src/reconcile/pending-writes';
-import { suiteRedis } from '../support/redis';
+import { declaredKeysOnly } from '../support/declared-keys';
+import { connectRedis, suiteRedis } from '../support/redis';
 import { eventually } from '../support/wait';
 
 /** The reconciler's due set: the same behaviour in memory and on a real Redis (issue 12). */
 const { prefix, redis } = suiteRedis('pending');
+// Its script runs checked too: a key it touches that its KEYS do not name fails it (support/declared-keys.ts).
+const checked = declaredKeysOnly(connectRedis());
+afterAll(() => checked.disconnect());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let n = 0;
@@ -16,6 +20,7 @@ function write(over: Partial<PendingWrite> = {}): string {
 const factories: Array<[string, () => PendingWrites]> = [
   ['memory', () => createMemoryPendingWrites()],
   ['redis', () => createRedisPendingWrites({ redis, keyPrefix: `${prefix}:${Math.random()}`, flushMs: 50 })],
+  ['redis, every key declared', () => createRedisPendingWrites({ redis: checked, keyPrefix: `${prefix}:${Math.random()}`, flushMs: 50 })],
 ];
 
 for (const [name, make] of factories) {

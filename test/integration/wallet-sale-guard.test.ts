@@ -6,7 +6,8 @@ import { createRedisWalletStore } from '../../src/wallet/redis-wallet-store';
 import type { WalletStore } from '../../src/wallet/types';
 import { createSaleGuard } from '../../src/wallet/sale-guard';
 import { unwrapNotSent, WriteNotSentError } from '../../src/writes';
-import { suiteRedis } from '../support/redis';
+import { declaredKeysOnly } from '../support/declared-keys';
+import { connectRedis, suiteRedis } from '../support/redis';
 
 /**
  * The sale's side of the removal guard (guarantee 10) on real Redis: a removal waits for the attempts `sending`
@@ -15,6 +16,9 @@ import { suiteRedis } from '../support/redis';
  * The memory store (development mode) keeps the same rules.
  */
 const { prefix, redis } = suiteRedis('sale-guard');
+// Its scripts run checked too: a key one touches that its KEYS do not name fails it (support/declared-keys.ts).
+const checked = declaredKeysOnly(connectRedis());
+afterAll(() => checked.disconnect());
 const customer = () => `cust${randomBytes(4).toString('hex')}`;
 const TTL = 60_000;
 
@@ -29,6 +33,7 @@ async function refused(p: Promise<unknown>): Promise<boolean> {
 
 const STORES: [string, () => WalletStore][] = [
   ['Redis', () => createRedisWalletStore({ redis, keyPrefix: prefix })],
+  ['Redis, every key a script touches declared', () => createRedisWalletStore({ redis: checked, keyPrefix: prefix })],
   ['memory (development)', () => createMemoryWalletStore()],
 ];
 
