@@ -22,6 +22,13 @@ export interface BankReview {
   returned(sale: string): Promise<void>;
   /** Open bank lines whose review ended: settled for good, or returned (a return whose look above was lost). */
   review(): Promise<number>;
+  /**
+   * A settlement just kept: its open bank lines looked at again. A return applied while the batch was being read
+   * (after its line was built, before the settlement was kept) found no kept line to change (`returned` above) and
+   * would otherwise leave the line open until its window ends (a soak: 6 of 102 returns, the final clock jump
+   * closing a batch as the returns came). Answers how many lines changed.
+   */
+  kept(batch: string): Promise<number>;
 }
 
 /** Open lines looked at per review: a bound on one pass's Redis work (the rest wait for the next). */
@@ -62,6 +69,15 @@ export function createBankReview(deps: BankReviewDeps): BankReview {
       const kept = await store.get(batch);
       const line = kept?.lines.find((l) => l.transaction === sale);
       if (kept && line && line.bank !== 'returned') await relook(batch, kept.closed_at, line, deps.now());
+    },
+    async kept(batch) {
+      const settlement = await store.get(batch);
+      if (!settlement) return 0;
+      let changed = 0;
+      for (const line of settlement.lines) {
+        if (line.bank === 'open' && (await relook(batch, settlement.closed_at, line, deps.now()))) changed += 1;
+      }
+      return changed;
     },
     async review() {
       const nowMs = deps.now();

@@ -50,11 +50,11 @@ export function createSettlements(deps: SettlementsDeps): Settlements {
   const metrics = createSettlementMetrics(deps.registry);
   // Settlements kept before the sale → settlement index existed join it, once per deployment.
   void store.backfillHeld().catch((err: unknown) => logger.warn('settlements: the held index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
+  const bank = createBankReview({ store, records, events, appended, metrics, logger, now: deps.now, windowMs: config.bankReturnWindowMs });
   const settler = createSettler({
     store, gateway: deps.gateway, budget: deps.budget, records, events, appended, metrics, logger,
-    unresolved: deps.unresolved, now: deps.now, bankReturnWindowMs: config.bankReturnWindowMs,
+    unresolved: deps.unresolved, now: deps.now, bankReturnWindowMs: config.bankReturnWindowMs, kept: (batch) => bank.kept(batch),
   });
-  const bank = createBankReview({ store, records, events, appended, metrics, logger, now: deps.now, windowMs: config.bankReturnWindowMs });
   const sweep = createMissingSweep({
     store, records, settler, events, appended, metrics, logger, now: deps.clockNow,
     missingAfterMs: config.missingAfterMs, everyMs: config.sweepEveryMs, bank,

@@ -3,7 +3,7 @@ import { createMemoryEventLog } from '../../src/events';
 import { createMemorySaleRecords } from '../../src/sale-records';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { callSandbox } from '../../src/sandbox/client';
-import { createRedisSettlementStore, createSettlementMetrics, createSettler } from '../../src/settlements';
+import { createBankReview, createRedisSettlementStore, createSettlementMetrics, createSettler } from '../../src/settlements';
 import { createLogger } from '../../src/observability/logger';
 import { Registry } from 'prom-client';
 import { startBff, token, type Bff } from '../support/bff';
@@ -193,6 +193,43 @@ describe('settlements: one read per batch', () => {
     sandbox = await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000 } });
   });
   afterAll(() => sandbox.close());
+
+  it('when the bank returns a payment while its batch is being read, then the kept line is returned, not left open until the window ends', async () => {
+    // The soak's race (100-minute run, 6 of 102 returns): the final clock jump closed a batch as the returns came.
+    // Here the return lands after the sale's line was built (its record read as submitted) and before the
+    // settlement was kept, so the review's `returned` finds no kept line to change; the kept settlement must
+    // still end up with the line returned.
+    const sale = await consoleEntry(sandbox, { kind: 'sale', amount: '30.00' });
+    const batch = sandbox.ledger.closeBatch();
+    const client = clientFor(sandbox);
+    const store = createRedisSettlementStore({ redis, keyPrefix: prefix });
+    let achStatus = 'B';
+    const viewOf = () => ({ record: { state: 'captured', capturedCents: 3000, fields: { bank: { ach_status: achStatus, ...(achStatus === 'R' ? { amount_returned: '30.00', return_code: 'R01', returned_at: '2026-11-28' } : {}) } } }, refunds: [] });
+    const deps = { store, events: createMemoryEventLog({ retentionMs: 60_000 }), metrics: createSettlementMetrics(new Registry()), logger: createLogger({ level: 'error' }), now: () => Date.now() };
+    let heard: Promise<void> | undefined;
+    const records = {
+      view: async (key: string) => {
+        if (key !== sale) return undefined;
+        const seen = viewOf();
+        if (!heard) heard = (async () => { achStatus = "R"; await bank.returned(sale); })(); // the ach.returned, meanwhile
+        await heard;
+        return seen;
+      },
+      saleOfRefund: async () => undefined,
+      moves: async () => ({ creditedRefunds: new Set<string>() }),
+    };
+    const bank = createBankReview({ ...deps, records: records as never, windowMs: 60 * 86_400_000 });
+    const settler = createSettler({
+      ...deps, gateway: client, budget: { run: <T>(_cls: string, call: () => Promise<T>) => call() } as never, records: records as never, kept: (b) => bank.kept(b),
+    });
+    try {
+      expect(await settler.settle(batch)).toBe('settled');
+      const line = (await store.get(batch))?.lines.find((l) => l.transaction === sale);
+      expect(line).toMatchObject({ transaction: sale, verdict: 'amount_differs', bank: 'returned', amount_returned: '30.00', return_code: 'R01' });
+    } finally {
+      client.close();
+    }
+  });
 
   it('when two replicas are told of one closed batch at once, then its transactions are read once, page by page, in the background class, and reading it again later costs nothing', async () => {
     for (let i = 0; i < 5; i++) await consoleEntry(sandbox, { kind: 'sale', amount: `${i + 1}.00` });
