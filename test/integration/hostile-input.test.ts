@@ -21,7 +21,7 @@ jest.setTimeout(300_000);
 const DOCUMENTED: Readonly<Record<number, readonly string[]>> = {
   400: ['invalid_request'], 401: ['unauthenticated'], 403: ['forbidden'], 404: ['not_found'],
   409: ['idempotency_in_progress', 'outcome_unknown'], 413: ['payload_too_large'],
-  422: ['card_data_forbidden', 'idempotency_key_reused'], 429: ['rate_limited'],
+  422: ['card_data_forbidden', 'bank_data_forbidden', 'idempotency_key_reused'], 429: ['rate_limited'],
 };
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'host', 'connection', 'expect', 'upgrade', 'te', 'trailer', 'keep-alive', 'content-type', 'authorization']);

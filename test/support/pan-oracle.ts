@@ -80,8 +80,15 @@ function uuidSpans(text: string): { start: number; end: number }[] {
   return [...text.matchAll(UUID)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
 }
 
+/** Hex digests (32 hex or more, touching no other letter or digit): a run wholly inside one is an identifier too. */
+const HEX_ID = /(?<![A-Za-z0-9])[0-9A-Fa-f]{32,}(?![A-Za-z0-9])/g;
+
+function hexIdSpans(text: string): { start: number; end: number }[] {
+  return [...text.matchAll(HEX_ID)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+}
+
 function inUuid(text: string, start: number, end: number): boolean {
-  return uuidSpans(text).some((u) => u.start <= start && end <= u.end);
+  return [...uuidSpans(text), ...hexIdSpans(text)].some((u) => u.start <= start && end <= u.end);
 }
 
 function toRun(text: string, run: string, at: number): Run {
