@@ -2,7 +2,7 @@ import type { EventSink } from '../events';
 import type { Logger } from '../observability/logger';
 import { saleLineOf, type MatchRecords } from './match';
 import type { SettlementMetrics } from './metrics';
-import type { SettlementLine, SettlementStore } from './types';
+import type { Settlement, SettlementLine, SettlementStore } from './types';
 
 export interface BankReviewDeps {
   store: SettlementStore;
@@ -26,9 +26,9 @@ export interface BankReview {
    * A settlement just kept: its open bank lines looked at again. A return applied while the batch was being read
    * (after its line was built, before the settlement was kept) found no kept line to change (`returned` above) and
    * would otherwise leave the line open until its window ends (a soak: 6 of 102 returns, the final clock jump
-   * closing a batch as the returns came). Answers how many lines changed.
+   * closing a batch as the returns came). Given the settlement as kept (no read back). Answers how many lines changed.
    */
-  kept(batch: string): Promise<number>;
+  kept(settlement: Pick<Settlement, 'batch' | 'closed_at' | 'lines'>): Promise<number>;
 }
 
 /** Open lines looked at per review: a bound on one pass's Redis work (the rest wait for the next). */
@@ -70,13 +70,9 @@ export function createBankReview(deps: BankReviewDeps): BankReview {
       const line = kept?.lines.find((l) => l.transaction === sale);
       if (kept && line && line.bank !== 'returned') await relook(batch, kept.closed_at, line, deps.now());
     },
-    async kept(batch) {
-      const settlement = await store.get(batch);
-      if (!settlement) return 0;
+    async kept({ batch, closed_at, lines }) {
       let changed = 0;
-      for (const line of settlement.lines) {
-        if (line.bank === 'open' && (await relook(batch, settlement.closed_at, line, deps.now()))) changed += 1;
-      }
+      for (const line of lines) if (line.bank === 'open' && (await relook(batch, closed_at, line, deps.now()))) changed += 1;
       return changed;
     },
     async review() {

@@ -53,7 +53,7 @@ export function createSettlements(deps: SettlementsDeps): Settlements {
   const bank = createBankReview({ store, records, events, appended, metrics, logger, now: deps.now, windowMs: config.bankReturnWindowMs });
   const settler = createSettler({
     store, gateway: deps.gateway, budget: deps.budget, records, events, appended, metrics, logger,
-    unresolved: deps.unresolved, now: deps.now, bankReturnWindowMs: config.bankReturnWindowMs, kept: (batch) => bank.kept(batch),
+    unresolved: deps.unresolved, now: deps.now, bankReturnWindowMs: config.bankReturnWindowMs, kept: (settlement) => bank.kept(settlement),
   });
   const sweep = createMissingSweep({
     store, records, settler, events, appended, metrics, logger, now: deps.clockNow,

@@ -34,7 +34,7 @@ export interface SettlerDeps {
   /** A bank line stays open this long after its batch's read (SETTLEMENTS_BANK_RETURN_WINDOW_MS; default 60 days). */
   bankReturnWindowMs?: number;
   /** Called once a settlement is kept (the bank review's `kept`: a return heard during the read changes its line). */
-  kept?: (batch: string) => Promise<unknown>;
+  kept?: (settlement: Settlement) => Promise<unknown>;
 }
 
 /**
@@ -134,11 +134,11 @@ export function createSettler(deps: SettlerDeps): Settler {
       for (const line of settlement.lines) metrics.lines.inc({ verdict: line.verdict });
       metrics.batches.inc();
       deps.logger.info('settlement kept', { batch: batch.key, ...settlement.counts });
-    }
-    // A return applied after a bank line was built and before the settlement was kept found nothing to change:
-    // looked at again now that it is kept (a failure leaves the line to the return's redelivery or the review).
-    if (deps.kept && settlement.lines.some((l) => l.bank === 'open')) {
-      await deps.kept(batch.key).catch((err: unknown) => deps.logger.warn('settlement: could not look at its bank lines again', { batch: batch.key, error: err instanceof Error ? err.name : 'error' }));
+      // A return applied after a bank line was built and before the settlement was kept found nothing to change:
+      // looked at again now that it is kept (a failure leaves the line to the return's redelivery or the review).
+      if (deps.kept && settlement.lines.some((l) => l.bank === 'open')) {
+        await deps.kept(settlement).catch((err: unknown) => deps.logger.warn('settlement: could not look at its bank lines again', { batch: batch.key, error: err instanceof Error ? err.name : 'error' }));
+      }
     }
     return 'settled';
   }

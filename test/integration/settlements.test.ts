@@ -220,7 +220,7 @@ describe('settlements: one read per batch', () => {
     };
     const bank = createBankReview({ ...deps, records: records as never, windowMs: 60 * 86_400_000 });
     const settler = createSettler({
-      ...deps, gateway: client, budget: { run: <T>(_cls: string, call: () => Promise<T>) => call() } as never, records: records as never, kept: (b) => bank.kept(b),
+      ...deps, gateway: client, budget: { run: <T>(_cls: string, call: () => Promise<T>) => call() } as never, records: records as never, kept: (k) => bank.kept(k),
     });
     try {
       expect(await settler.settle(batch)).toBe('settled');
