@@ -21,7 +21,7 @@
  */
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { cpuSeconds, installCleanup, stopAll } = require('./lib/procs');
+const { cpuSeconds, syscalls, installCleanup, stopAll } = require('./lib/procs');
 const { makeCredentials, startRedis, startSandboxProcess, startTokengate, mintJwt } = require('./lib/services');
 const { imageNodeArgsOf } = require('./lib/image');
 const { medianCi, round, percentile } = require('./lib/stats');
@@ -77,11 +77,13 @@ async function main() {
       const t = builds[name];
       const s0 = cpuSeconds(t.proc.child.pid);
       const g0 = cpuSeconds(sandbox.proc.child.pid);
+      const io0 = syscalls(t.proc.child.pid);
       const r = await fire(`${t.url}/v1/sales`, headers, body, perRound, 16, nextKey, rate);
       const s = cpuSeconds(t.proc.child.pid) - s0;
       const g = cpuSeconds(sandbox.proc.child.pid) - g0;
+      const io = syscalls(t.proc.child.pid);
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      per[name].push({ cpu_ms_per_sale: (s * 1000) / perRound, per_sandbox_cpu: s / g, p50_ms: r.latency.p50, p99_ms: r.latency.p99 });
+      per[name].push({ cpu_ms_per_sale: (s * 1000) / perRound, per_sandbox_cpu: s / g, writes_per_sale: (io.writes - io0.writes) / perRound, reads_per_sale: (io.reads - io0.reads) / perRound, p50_ms: r.latency.p50, p99_ms: r.latency.p99 });
     }
   }
   const med = (xs) => percentile(xs, 50);
@@ -91,6 +93,10 @@ async function main() {
     A: a, B: b, node_args: { A: process.env.AB_NODE_ARGS_A ?? '', B: process.env.AB_NODE_ARGS_B ?? '' }, stores: { A: stores('A'), B: stores('B') }, image_node_args: { A: imageNodeArgsOf(a).join(' '), B: imageNodeArgsOf(b).join(' ') }, rounds, sales_per_round: perRound, connections: 16, rate_per_s: rate || 'saturation',
     cpu_ms_per_sale: { A: round(med(per.A.map((x) => x.cpu_ms_per_sale)), 3), B: round(med(per.B.map((x) => x.cpu_ms_per_sale)), 3) },
     normalised: { A: round(med(per.A.map((x) => x.per_sandbox_cpu)), 3), B: round(med(per.B.map((x) => x.per_sandbox_cpu)), 3) },
+    // System calls per sale (/proc/<pid>/io): exact, whatever the box is doing. A socket write on loopback costs
+    // the sender the receiver's TCP work too, so each one is a visible share of a sale's CPU.
+    write_syscalls_per_sale: { A: round(med(per.A.map((x) => x.writes_per_sale)), 2), B: round(med(per.B.map((x) => x.writes_per_sale)), 2) },
+    read_syscalls_per_sale: { A: round(med(per.A.map((x) => x.reads_per_sale)), 2), B: round(med(per.B.map((x) => x.reads_per_sale)), 2) },
     b_over_a_per_round: ratios.map((x) => round(x, 3)),
     b_over_a_median: round(med(ratios), 3),
     // Where the median ratio lies with 95 % confidence, whatever the rounds' distribution (sign test).

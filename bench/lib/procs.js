@@ -45,6 +45,21 @@ function cpuSeconds(pid) {
 }
 
 /**
+ * Read and write system calls a process has made so far (proc(5), /proc/<pid>/io: syscr, syscw), or NaN. Exact
+ * counts, unlike CPU time: what a change to batching does to the socket writes a sale costs shows here whatever
+ * else the box is doing.
+ */
+function syscalls(pid) {
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: NaN, writes: NaN };
+  }
+}
+
+/**
  * Milliseconds a process's threads spent runnable but waiting for a core, so far (Linux schedstat, second field,
  * summed over /proc/<pid>/task/*); NaN elsewhere. On a shared 2-core box this is the latency no code change in
  * the process can remove: the open loop reports it per process so a tail can be told apart from our own work.
@@ -165,4 +180,4 @@ function installCleanup() {
   }
 }
 
-module.exports = { ROOT, freePort, sleep, pool, cpuSeconds, runQueueWaitMs, onCpuMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
+module.exports = { syscalls, ROOT, freePort, sleep, pool, cpuSeconds, runQueueWaitMs, onCpuMs, start, forkChild, waitFor, stopAll, killAllSync, installCleanup };
