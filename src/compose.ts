@@ -219,6 +219,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
+  // A renewal the reconciler resolves reaches its subscription at once (made below: subscriptions need the checkout).
+  const resolvedRenewals: { renewals?: Subscriptions['renewals'] } = {};
   const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
@@ -232,6 +234,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics: reconcileMetrics,
     events,
     appended,
+    resolved: async (write, context, response) => resolvedRenewals.renewals?.resolved(write, context, response),
   });
   reconciler.start();
   const lookup = createSaleLookup({
@@ -279,6 +282,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
   });
   late.bankReturns = subscriptions.returns;
+  resolvedRenewals.renewals = subscriptions.renewals;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
