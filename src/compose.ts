@@ -261,6 +261,9 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
       await settlements.bank.returned(sale);
     },
+    // A failure after the batch, and a credit the shopper's bank sent back: their settlement lines change too.
+    onFailed: (sale) => settlements.bank.returned(sale),
+    onCreditReturned: (credit, _sale, back) => settlements.bank.creditReturned(credit, back),
   });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
