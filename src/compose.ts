@@ -220,7 +220,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
   // A renewal the reconciler resolves reaches its subscription at once (made below: subscriptions need the checkout).
-  const resolvedRenewals: { renewals?: Subscriptions['renewals'] } = {};
+  const resolvedRenewals: { resolved?: Subscriptions['resolved'] } = {};
   const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
@@ -234,7 +234,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics: reconcileMetrics,
     events,
     appended,
-    resolved: async (write, context, response) => resolvedRenewals.renewals?.resolved(write, context, response),
+    resolved: async (write, context, response) => resolvedRenewals.resolved?.(write, context, response),
   });
   reconciler.start();
   const lookup = createSaleLookup({
@@ -283,9 +283,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
+    // A renewal the reconciler resolves after its sale's return was applied (the return found no link yet).
+    saleReturn: async (sale) => {
+      const bank = (await records.get(sale))?.fields?.bank;
+      return bank?.ach_status === 'R' ? { ...(bank.return_code ? { code: bank.return_code } : {}) } : undefined;
+    },
   });
   late.bankReturns = subscriptions.returns;
-  resolvedRenewals.renewals = subscriptions.renewals;
+  resolvedRenewals.resolved = subscriptions.resolved;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({
