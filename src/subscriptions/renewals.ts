@@ -157,7 +157,8 @@ export function createRenewals(deps: RenewalDeps): Renewals {
   async function settle(key: string, period: number, attempt: number, outcome: Outcome, pm: string, bank = false): Promise<void> {
     const now = await clock.now();
     count(outcome.kind);
-    // Linked before the period is marked paid: a return can only ever find a paid period's link.
+    // Linked before the period is marked paid, so no return can miss it; one that comes in between records the
+    // approval itself before the return (applyLinkedReturn), and the commit below then finds it done.
     if (bank && outcome.kind === 'approved' && outcome.transaction.key) await store.linkSale(outcome.transaction.key, { key, period, attempt, payment_method: pm });
     await commit(key, (cur) => applyOutcome(cur, period, attempt, outcome, now, settings.policy, pm));
   }

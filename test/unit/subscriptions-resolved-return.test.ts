@@ -54,3 +54,19 @@ test('when a card renewal, or another caller\'s write, is resolved, then no sale
   expect(asked).toEqual([]);
   expect((await subs.store.get('sub_c'))?.periods_charged).toBe(1);
 });
+
+test('when a bank renewal\'s return reaches its link before the approval is recorded (the moment between the link and the period marked paid), then the approval landing after it does not mark the returned period paid', async () => {
+  const config = loadConfig({ env: { NODE_ENV: 'test', ...TEST_JWT_ENV } });
+  const subs = createSubscriptions({
+    redis: undefined, config, checkout: {} as Checkout, view: { read: async () => { throw new Error('unused'); }, withMethod: async () => { throw new Error('unused'); } },
+    render: () => ({ status: 201, body: {}, headers: {} }), logger: createLogger({ level: 'error' }), leaseMs: 10_000,
+  });
+  await subs.store.create({ ...record, key: 'sub_l' });
+  // settle() has linked the debit and not yet marked the period paid when the return comes.
+  await subs.store.linkSale('s7', { key: 'sub_l', period: 0, attempt: 0, payment_method: 'pm_bank' });
+  expect(await subs.returns.returned('s7', 'R02')).toBe(true);
+  await subs.resolved({ scope: RENEWALS_CALLER.sub, key: 'renewal:sub_l:0:0' }, { op: 'sale', customer: 'c1', payment_method: 'pm_bank', bank: { authorization: 'v4', sec: 'PPD' } }, { status: 201, headers: {}, body: { key: 's7' } });
+  const after = await subs.store.get('sub_l');
+  expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, blocked_method: 'pm_bank', due_ms: null });
+  expect(after?.history.map((a) => [a.sale, a.result, a.decline_code])).toEqual([['s7', 'approved', null], ['s7', 'returned', 'R02']]);
+});
