@@ -28,9 +28,20 @@ export function checkingDeclaredKeys(lua: string): string {
   return PREAMBLE + lua.replace(/\bredis\.pcall\b/g, '__pcall').replace(/\bredis\.call\b/g, '__call');
 }
 
+/** Every script source a checking client of this process has sent (test/integration/declared-keys.test.ts asks). */
+const ranChecked = new Set<string>();
+
+/** Whether `lua` (a .lua file's text, as src/redis/scripts.ts sends it) was sent through a checking client here. */
+export function ranDeclaredKeysCheck(lua: string): boolean {
+  return ranChecked.has(lua);
+}
+
 export function declaredKeysOnly(redis: Redis): Redis {
   const own = new Map<PropertyKey, unknown>();
-  const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
+  const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => {
+    ranChecked.add(lua);
+    return redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
+  };
   const evalshaNever = () => Promise.reject(new Error('NOSCRIPT the checking client sends every script as EVAL'));
   return new Proxy(redis, {
     get(target, prop) {
