@@ -41,6 +41,13 @@ describe('the check itself', () => {
     expect(await checked.get(key)).toBeNull();
     expect(await checked.eval(lua, 1, key, key)).toBe('x');
   });
+
+  it('when a script\'s KEYS fall in two hash slots, then it fails as Redis Cluster would (CROSSSLOT) and writes nothing', async () => {
+    const [a, b] = [`${prefix}:self:${unique('a')}`, `${prefix}:self:${unique('b')}`];
+    const lua = "redis.call('SET', KEYS[1], 'x') redis.call('SET', KEYS[2], 'y') return 1";
+    await expect(checked.eval(lua, 2, a, b)).rejects.toThrow(/^CROSSSLOT /);
+    expect(await checked.exists(a, b)).toBe(0);
+  });
 });
 
 describeIdempotencyStoreContract('redis, every key declared', (s) => createRedisIdempotencyStore({ ...CONTRACT_SETTINGS, ...s, redis: checked, keyPrefix: prefix }));
