@@ -21,10 +21,16 @@ local function num(x, default) if x then return tonumber(x) end return default e
 
 -- Keys expire once idle, but never before their latest entry stops mattering: a sale placed before queued
 -- reads (or a phantom at "now") must not shorten the life of the reads' later reservations.
+-- At least `ttl` ms left: `if PTTL < ttl then PEXPIRE`, in one command where it is a key that has a TTL shorter
+-- than that (the usual case: every entry asks for at least a span more than the one before) and two else (GT
+-- leaves a key with no TTL alone, NX then gives it one). PEXPIRE's GT and NX are Redis 7.0's.
+local function keepAtLeast(key, ttl)
+  if redis.call('PEXPIRE', key, s(ttl), 'GT') == 0 then redis.call('PEXPIRE', key, s(ttl), 'NX') end
+end
+
 local function addEntry(key, at, member, ttlUs)
   redis.call('ZADD', key, s(at), member)
-  local ttl = math.ceil(ttlUs / 1000)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
+  keepAtLeast(key, math.ceil(ttlUs / 1000))
 end
 
 -- The day logs (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
@@ -46,9 +52,14 @@ local function dayBuckets(key, from, to)
 end
 
 -- Drops the buckets wholly out of the day window and returns the entries left (write = false: count only).
+-- lo / hi of a day key as this script last read or wrote them ({false, false}: no key), so that dayAdd after
+-- dayLive does not read them again. Only this script writes these keys while it runs (scripts are atomic).
+local dayBounds = {}
+
 local function dayLive(key, daySpan, write)
   local d = redis.call('HMGET', key, 'n', 'lo', 'hi')
   local n, lo, hi = num(d[1], 0), num(d[2], nil), num(d[3], nil)
+  if write then dayBounds[key] = {lo or false, hi or false} end
   if not lo then return 0 end
   local w = dayWidth(daySpan)
   local firstLive = math.floor((now - daySpan) / w)
@@ -58,9 +69,11 @@ local function dayLive(key, daySpan, write)
   if write then
     if firstLive > hi then
       redis.call('DEL', key)
+      dayBounds[key] = {false, false}
     else
       if #fields > 0 then redis.call('HDEL', key, unpack(fields)) end
       redis.call('HSET', key, 'n', fmt(n), 'lo', fmt(firstLive))
+      dayBounds[key] = {firstLive, hi}
     end
   end
   return n
@@ -70,16 +83,22 @@ end
 local function dayAdd(key, at, count, daySpan, ttlUs)
   local w = dayWidth(daySpan)
   local b = math.floor(at / w)
-  local d = redis.call('HMGET', key, 'lo', 'hi')
-  local lo, hi = num(d[1], nil), num(d[2], nil)
+  local known = dayBounds[key]
+  local lo, hi
+  if known then
+    lo, hi = known[1] or nil, known[2] or nil
+  else
+    local d = redis.call('HMGET', key, 'lo', 'hi')
+    lo, hi = num(d[1], nil), num(d[2], nil)
+  end
   -- A release in a bucket already dropped: nothing to take back.
   if count < 0 and (not lo or b < lo) then return end
   redis.call('HINCRBY', key, fmt(b), count)
   redis.call('HINCRBY', key, 'n', count)
-  if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)) end
-  if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)) end
-  local ttl = math.ceil((ttlUs + w) / 1000)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
+  if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)); lo = b end
+  if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)); hi = b end
+  dayBounds[key] = {lo, hi}
+  keepAtLeast(key, math.ceil((ttlUs + w) / 1000))
 end
 
 -- The earliest start the day allows once it holds `cap` or more: after the oldest buckets whose leaving brings
@@ -247,17 +266,23 @@ if op == 'reserve' then
     addEntry(callerKey, r, member, delay + span)
     dayAdd(callerDayKey, r, 1, daySpan, delay + daySpan)
   end
-  redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
+  -- One HSET: lastAny, the class's own last start and, when unsure, the probe.
+  local set = {'lastAny', s(math.max(num(m[4], 0), r))}
   if own[cls] then
     local i = queue[cls][#queue[cls]]
-    redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
+    set[#set + 1] = own[cls]
+    set[#set + 1] = s(math.max(num(m[i], 0), r))
   end
   if unsure then
     -- This call is the probe: the only one out until its answer settles it, or a span after its slot (its
     -- replica died with it).
-    redis.call('HSET', meta, 'probe', member, 'probeUntil', s(r + span))
-    return {1, s(delay), epoch, emptied, s(r), member, '', 1}
+    set[#set + 1] = 'probe'
+    set[#set + 1] = member
+    set[#set + 1] = 'probeUntil'
+    set[#set + 1] = s(r + span)
   end
+  redis.call('HSET', meta, unpack(set))
+  if unsure then return {1, s(delay), epoch, emptied, s(r), member, '', 1} end
   return {1, s(delay), epoch, emptied, s(r), member}
 
 elseif op == 'release' then
@@ -296,8 +321,8 @@ elseif op == 'reconcile' then
   -- ones queued after now: a few fields, not the day's 1,440.
   local dayOurs = dayLive(dayKey, daySpan, true)
   if dayOurs > 0 then
-    local d = redis.call('HMGET', dayKey, 'lo', 'hi')
-    local lo, hi, wd = tonumber(d[1]), tonumber(d[2]), dayWidth(daySpan)
+    -- lo / hi as dayLive left them (it read or wrote them just now).
+    local lo, hi, wd = dayBounds[dayKey][1], dayBounds[dayKey][2], dayWidth(daySpan)
     local before, after = math.floor((now - dw) / wd) - 1, math.floor(now / wd) + 1
     for _, range in ipairs({{lo, math.min(hi, before)}, {math.max(lo, after), hi}}) do
       local _, counts = dayBuckets(dayKey, range[1], range[2])
