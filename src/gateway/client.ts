@@ -6,6 +6,7 @@ import { GatewayError, GatewayRefusedError, GatewayServerError, GatewayUnavailab
 import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parsePublicKey, parseTransaction, parseTransactionDetail } from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
+import { exchange, ExchangeAborted } from './exchange';
 import { classifyTransportError, interpret } from './transport';
 import type {
   AuthorizeRequest, Batch, CaptureRequest, CardRefToken, ChargeRequest, CheckSaleRequest, Customer, GatewayResult, ListEnvelope, PaymentMethod, RefundRequest,
@@ -139,40 +140,45 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   });
   const log = options.logger;
 
-  async function once(a: Attempt, base: string, attempt: number, signal?: AbortSignal) {
+  // Each base's origin, path and host, once: a plain path (what every call but a list sends) is joined to the
+  // base's path as text; anything else goes through URL resolution as before.
+  const targets = new Map(bases.map((base) => {
+    const u = new URL(base);
+    return [base, { origin: u.origin, pathname: u.pathname, host: u.host }] as const;
+  }));
+  const PLAIN_PATH = /^[A-Za-z0-9_~-][A-Za-z0-9_~%/-]*$/;
+
+  function target(a: Attempt, base: string): { origin: string; path: string; host: string } {
+    const t = targets.get(base) as { origin: string; pathname: string; host: string };
+    if (a.query === undefined && PLAIN_PATH.test(a.path)) return { origin: t.origin, path: t.pathname + a.path, host: t.host };
     const url = new URL(a.path, base);
     for (const [k, v] of Object.entries(a.query ?? {})) url.searchParams.set(k, v);
-    const host = url.host;
-    // A hard deadline over the whole exchange, answer body included.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
-    const onAbort = () => deadline.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    return { origin: url.origin, path: url.pathname + url.search, host: url.host };
+  }
+
+  async function once(a: Attempt, base: string, attempt: number, signal?: AbortSignal) {
+    const { origin, path, host } = target(a, base);
     const started = performance.now();
     const emit = (outcome: string, status?: number) =>
       options.onCall?.({ op: a.op, host, attempt, outcome, status, durationMs: performance.now() - started });
     try {
-      const res = await dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
+      // A hard deadline over the whole exchange, answer body included (exchange.ts).
+      const res = await exchange(dispatcher, {
+        origin,
+        path,
         method: a.method,
         body: a.body === undefined ? undefined : JSON.stringify(a.body),
         headers: { authorization: sign(), 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'tokengate/0.1' },
-        signal: deadline.signal,
-      });
-      const text = await res.body.text();
+      }, options.timeoutMs, signal);
       const header = res.headers['x-rate-limit'];
       const rateLimit = parseRateLimitHeader(Array.isArray(header) ? header[0] : header);
       // Emitted once the answer is read for what it says (a follow-up's result E is 'refused'), by `call`.
-      const done = (refused: boolean) => emit(refused ? 'refused' : res.statusCode < 400 ? 'ok' : `http_${res.statusCode}`, res.statusCode);
-      return { status: res.statusCode, text, rateLimit, host, done };
+      const done = (refused: boolean) => emit(refused ? 'refused' : res.status < 400 ? 'ok' : `http_${res.status}`, res.status);
+      return { status: res.status, text: res.text, rateLimit, host, done };
     } catch (err) {
-      const error = classifyTransportError(err, host, { timedOut: deadline.signal.aborted, abandoned: signal?.aborted === true });
+      const error = classifyTransportError(err, host, { timedOut: err instanceof ExchangeAborted, abandoned: signal?.aborted === true });
       emit(error.code);
       throw error;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 

@@ -1,8 +1,11 @@
 import type { GatewayClient } from '../gateway/client';
+import { GatewayBadRequestError } from '../gateway/errors';
 import type { GatewayResult, PaymentMethod, Transaction } from '../gateway/types';
 import type { AheadSlot, CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
+import { WriteNotSentError } from '../writes';
+import { SaleInputError } from './sale-errors';
 
 /**
  * A bank payment (contract, "Bank payments"; gateway-facts.md, ACH): bank details never reach tokengate, only a
@@ -69,7 +72,12 @@ export function createBankSales(deps: { gateway: GatewayClient; budget: Budget; 
       }
       const paymentKey = input.paymentKey ?? '';
       if (deps.checkPaymentKey === 'refused') {
-        const method = await run(() => gateway.addPaymentMethod(input.customer, { pay_type: 'check', payment_key: paymentKey }, { signal }), false);
+        const method = await run(() => gateway.addPaymentMethod(input.customer, { pay_type: 'check', payment_key: paymentKey }, { signal }), false).catch((err: unknown) => {
+          // The wallet refused the key (unknown, used, expired): no method was made and nothing charged, so the key
+          // is free again and the answer is the payment key's 400, as under `accepted` (not a 502).
+          if (err instanceof GatewayBadRequestError) throw new WriteNotSentError(new SaleInputError('body.payment_key', 'refused_by_gateway'));
+          throw err;
+        });
         const transaction = await run(() => gateway.checkSale({ ...base, paymethod_key: method.key }, { signal }), true);
         if (input.save && transaction.result_code === 'A') return { transaction, stored: method };
         // Not kept: the method existed only to be charged (the gateway took the key no other way).

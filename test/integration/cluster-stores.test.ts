@@ -2,6 +2,7 @@ import { Cluster } from 'ioredis';
 import { createRedisTokenCache } from '../../src/cache';
 import { createRedisIdempotencyStore } from '../../src/idempotency';
 import { createRedisSettlementStore } from '../../src/settlements';
+import { createRedisWebhookStore } from '../../src/webhooks/redis-webhook-store';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 import { redisPersistence } from '../../src/redis/persistence';
 import { uniquePrefix } from '../support/redis';
@@ -36,6 +37,15 @@ test('when a settlement is kept on a cluster, then its sales\' index keys (decla
   const kept = await store.save({ type: 'settlement', batch: 'cb1', closed_at: '2026-11-27 20:00:00', totals: { sales: '2.00', credits: '0.00', count: 2 }, counts: { matched: 2, amount_differs: 0, not_ours: 0, missing: 0 }, lines: [line('cs1'), line('cs2')] }, 'o', Date.now());
   expect(kept).toBe(true);
   expect(await store.heldIn(['cs1', 'cs2'])).toEqual(new Map([['cs1', 'cb1'], ['cs2', 'cb1']]));
+});
+
+test('when the webhook store keeps a sale\'s evidence and a bank step early on a cluster, then its MULTIs run (their keys share one slot)', async () => {
+  const store = createRedisWebhookStore({ redis: client, keyPrefix: prefix });
+  await store.keepSale('inv-cluster', { key: 'ctx1' });
+  expect(await store.salesByInvoice('inv-cluster')).toEqual([{ key: 'ctx1' }]);
+  expect(await store.keepEarlyAch('ctx1', 'submitted', 'B')).toBe(true);
+  await store.dropEarlyAch('ctx1');
+  expect(await store.earlyAchSales(10)).toEqual([]);
 });
 
 test('when the contracts ran, then their keys landed on more than one master (the cluster really was exercised)', async () => {

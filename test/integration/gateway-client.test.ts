@@ -7,6 +7,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { clientFor } from '../support/gateway';
 import { freePort } from '../support/ports';
 import { startStalledListener } from '../support/stalled-listener';
+import { eventually } from '../support/wait';
 
 let sandbox: RunningSandbox;
 let first: { custkey: string; approved: string; declined: string; partial: string };
@@ -131,6 +132,21 @@ describe('gateway client against the sandbox', () => {
     expect(err).toMatchObject({ outcome: 'unknown' });
     expect(events.filter((e) => e.op === 'sale')).toHaveLength(1);
     expect(sandbox.transactions().filter((t) => t.invoice === 'inv-hang')).toHaveLength(1);
+    client.close();
+  });
+
+  it('when the caller abandons a sale that hangs, then it ends at once as abandoned (outcome unknown), long before the deadline', async () => {
+    const ref = await cardref(first.approved);
+    const client = clientFor(sandbox, { timeoutMs: 30_000 });
+    sandbox.faults.next({ kind: 'hang', match: 'sale' });
+    const caller = new AbortController();
+    const pending = client.sale({ cardref: ref, amount: '2.50', invoice: 'inv-abandon' }, { signal: caller.signal }).catch((e: unknown) => e);
+    // Abandon once the sandbox holds the sale (it has read it), not on a timer.
+    await eventually(() => sandbox.transactions().some((t) => t.invoice === 'inv-abandon'));
+    caller.abort();
+    const err = await pending;
+    expect(err).toBeInstanceOf(GatewayTimeoutError);
+    expect(err).toMatchObject({ outcome: 'unknown', message: 'call abandoned by the caller' });
     client.close();
   });
 

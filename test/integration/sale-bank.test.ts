@@ -97,6 +97,32 @@ for (const reading of ['accepted', 'refused'] as const) {
       expect([again.status, again.body.status]).toEqual([201, 'pending']);
     });
 
+    it('when a shopper pays with a check form\'s payment key but no authorization, then 400 names body.payment_key and the missing body.authorization (stable rules, nothing echoed), nothing is debited, and the key then pays with the authorization', async () => {
+      const c = customer(13);
+      const paymentKey = bankKey();
+      const debits = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c).length;
+      const before = debits();
+      for (const save of [false, true]) {
+        const res = await pay(c, { payment_key: paymentKey, ...(save ? { save_payment_method: true } : {}) });
+        expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+        expect(res.body.error?.details).toEqual([
+          { path: 'body.payment_key', rule: 'refused_by_gateway' },
+          { path: 'body.authorization', rule: 'required_if_bank_payment_key' },
+        ]);
+        expect(res.body.error?.message).toMatch(/authorization/);
+        expect(JSON.stringify(res.body)).not.toContain(paymentKey);
+      }
+      expect(debits()).toBe(before);
+      const paid = await pay(c, { payment_key: paymentKey, authorization: { text: AGREED } });
+      expect([paid.status, paid.body.status]).toEqual([201, 'pending']);
+    });
+
+    it('when a bank payment names a payment key the gateway does not know, then 400 names body.payment_key only (not a 502) under either reading', async () => {
+      const c = customer(13);
+      const res = await pay(c, { payment_key: `pk_unknown${run}`, authorization: { text: AGREED } });
+      expect([res.status, res.body.error?.details]).toEqual([400, [{ path: 'body.payment_key', rule: 'refused_by_gateway' }]]);
+    });
+
     it('when a bank method tokengate never saw (added at the gateway) is paid without an authorization, then 400 names body.authorization and nothing is debited', async () => {
       const c = customer(11);
       const added = await callSandbox(bff.sandbox.baseUrl, 'POST', `customers/${c}/payment_methods`, { body: [{ pay_type: 'check', account: ACCOUNT, routing: '011000015', account_type: 'checking' }] });

@@ -100,12 +100,12 @@ describe('POST /v1/sales with a payment key', () => {
     expect(bff.sandbox.fixtures.paymentMethods(c)).toHaveLength(before);
   });
 
-  it('when the gateway refuses the payment key, then 400 naming body.payment_key, and nothing was charged', async () => {
+  it('when the gateway refuses the payment key, then 400 naming body.payment_key (and body.authorization, which a check form\'s key would need), and nothing was charged', async () => {
     const c = customer(13);
     const charged = bff.sandbox.transactions().length;
     const res = await pay(c, { payment_key: 'pk_neverminted0123456789' });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'body.payment_key', rule: 'refused_by_gateway' }] });
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'body.payment_key', rule: 'refused_by_gateway' }, { path: 'body.authorization', rule: 'required_if_bank_payment_key' }] });
     expect(bff.sandbox.transactions()).toHaveLength(charged);
   });
 

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { keySlot } from './same-slot';
 
 /**
  * Redis requires a script to name in KEYS every key it touches (EVAL's documentation; Redis Cluster and its
@@ -7,6 +8,7 @@ import type { Redis } from 'ioredis';
  * runs with each `redis.call` / `redis.pcall` first asking Redis which of its arguments are keys
  * (`COMMAND GETKEYS`, the server's own key specs) and failing with `UNDECLARED <key>` for one not in KEYS.
  * The client's EVALSHA always answers NOSCRIPT, so src/redis/scripts.ts sends each script as EVAL, rewritten.
+ * Its KEYS must also share one hash slot (`CROSSSLOT` otherwise, as Redis Cluster answers).
  * The wrapped client owns its connection (a script method added to it never reaches another client).
  */
 const PREAMBLE = `
@@ -28,9 +30,23 @@ export function checkingDeclaredKeys(lua: string): string {
   return PREAMBLE + lua.replace(/\bredis\.pcall\b/g, '__pcall').replace(/\bredis\.call\b/g, '__call');
 }
 
+/** Every script source a checking client of this process has sent (test/integration/declared-keys.test.ts asks). */
+const ranChecked = new Set<string>();
+
+/** Whether `lua` (a .lua file's text, as src/redis/scripts.ts sends it) was sent through a checking client here. */
+export function ranDeclaredKeysCheck(lua: string): boolean {
+  return ranChecked.has(lua);
+}
+
 export function declaredKeysOnly(redis: Redis): Redis {
   const own = new Map<PropertyKey, unknown>();
-  const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
+  const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => {
+    ranChecked.add(lua);
+    // Its KEYS in one slot, too: Redis Cluster refuses a script over several (CROSSSLOT); a single Redis does not.
+    const keys = args.slice(0, Number(numKeys)).map(String);
+    if (new Set(keys.map(keySlot)).size > 1) return Promise.reject(new Error(`CROSSSLOT ${keys.join(', ')}`));
+    return redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
+  };
   const evalshaNever = () => Promise.reject(new Error('NOSCRIPT the checking client sends every script as EVAL'));
   return new Proxy(redis, {
     get(target, prop) {

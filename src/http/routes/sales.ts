@@ -27,7 +27,7 @@ export function salesRouter(deps: SalesRouteDeps): Router {
     if (input.recurring && !caller.anyCustomer) throw new Forbidden(['customers:any']);
     const fingerprint = fingerprintRequest('POST', '/v1/sales', req.body);
     try {
-      send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id, input.paymentKey !== undefined), req.log));
+      send(res, await deps.checkout.pay({ caller, idempotencyKey, fingerprint, input }, (outcome, facts) => renderSale(outcome, facts, req.id, input), req.log));
     } catch (err) {
       throw toApiError(err);
     }
