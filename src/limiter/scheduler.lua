@@ -19,18 +19,30 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function s(x) return string.format('%.0f', x) end
 local function num(x, default) if x then return tonumber(x) end return default end
 
--- Keys expire once idle, but never before their latest entry stops mattering: a sale placed before queued
--- reads (or a phantom at "now") must not shorten the life of the reads' later reservations.
--- At least `ttl` ms left: `if PTTL < ttl then PEXPIRE`, in one command where it is a key that has a TTL shorter
--- than that (the usual case: every entry asks for at least a span more than the one before) and two else (GT
--- leaves a key with no TTL alone, NX then gives it one). PEXPIRE's GT and NX are Redis 7.0's.
-local function keepAtLeast(key, ttl)
-  if redis.call('PEXPIRE', key, s(ttl), 'GT') == 0 then redis.call('PEXPIRE', key, s(ttl), 'NX') end
+-- Whether a key of this script existed when the script last looked (true / false; nil: not looked at). Every
+-- key below is given its TTL by the script that makes it, and no command here removes one, so one that existed
+-- has a TTL; and only this script writes them while it runs.
+local exists = {}
+
+-- At least `ttl` ms left, never fewer than it has (what `if PTTL < ttl then PEXPIRE` did, in one command where
+-- that took two): a key this script just made has no TTL (plain PEXPIRE); one that existed has one, lengthened
+-- only (GT: at saturation several slots share a millisecond, and an equal TTL stays); one not looked at, GT and
+-- then NX (GT leaves a key with no TTL alone). PEXPIRE's GT and NX are Redis 7.0's.
+local function keepAtLeast(key, ttl, existed)
+  if existed == false then
+    redis.call('PEXPIRE', key, s(ttl))
+  elseif redis.call('PEXPIRE', key, s(ttl), 'GT') == 0 and existed == nil then
+    redis.call('PEXPIRE', key, s(ttl), 'NX')
+  end
+  exists[key] = true
 end
 
+-- Keys expire once idle, but never before their latest entry stops mattering: a sale placed before queued
+-- reads (or a phantom at "now") must not shorten the life of the reads' later reservations.
 local function addEntry(key, at, member, ttlUs)
+  local existed = exists[key]
   redis.call('ZADD', key, s(at), member)
-  keepAtLeast(key, math.ceil(ttlUs / 1000))
+  keepAtLeast(key, math.ceil(ttlUs / 1000), existed)
 end
 
 -- The day logs (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
@@ -95,10 +107,12 @@ local function dayAdd(key, at, count, daySpan, ttlUs)
   if count < 0 and (not lo or b < lo) then return end
   redis.call('HINCRBY', key, fmt(b), count)
   redis.call('HINCRBY', key, 'n', count)
+  local existed = lo ~= nil or hi ~= nil
   if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)); lo = b end
   if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)); hi = b end
   dayBounds[key] = {lo, hi}
-  keepAtLeast(key, math.ceil((ttlUs + w) / 1000))
+  -- lo and hi are written with a key's first count: without them, HINCRBY just made it.
+  keepAtLeast(key, math.ceil((ttlUs + w) / 1000), existed)
 end
 
 -- The earliest start the day allows once it holds `cap` or more: after the oldest buckets whose leaving brings
@@ -134,7 +148,9 @@ end
 -- O(log n) unless the slot goes between queued entries (a sale before queued reads): then the scan is over
 -- the last span and the queue, at most cap × (max wait / span + 2) entries.
 local function earliest(key, start, cap, span)
-  if redis.call('ZCARD', key) < cap then return start end
+  local n = redis.call('ZCARD', key)
+  exists[key] = n > 0
+  if n < cap then return start end
   local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
   if start >= last then
     return math.max(start, tonumber(redis.call('ZRANGE', key, -cap, -cap, 'WITHSCORES')[2]) + span)
@@ -168,6 +184,7 @@ end
 -- one stays counted: only stricter).
 local function forget(member, slot, daySpan, cls)
   if redis.call('ZREM', minKey, member) ~= 1 then return end
+  exists[minKey], exists[callerKey] = nil, nil -- a ZREM may have taken a set's last entry, and the set with it
   dayAdd(dayKey, slot, -1, daySpan, 0)
   if cls == 'read' then dayAdd(dayReadKey, slot, -1, daySpan, 0) elseif cls == 'background' then dayAdd(dayBackgroundKey, slot, -1, daySpan, 0) end
   if redis.call('ZREM', callerKey, member) == 1 then dayAdd(callerDayKey, slot, -1, daySpan, 0) end

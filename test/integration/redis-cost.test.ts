@@ -101,28 +101,38 @@ describe('the budget slot of a sale', () => {
   const LIMITS: LimiterLimits = { perWindow: 1000, windowMs: 60_000, perDay: 100_000, dayWindowMs: 86_400_000, marginMs: 1000 };
   const ok = async () => ({ value: 'ok', rateLimit: undefined, host: 'test', status: 200 });
 
-  it('when a sale reserves a slot, then the script runs 12 commands (no PTTL, the day bounds read once, one HSET of the meta) and every budget key keeps a TTL of at least its span', async () => {
+  it('when a sale reserves a slot, then the script runs 12 commands (no PTTL, the day bounds read once, one HSET of the meta) and every budget log keeps a TTL of at least its span, never a shorter one', async () => {
     const keyPrefix = 'cost-limiter';
     const s = createRedisScheduler({
       redis, keyPrefix, endpointKey: 'v2', limits: LIMITS, classes: { saleMaxWaitMs: 3000, readMaxWaitMs: 3000, saleReservedSlots: 1 },
       logger: silentLogger(), registry: new Registry(), expectedReplicas: 1, commandTimeoutMs: 1000, probeIntervalMs: 100,
     });
     try {
-      await s.run('sale', ok); // the first: the epoch and the keys made
-      const commands = await commandsDuring(() => s.run('sale', ok));
-      expect(commands).toEqual({ time: 1, hmget: 2, zremrangebyscore: 1, zcard: 1, hincrby: 3, zadd: 1, pexpire: 2, hset: 1 });
-      expect(total(commands)).toBe(12);
-      const keys = (await redis.keys(`*${keyPrefix}*`)).sort();
+      // The first slot makes the logs: each gets its TTL.
+      await s.run('sale', ok);
+      const keys = await redis.keys(`*${keyPrefix}*`);
       const minute = keys.find((k) => k.endsWith(':limiter:minute'))!;
       const day = keys.find((k) => k.endsWith(':limiter:day:counts'))!;
       expect(await redis.pttl(minute)).toBeGreaterThan(60_000);
       expect(await redis.pttl(day)).toBeGreaterThan(86_400_000);
-      // A day log whose TTL was lost (or never set) gets one again with the next slot; a longer one stays.
-      await redis.persist(day);
-      await redis.pexpire(minute, 10_000_000);
-      await s.run('sale', ok);
+      // Later ones, several within one millisecond at saturation as here: one PEXPIRE per log, whatever the
+      // clock says.
+      for (let i = 0; i < 5; i++) {
+        const commands = await commandsDuring(() => Promise.all([s.run('sale', ok), s.run('sale', ok), s.run('sale', ok)]));
+        expect(commands).toMatchObject({ time: 3, pexpire: 6, hset: 3 });
+        expect(commands.pttl).toBeUndefined();
+      }
+      const commands = await commandsDuring(() => s.run('sale', ok));
+      expect(commands).toEqual({ time: 1, hmget: 2, zremrangebyscore: 1, zcard: 1, hincrby: 3, zadd: 1, pexpire: 2, hset: 1 });
+      expect(total(commands)).toBe(12);
+      expect(await redis.pttl(minute)).toBeGreaterThan(60_000);
       expect(await redis.pttl(day)).toBeGreaterThan(86_400_000);
+      // A longer TTL is never shortened.
+      await redis.pexpire(minute, 10_000_000);
+      await redis.pexpire(day, 100_000_000);
+      await s.run('sale', ok);
       expect(await redis.pttl(minute)).toBeGreaterThan(9_000_000);
+      expect(await redis.pttl(day)).toBeGreaterThan(99_000_000);
     } finally {
       await s.close();
     }
