@@ -219,6 +219,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
   });
+  // A renewal the reconciler resolves reaches its subscription at once (made below: subscriptions need the checkout).
+  const resolvedRenewals: { resolved?: Subscriptions['resolved'] } = {};
   const reconcileMetrics = createReconcileMetrics(metrics.registry, { pending, deadlineMs: config.reconcile.deadlineMs });
   const reconciler = createReconciler({
     pending,
@@ -232,6 +234,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     metrics: reconcileMetrics,
     events,
     appended,
+    resolved: async (write, context, response) => resolvedRenewals.resolved?.(write, context, response),
   });
   reconciler.start();
   const lookup = createSaleLookup({
@@ -258,6 +261,9 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
       await settlements.bank.returned(sale);
     },
+    // A failure after the batch, and a credit the shopper's bank sent back: their settlement lines change too.
+    onFailed: (sale) => settlements.bank.returned(sale),
+    onCreditReturned: (credit, _sale, back) => settlements.bank.creditReturned(credit, back),
   });
   if (config.gateway.webhookSecret) achEvents.start();
   const gatewayWebhooks = config.gateway.webhookSecret
@@ -277,8 +283,14 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
+    // A renewal the reconciler resolves after its sale's return was applied (the return found no link yet).
+    saleReturn: async (sale) => {
+      const bank = (await records.get(sale))?.fields?.bank;
+      return bank?.ach_status === 'R' ? { ...(bank.return_code ? { code: bank.return_code } : {}) } : undefined;
+    },
   });
   late.bankReturns = subscriptions.returns;
+  resolvedRenewals.resolved = subscriptions.resolved;
   subscriptions.renewals.start();
   const actions = createSaleActions({ lookup, followUps, writes, leaseMs: writeLeaseMs });
   const cardWrites = createCardWrites({

@@ -181,6 +181,8 @@ export interface SandboxConfig {
   checkPaymentKey: 'accepted' | 'refused';
   /** SANDBOX_RETURNED_CHECK_REFUND: a refund of a returned check is refused (10125) or approved as a credit back. */
   returnedCheckRefund: 'refused' | 'approved';
+  /** SANDBOX_CREDIT_RETURNS: a credit to a return test account never comes back, or comes back returned or failed. */
+  creditReturns: 'never' | 'returned' | 'failed';
   /** The gateway's webhooks (src/sandbox/README.md, Webhooks): receivers, signature key, retry delays. */
   webhookUrls: readonly string[];
   /** Unset: events go unsigned. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import path from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { coalescer } from '../redis/coalesce';
@@ -35,7 +35,7 @@ const SCRIPTS = [lua('tgEventAppend', 'append.lua', 2), lua('tgEventAppendMany',
 
 /** The consumer group of a destination: a hash of its URL. */
 export function groupOf(destination: string): string {
-  return `d_${createHash('sha256').update(destination).digest('hex').slice(0, 16)}`;
+  return `d_${hash('sha256', destination, 'hex').slice(0, 16)}`;
 }
 
 /** XRANGE / XREADGROUP / XCLAIM entries ([id, [field, value, …]]) as fields by name. */
@@ -52,7 +52,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`events ${what}`, timeoutMs, op);
   const tag = `{${options.keyPrefix}:events}`;
   const log = `${tag}:log`;
-  const mark = (change: string) => `${tag}:c:${createHash('sha256').update(change).digest('base64url').slice(0, 22)}`;
+  const mark = (change: string) => `${tag}:c:${hash('sha256', change, 'base64url').slice(0, 22)}`;
 
   // The events of one turn of the event loop (the sales answered in one read, each with its event) in one command
   // (redis/coalesce.ts); each write still awaits it before it answers.

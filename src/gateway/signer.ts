@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Secret } from '../config/secret';
 
 /**
@@ -12,7 +12,7 @@ export function randomSeed(): string {
 
 /** `s2/<seed>/<sha256 hex of apiKey + seed + PIN>` (gateway-api-v2.md §5, steps 2–3). */
 export function apiHash(apiKey: string, seed: string, pin: string): string {
-  const digest = createHash('sha256').update(apiKey + seed + pin, 'utf8').digest('hex');
+  const digest = hash('sha256', apiKey + seed + pin, 'hex');
   return `s2/${seed}/${digest}`;
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Response } from 'express';
 
 /**
@@ -7,7 +7,7 @@ import type { Response } from 'express';
  * hashing off for the API). `headers` are added to every answer (the demo's CSP).
  */
 export function staticAsset(type: string, body: string | Buffer, headers: Record<string, string> = {}): (req: unknown, res: Response) => void {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const etag = `"${hash('sha256', body, 'base64url').slice(0, 27)}"`;
   return (_req, res) => {
     res.set({ 'Cache-Control': 'no-cache', ETag: etag, ...headers }).type(type).send(body);
   };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AuthContext } from './types';
 
 export interface VerifiedTokensOptions {
@@ -29,7 +29,7 @@ export function createVerifiedTokens(options: VerifiedTokensOptions = {}): Verif
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { auth: AuthContext; until: number }>();
-  const keyOf = (token: string) => createHash('sha256').update(token).digest('base64');
+  const keyOf = (token: string) => hash('sha256', token, 'base64');
 
   return {
     get(token) {

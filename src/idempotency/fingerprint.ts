@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * JSON (of a parsed JSON body) with object keys sorted at every depth and no whitespace, so that two bodies that mean the same
@@ -20,5 +20,5 @@ export function canonicalJson(value: unknown): string {
 
 /** sha256 (hex) of `METHOD\npath\ncanonical body`: what "the same request" means for an idempotency key. */
 export function fingerprintRequest(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
+  return hash('sha256', `${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`, 'hex');
 }

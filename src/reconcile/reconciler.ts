@@ -1,6 +1,6 @@
 import { RECONCILE_PASS_JITTER } from '../config/reconcile-deadline';
 import type { ReconcileConfig } from '../config/types';
-import type { IdempotencyStore, StoredResponse, UnknownRecord } from '../idempotency';
+import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { EventSink } from '../events/types';
 import { eventsOfWrite } from '../events/write-events';
@@ -82,6 +82,14 @@ export interface ReconcilerDeps {
   events?: EventSink;
   /** Called after events were appended (the delivery looks at once). */
   appended?: () => void;
+  /**
+   * A write found in the gateway's records (by a look or by hand): what its use case records beside the answer
+   * (the write's `alsoRecord`), applied now as its completion would have, whichever path resolved it. A renewal's
+   * subscription learns its period's answer and a bank debit's link to it here (src/subscriptions/renewals.ts):
+   * before, only a replay of the renewal did, and a return that came first found no subscription. Only the
+   * resolution that ended the record calls it; a failure is logged, and the use case's replay is the net.
+   */
+  resolved?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<unknown>;
 }
 
 /** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
@@ -106,6 +114,15 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       deps.appended?.();
     } catch (err) {
       logger.error('reconcile: could not append the resolved write\'s payment events', { operation: record.context.op, err });
+    }
+  }
+
+  /** The resolved write's use-case records (ReconcilerDeps.resolved); a failure is logged. */
+  async function follow(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+    try {
+      await deps.resolved?.(write, record.context, response);
+    } catch (err) {
+      logger.error('reconcile: could not record what the resolved write\'s use case keeps beside its answer', { operation: record.context?.op ?? 'unknown', err });
     }
   }
 
@@ -138,7 +155,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
         logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
-        await Promise.all([pending.untrack(member), emit(write, record, response)]);
+        await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }
@@ -215,7 +232,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
       await pending.keepDecision(member, kept);
       logger.warn('reconcile: unknown outcome settled by hand: found', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, transaction: found.transaction, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
-      await Promise.all([pending.untrack(member), emit(write, record, response)]);
+      await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
       return { result: 'settled', operation: op, response };
     }
     await found.onProven?.();

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
@@ -52,7 +52,7 @@ export function withScripts<Commands>(redis: Redis | Cluster, specs: readonly Sc
     let source = sources.get(file);
     if (source === undefined) {
       const lua = readFileSync(file, 'utf8');
-      source = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+      source = { lua, sha: hash('sha1', lua, 'hex') };
       sources.set(file, source);
     }
     const { lua, sha } = source;

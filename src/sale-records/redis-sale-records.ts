@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { coalescer } from '../redis/coalesce';
 import { guarded } from '../redis/guarded';
@@ -57,7 +57,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
   const ttlMs = options.ttlMs ?? SALE_RECORD_TTL_MS;
   const recordKey = (saleKey: string) => `{${options.keyPrefix}:sale:${encodeURIComponent(saleKey)}}`;
   // Hashed: a caller's made-up key never lands in Redis as written.
-  const unknownKey = (saleKey: string) => `${options.keyPrefix}:nosale:${createHash('sha256').update(saleKey).digest('base64url').slice(0, 22)}`;
+  const unknownKey = (saleKey: string) => `${options.keyPrefix}:nosale:${hash('sha256', saleKey, 'base64url').slice(0, 22)}`;
 
   const timeoutMs = options.opTimeoutMs ?? 2000;
   // The sales of each batch (its key from the sale's answer, a capture's, or a lookup): a batch's close event

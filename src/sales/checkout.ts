@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { assertAccess, NotFoundError, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
 import type { CardRefToken, PaymentMethod } from '../gateway/types';
@@ -71,7 +71,7 @@ export interface Checkout {
  * retry of an `outcome_unknown` sale is recognised by the gateway (same card, amount and invoice).
  */
 export function deriveInvoice(sub: string, idempotencyKey: string): string {
-  return 'tg' + createHash('sha256').update(`${sub}\u0000${idempotencyKey}`).digest('hex').slice(0, 14);
+  return 'tg' + hash('sha256', `${sub}\u0000${idempotencyKey}`, 'hex').slice(0, 14);
 }
 
 export interface CheckoutDeps {

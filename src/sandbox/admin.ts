@@ -1,3 +1,4 @@
+import { achFail, AchFailError } from './ach/failure';
 import { achNote, AchNoteError } from './ach/notice';
 import { cardUpdate, CardUpdateError, type CardUpdateRequest } from './card-updater';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
@@ -122,11 +123,15 @@ export function createAdminRouter(core: SandboxCore, notFound: (req: Request, re
     core.webhooks.announce(achNote(core, stringField(req.body, 'trankey'), typeof note === 'string' ? note : undefined));
     res.status(204).end();
   });
+  router.post('/ach/failures', (req, res) => {
+    core.webhooks.announce(achFail(core, stringField(req.body, 'trankey')));
+    res.status(204).end();
+  });
   router.use('/webhooks', webhookAdminRouter(core.webhooks));
   router.use((req, res) => notFound(req, res));
   // Express 5 needs the four-argument signature to recognise an error handler.
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError || err instanceof AchNoteError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
+    const message = err instanceof FaultError || err instanceof SettingsError || err instanceof CardUpdateError || err instanceof AchNoteError || err instanceof AchFailError ? err.message : err instanceof Error && /fixtures|expires|attempts|error_code/.test(err.message) ? err.message : 'bad admin request';
     res.status(400).json({ error: message });
   });
   return router;

@@ -45,6 +45,7 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       refundWithoutAmount: s.refundWithoutAmount,
       checkPaymentKey: s.checkPaymentKey,
       returnedCheckRefund: s.returnedCheckRefund,
+      creditReturns: s.creditReturns,
       ...webhookSettingsFromConfig(s),
       ...(ownKey ? { webhookSecret: ownKey } : {}),
     },

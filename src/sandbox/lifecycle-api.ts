@@ -82,7 +82,9 @@ export function transactionHook(core: SandboxCore, json: unknown, now: number): 
       created.check = { ...original.check, status: 'P', trackingcode: `${original.check.trackingcode.slice(0, 8)}${created.refnum.slice(-4)}` };
       delete created.check.submittedAt;
       delete created.check.settledAt;
-      delete created.check.returnsWith;
+      // A credit to a return test account comes back only as SANDBOX_CREDIT_RETURNS says (undocumented: README.md).
+      if (core.settings.creditReturns === 'never') delete created.check.returnsWith;
+      else if (core.settings.creditReturns === 'failed' && created.check.returnsWith) created.check.failsInstead = true;
       delete created.creditcard;
       core.ach.track(created);
     }

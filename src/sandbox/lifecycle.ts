@@ -36,6 +36,8 @@ export interface CheckState {
   returnedAt?: number;
   /** A return test account's code: returned on the third day after submission. */
   returnsWith?: { code: string; text: string };
+  /** A credit under SANDBOX_CREDIT_RETURNS `failed`: it comes back as `ach.failed` (E), not `ach.returned`. */
+  failsInstead?: boolean;
   /** The saved bank method it charged (customer:sale), if any. */
   pmkey?: string;
 }

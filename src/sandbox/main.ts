@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       refundWithoutAmount: s.refundWithoutAmount,
       checkPaymentKey: s.checkPaymentKey,
       returnedCheckRefund: s.returnedCheckRefund,
+      creditReturns: s.creditReturns,
       ...webhookSettingsFromConfig(s),
     },
   });

@@ -1,3 +1,4 @@
+import { achFail } from './ach/failure';
 import { achNote } from './ach/notice';
 import { cardUpdate, type CardUpdateRequest } from './card-updater';
 import http from 'node:http';
@@ -60,6 +61,8 @@ export interface RunningSandbox {
   cardUpdate(request: CardUpdateRequest): void;
   /** A bank's notice of change about a check (ach/notice.ts): `ach.note_added`, as `POST /_sandbox/ach/notes`. */
   achNote(trankey: string, note?: string): void;
+  /** A check fails after it was sent (ach/failure.ts): status E and `ach.failed`, as `POST /_sandbox/ach/failures`. */
+  achFail(trankey: string): void;
   /** A Pay.js check form's payment key for a bank account (as `POST /js/v2/payment_key` with `check`). */
   checkPaymentKey(account: { accountholder: string; routing: string; account: string; account_type?: 'checking' | 'savings' }): string;
   /** The sandbox's own clock (clock.ts): read it, move it forward (as `POST /_sandbox/clock`). */
@@ -131,6 +134,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
     cardUpdate: (request) => core.webhooks.announce(cardUpdate(core, request, core.clock.now())),
     clock: core.clock,
     achNote: (trankey, note) => core.webhooks.announce(achNote(core, trankey, note)),
+    achFail: (trankey) => core.webhooks.announce(achFail(core, trankey)),
     checkPaymentKey: (account) => core.paymentKeys.mintCheck(core.publicKey, { account_type: 'checking', ...account }, core.settings.paymentKeyTtlMs),
     reset: () => core.reset(),
     close() {

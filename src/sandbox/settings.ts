@@ -93,6 +93,12 @@ export interface SandboxSettings extends WebhookSettings {
    * error 10125, nothing to give back; `approved` a credit back to the account, as of a settled check.
    */
   returnedCheckRefund: 'refused' | 'approved';
+  /**
+   * Whether a credit to a bank account (a check's refund) comes back when the account is a return test account
+   * (undocumented, README.md "ACH"): `never` (the facts show returns of debits only); `returned` on the ACH clock as
+   * a debit's, `ach.returned` about the credit's key; `failed` then as `ach.failed` (status E) about it.
+   */
+  creditReturns: 'never' | 'returned' | 'failed';
 }
 
 /** The documented example credentials (gateway-facts.md, Authentication), so the documented header works as is. */
@@ -122,6 +128,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   refundWithoutAmount: 'left',
   checkPaymentKey: 'accepted',
   returnedCheckRefund: 'refused',
+  creditReturns: 'never',
   ...WEBHOOK_DEFAULTS,
 });
 
@@ -231,6 +238,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'returnedCheckRefund') {
       if (value !== 'refused' && value !== 'approved') throw new SettingsError('returnedCheckRefund must be refused or approved');
       out.returnedCheckRefund = value;
+    } else if (name === 'creditReturns') {
+      if (value !== 'never' && value !== 'returned' && value !== 'failed') throw new SettingsError('creditReturns must be never, returned or failed');
+      out.creditReturns = value;
     } else if (name === 'endpointKeys') {
       out.endpointKeys = checkEndpointKeys(value);
     } else if (isWebhookSetting(name)) {

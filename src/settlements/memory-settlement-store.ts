@@ -1,10 +1,11 @@
 import { countByVerdict } from './match';
-import type { Settlement, SettlementStore, SettlementSummary } from './types';
+import { heldBy, type CreditReturn, type Settlement, type SettlementStore, type SettlementSummary } from './types';
 
 /** The same in process memory (development mode, tests): one process, so the claim is a map. */
 export function createMemorySettlementStore(now: () => number = Date.now): SettlementStore {
   const kept = new Map<string, { settlement: Settlement; closedMs: number }>();
   const claims = new Map<string, { owner: string; until: number }>();
+  const creditBacks = new Map<string, CreditReturn>();
   let swept = -1;
   let sweeper: { owner: string; until: number } | undefined;
   const summaryOf = ({ lines: _lines, ...summary }: Settlement): SettlementSummary => structuredClone(summary);
@@ -58,12 +59,21 @@ export function createMemorySettlementStore(now: () => number = Date.now): Settl
     async heldIn(sales) {
       const out = new Map<string, string>();
       for (const { settlement } of kept.values()) {
-        for (const l of settlement.lines) if (l.kind === 'sale' && l.sale && l.verdict !== 'missing' && sales.includes(l.sale) && !out.has(l.sale)) out.set(l.sale, settlement.batch);
+        for (const l of settlement.lines) {
+          const key = heldBy(l);
+          if (key !== undefined && sales.includes(key) && !out.has(key)) out.set(key, settlement.batch);
+        }
       }
       return out;
     },
     async backfillHeld() {
       return 0; // heldIn() reads the kept lines themselves
+    },
+    async keepCreditReturn(credit, back) {
+      if (!creditBacks.has(credit)) creditBacks.set(credit, { ...back });
+    },
+    async creditReturns(credits) {
+      return new Map(credits.flatMap((c) => { const b = creditBacks.get(c); return b ? [[c, { ...b }] as const] : []; }));
     },
     async openBankLines(dueMs, limit) {
       const open = [...kept.values()].flatMap(({ settlement }) => settlement.lines.filter((l) => l.bank === 'open' && Date.parse(l.open_until ?? '') <= dueMs).map((line) => ({ batch: settlement.batch, closed_at: settlement.closed_at, line: structuredClone(line) })));

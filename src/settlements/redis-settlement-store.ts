@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { withSettlementScripts } from './scripts';
-import { SETTLEMENT_TTL_MS, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary } from './types';
+import { heldBy, SETTLEMENT_TTL_MS, type CreditReturn, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary } from './types';
 
 export interface RedisSettlementStoreOptions {
   redis: Redis | Cluster;
@@ -38,6 +38,8 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const heldKey = (sale: string) => `${tag}:of:${encodeURIComponent(sale)}`;
   const openKey = `${tag}:open`;
   const sweepClaimKey = `${tag}:sweep`;
+  // A credit of tokengate's that came back (JSON CreditReturn), kept as long as settlements: `:back:<credit>`.
+  const backKey = (credit: string) => `${tag}:back:${encodeURIComponent(credit)}`;
 
   const get = async (batch: string): Promise<Settlement | undefined> => {
     const [summary, lines] = await call('get', () => redis.hmget(settlementKey(batch), 'summary', 'lines'));
@@ -67,7 +69,7 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async save(settlement: Settlement, owner, closedMs) {
       const { lines, ...summary } = settlement;
-      const held = lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [heldKey(l.sale)] : []));
+      const held = lines.flatMap((l) => { const key = heldBy(l); return key !== undefined ? [heldKey(key)] : []; });
       const open = lines.map((l) => openOf(settlement.batch, l)).filter(([, until]) => until >= 0);
       const kept = await call('save', () =>
         redis.tgSettleSave(4 + held.length, settlementKey(settlement.batch), listKey, claimKey(settlement.batch), openKey, ...held, settlement.batch, JSON.stringify(summary), JSON.stringify(lines), closedMs, ttlMs, owner, now() - ttlMs, JSON.stringify(open)),
@@ -111,6 +113,21 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
         indexed += 1;
       }
       return indexed;
+    },
+    async keepCreditReturn(credit, back) {
+      await call('credit return', () => redis.set(backKey(credit), JSON.stringify(back), 'PX', ttlMs, 'NX'));
+    },
+    async creditReturns(credits) {
+      const out = new Map<string, CreditReturn>();
+      for (let i = 0; i < credits.length; i += 500) {
+        const chunk = credits.slice(i, i + 500);
+        const backs = await call('credit returns', () => redis.mget(...chunk.map(backKey)));
+        chunk.forEach((credit, n) => {
+          const raw = backs[n];
+          if (raw) out.set(credit, JSON.parse(raw) as CreditReturn);
+        });
+      }
+      return out;
     },
     async openBankLines(dueMs, limit) {
       const members = await call('open', () => redis.zrangebyscore(openKey, '-inf', dueMs, 'LIMIT', 0, limit));

@@ -4,7 +4,7 @@ import type { GatewayClient } from '../gateway';
 import type { Batch, GatewayResult, TransactionDetail } from '../gateway/types';
 import type { UpstreamScheduler } from '../limiter/types';
 import type { Logger } from '../observability/logger';
-import { closedMsOf, matchLine, settlementOf, type MatchRecords } from './match';
+import { closedMsOf, isOwnCredit, matchLine, settlementOf, type MatchRecords } from './match';
 import type { SettlementMetrics } from './metrics';
 import type { Settlement, SettlementLine, SettlementStore } from './types';
 
@@ -107,7 +107,7 @@ export function createSettler(deps: SettlerDeps): Settler {
     for (let offset = 0; ; ) {
       const page = await read('batch_transactions', () => gateway.listBatchTransactions(batch, { limit: pageSize, offset }));
       for (const tx of page.data as TransactionDetail[]) {
-        const line = await matchLine(deps.records, tx, review);
+        const line = await matchLine(deps.records, tx, review, async (credit) => (await store.creditReturns([credit])).get(credit));
         if (line) out.push(line);
       }
       offset += page.data.length;
@@ -136,7 +136,7 @@ export function createSettler(deps: SettlerDeps): Settler {
       deps.logger.info('settlement kept', { batch: batch.key, ...settlement.counts });
       // A return applied after a bank line was built and before the settlement was kept found nothing to change:
       // looked at again now that it is kept (a failure leaves the line to the return's redelivery or the review).
-      if (deps.kept && settlement.lines.some((l) => l.bank === 'open')) {
+      if (deps.kept && settlement.lines.some((l) => l.bank === 'open' || isOwnCredit(l))) {
         await deps.kept(settlement).catch((err: unknown) => deps.logger.warn('settlement: could not look at its bank lines again', { batch: batch.key, error: err instanceof Error ? err.name : 'error' }));
       }
     }

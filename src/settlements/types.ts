@@ -42,6 +42,17 @@ export interface SettlementLine {
   amount_returned?: string;
 }
 
+/**
+ * A credit of tokengate's that came back (its `ach.returned` or `ach.failed`, issue 39's follow-up): kept by the
+ * store from when it is heard, so a batch read later matches the credit's line as returned. `code` and `date` as the
+ * return gave them (a failure gives neither).
+ */
+export interface CreditReturn {
+  how: 'returned' | 'failed';
+  code?: string;
+  date?: string;
+}
+
 /** The batch's totals as the gateway reports them (`GET /batches/{key}`), amounts as "12.34". */
 export interface SettlementTotals {
   sales: string;
@@ -82,8 +93,9 @@ export interface SettlementStore {
    */
   amend(batch: string, lines: readonly SettlementLine[]): Promise<SettlementLine[]>;
   /**
-   * The kept settlements holding each sale (a line of its batch, not a `missing` one): sale → batch. One read for
-   * all (the index save() writes), so a sale held by any batch closed since is found, however old.
+   * The kept settlements holding each sale (a line of its batch, not a `missing` one), or each credit of
+   * tokengate's (a refund line naming its sale): key → batch. One read for all (the index save() writes), so a sale
+   * held by any batch closed since is found, however old.
    */
   heldIn(sales: readonly string[]): Promise<Map<string, string>>;
   /**
@@ -91,6 +103,13 @@ export interface SettlementStore {
    * Answers how many settlements were indexed (0 when done before).
    */
   backfillHeld(): Promise<number>;
+  /**
+   * A credit of tokengate's came back: kept (the first heard wins: a redelivery or the other webhook changes
+   * nothing) as long as settlements are, so its line reads returned whenever its batch is read.
+   */
+  keepCreditReturn(credit: string, back: CreditReturn): Promise<void>;
+  /** What came back of each credit (credit → return), one read for all. */
+  creditReturns(credits: readonly string[]): Promise<Map<string, CreditReturn>>;
   /** Open bank lines whose review ended at or before `dueMs` (oldest first, at most `limit`). */
   openBankLines(dueMs: number, limit: number): Promise<Array<{ batch: string; closed_at: string; line: SettlementLine }>>;
   /**
@@ -100,6 +119,13 @@ export interface SettlementStore {
   claimSweep(owner: string, dueSinceMs: number, ttlMs: number): Promise<boolean>;
   /** The sweep ended at `endedMs` (tokengate's clock): the claim is given back. */
   sweepDone(owner: string, endedMs: number): Promise<void>;
+}
+
+/** The key a kept line is found by in the held index (heldIn): a sale's, or a credit's naming its sale; else none. */
+export function heldBy(line: SettlementLine): string | undefined {
+  if (line.kind === 'sale' && line.sale && line.verdict !== 'missing') return line.sale;
+  if (line.kind === 'refund' && line.sale) return line.transaction;
+  return undefined;
 }
 
 /** Kept as long as sale records: finance looks back over a year. */

@@ -30,6 +30,12 @@ export interface Subscriptions {
   store: SubscriptionStore;
   /** A bank payment's return reaching its subscription (the ach.* intake calls it). */
   returns: BankReturns;
+  /**
+   * A write the reconciler found (ReconcilerDeps.resolved): a renewal's answer applied to its subscription
+   * (Renewals.resolved), then, for a bank debit, a return its sale already shows applied too (`saleReturn`): a
+   * return heard before the link existed reached no subscription. Answers whether it was a renewal's.
+   */
+  resolved: Renewals['resolved'];
 }
 
 export interface SubscriptionsDeps {
@@ -49,6 +55,8 @@ export interface SubscriptionsDeps {
   registry?: Registry;
   /** tokengate's clock when the caller shares it (compose.ts: the settlements read it too); else made here. */
   clock?: Clock;
+  /** The return a bank sale's own record shows (ach.returned applied to it), if any (its code). */
+  saleReturn?: (sale: string) => Promise<{ code?: string } | undefined>;
 }
 
 export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
@@ -75,5 +83,15 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
     },
   });
   const returns = createBankReturns({ store, clock, events: deps.events, appended: deps.appended, logger, policy });
-  return { service, renewals, clock, store, returns };
+  const resolved: Renewals['resolved'] = async (write, context, response) => {
+    if (!(await renewals.resolved(write, context, response))) return false;
+    // The link is written (above) before the sale's record is read: a return applied to the sale after this read
+    // finds the link itself, one applied before is read here, so it reaches the subscription either way (once:
+    // applyReturn leaves a return already in the history alone).
+    const sale = context?.bank !== undefined && response.status === 201 ? (response.body as { key?: unknown } | null)?.key : undefined;
+    const back = typeof sale === 'string' && sale !== '' ? await deps.saleReturn?.(sale) : undefined;
+    if (back && typeof sale === 'string') await returns.returned(sale, back.code);
+    return true;
+  };
+  return { service, renewals, clock, store, returns, resolved };
 }

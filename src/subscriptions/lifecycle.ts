@@ -129,6 +129,22 @@ export function applyReturn(r: SubscriptionRecord, link: SaleLink & { sale: stri
   return { next, events };
 }
 
+/**
+ * A return through its link, whether or not the linked attempt's approval is recorded yet: a link is written just
+ * before its period is marked paid (renewals.ts settle, the reconciler's resolution included), so a return heard in
+ * between would otherwise meet an unpaid period (nothing reopened, `periods_charged` not lowered) and the approval
+ * landing after it would mark the returned period paid. The link exists only for an approved debit: its approval
+ * is recorded first, then the return, in one change (one version step, both transitions' events).
+ */
+export function applyLinkedReturn(r: SubscriptionRecord, link: SaleLink & { sale: string; code: string | undefined }, nowMs: number, policy: RetryPolicy): Transition | undefined {
+  const approved: Outcome = { kind: 'approved', transaction: { type: 'transaction', key: link.sale, refnum: '', is_duplicate: 'N', result_code: 'A', result: '', authcode: '' } };
+  const paid = applyOutcome(r, link.period, link.attempt, approved, nowMs, policy, link.payment_method);
+  const back = applyReturn(paid?.next ?? r, link, nowMs, policy);
+  if (!back) return undefined; // returned already: the return path never records an approval alone
+  if (!paid) return back;
+  return { next: { ...back.next, version: r.version + 1 }, events: [...paid.events, ...back.events] };
+}
+
 /** A subscription canceled at its period's end reaches that end: canceled, nothing charged. */
 export function endAtPeriodEnd(r: SubscriptionRecord): Transition | undefined {
   if (!r.cancel_at_period_end || (r.status !== 'active' && r.status !== 'past_due')) return undefined;

@@ -11,7 +11,7 @@ import { createDayPacing } from './day-pacing';
 import { applyOutcome, endAtPeriodEnd, type Outcome, type RetryPolicy } from './lifecycle';
 import type { RenewalMetrics, RenewalResult } from './metrics';
 import type { PaymentMethods } from './payment-methods';
-import type { StoredResponse } from '../idempotency';
+import type { StoredResponse, WriteContext } from '../idempotency';
 import type { ResultCode, Transaction } from '../gateway/types';
 import type { SubscriptionRecord, SubscriptionStore } from './types';
 
@@ -29,6 +29,12 @@ export interface Renewals {
   stop(): Promise<void>;
   /** One pass over what is due now (tests and the scheduler's loop). Answers how many were worked on. */
   tick(): Promise<number>;
+  /**
+   * The reconciler found a write's answer (ReconcilerDeps.resolved): a renewal's is applied to its subscription
+   * at once, as its completion would have (the period's answer; a bank debit's link, so a later return reaches
+   * it), whatever write it is called with (another's is left alone). Answers whether it was a renewal's.
+   */
+  resolved(write: { scope: string; key: string }, context: WriteContext | undefined, response: StoredResponse): Promise<boolean>;
 }
 
 export interface RenewalSettings {
@@ -63,6 +69,10 @@ export interface RenewalDeps {
  * token's `sub` (src/http/token-checks.ts), so no caller's Idempotency-Keys can meet a renewal's.
  */
 export const RENEWALS_CALLER: Caller = { sub: 'tokengate\u0000renewals', anyCustomer: true };
+
+/** A renewal attempt's Idempotency-Key (under RENEWALS_CALLER), and how it reads back (the key may hold colons). */
+const renewalKey = (key: string, period: number, attempt: number) => `renewal:${key}:${period}:${attempt}`;
+const RENEWAL_KEY = /^renewal:(.+):(\d+):(\d+)$/;
 
 export function createRenewals(deps: RenewalDeps): Renewals {
   const { store, clock, checkout, methods, logger, settings } = deps;
@@ -114,7 +124,7 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     try {
       const result = await checkout.pay({
         caller: RENEWALS_CALLER,
-        idempotencyKey: `renewal:${key}:${period}:${attempt}`,
+        idempotencyKey: renewalKey(key, period, attempt),
         // Fixed per attempt, whatever card it goes to: a card changed while the attempt's outcome is unknown must
         // meet that outcome (409 until reconciled, then its replay), never a refusal that would leave it due.
         fingerprint: `renewal:${key}:${period}:${attempt}`,
@@ -147,7 +157,8 @@ export function createRenewals(deps: RenewalDeps): Renewals {
   async function settle(key: string, period: number, attempt: number, outcome: Outcome, pm: string, bank = false): Promise<void> {
     const now = await clock.now();
     count(outcome.kind);
-    // Linked before the period is marked paid: a return can only ever find a paid period's link.
+    // Linked before the period is marked paid, so no return can miss it; one that comes in between records the
+    // approval itself before the return (applyLinkedReturn), and the commit below then finds it done.
     if (bank && outcome.kind === 'approved' && outcome.transaction.key) await store.linkSale(outcome.transaction.key, { key, period, attempt, payment_method: pm });
     await commit(key, (cur) => applyOutcome(cur, period, attempt, outcome, now, settings.policy, pm));
   }
@@ -190,8 +201,17 @@ export function createRenewals(deps: RenewalDeps): Renewals {
     });
   };
 
+  async function resolved(write: { scope: string; key: string }, context: WriteContext | undefined, response: StoredResponse): Promise<boolean> {
+    const m = write.scope === RENEWALS_CALLER.sub ? RENEWAL_KEY.exec(write.key) : null;
+    if (!m) return false;
+    // What the attempt sent (its write context): the method charged, and whether it was a bank debit.
+    await settle(m[1] as string, Number(m[2]), Number(m[3]), outcomeOfAnswer(response), context?.payment_method ?? '', context?.bank !== undefined);
+    return true;
+  }
+
   return {
     tick,
+    resolved,
     start() {
       if (!stopped) return;
       stopped = false;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { assertAccess, canAccessCustomer, NotFoundError, type Caller } from '../access';
 import type { EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
@@ -72,7 +72,7 @@ export interface SubscriptionServiceDeps {
 
 /** The subscription's key: derived from the caller and the create's Idempotency-Key, so a retried create finds it. */
 export function subscriptionKey(sub: string, idempotencyKey: string): string {
-  return 'sub_' + createHash('sha256').update(`subscription\u0000${sub}\u0000${idempotencyKey}`).digest('hex').slice(0, 20);
+  return 'sub_' + hash('sha256', `subscription\u0000${sub}\u0000${idempotencyKey}`, 'hex').slice(0, 20);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

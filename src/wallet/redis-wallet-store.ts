@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { PaymentMethod } from '../gateway/types';
 import { guarded } from '../redis/guarded';
@@ -55,7 +55,7 @@ export function createRedisWalletStore(options: RedisWalletStoreOptions): Wallet
   // The card updater's index: one key per method (no hot slot), written beside the customer's own writes.
   const pmIndex = (pmkey: string) => `{${options.keyPrefix}:pmcust:${encodeURIComponent(pmkey)}}`;
   const index = (custkey: string, pmkeys: readonly string[]) => pmkeys.map((pm) => redis.set(pmIndex(pm), custkey, 'PX', WALLET_TTL_MS));
-  const claimKey = (customerid: string) => `{${options.keyPrefix}:custid:${createHash('sha256').update(customerid).digest('base64url').slice(0, 22)}}`;
+  const claimKey = (customerid: string) => `{${options.keyPrefix}:custid:${hash('sha256', customerid, 'base64url').slice(0, 22)}}`;
 
   return {
     async read(custkey) {

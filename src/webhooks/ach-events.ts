@@ -28,7 +28,8 @@ import type { WebhookStore } from './types';
  * index, as `transaction.refund.*` is: `ach.voided` or `ach.failed` of a refund gives its money back in the sale's
  * view (`refund_voided`, with `refund.voided`: guarantee 12, the view follows the gateway's word); `ach.submitted`
  * and `ach.settled` change nothing; `ach.returned` of a credit (the shopper's bank sent the refund back) is logged
- * and counted, the view unchanged (nothing documents what the gateway then holds). Before this, a voided refund of
+ * and counted, the view unchanged (nothing documents what the gateway then holds). A credit's `ach.returned` or
+ * `ach.failed`, and a sale's `ach.failed`, change their settlement lines (onCreditReturned, onFailed). Before this, a voided refund of
  * a bank payment was kept as a step of an unknown sale and its money stayed refunded in the view (the soak's
  * money_views_disagree).
  */
@@ -62,6 +63,17 @@ export interface AchEventDeps {
    * leaves the gateway's retry to finish it.
    */
   onReturned?: (sale: string, code: string | undefined) => Promise<unknown>;
+  /**
+   * A failure applied (`ach.failed`, or delivered again): the sale's settlement line changes as a return's would
+   * (bank-review.ts, once), its batch closed or not. Called on every delivery, as onReturned.
+   */
+  onFailed?: (sale: string) => Promise<unknown>;
+  /**
+   * A credit of tokengate's (a bank payment's refund) came back: `ach.returned` (the shopper's bank sent it back)
+   * or `ach.failed` about the credit's key. Its settlement line changes (bank-review.ts, once); called on every
+   * delivery, kept ones included.
+   */
+  onCreditReturned?: (credit: string, sale: string, back: { how: 'returned' | 'failed'; code?: string; date?: string }) => Promise<unknown>;
 }
 
 /** Kept steps tried per poll (oldest first): a bound on one poll's Redis work. */
@@ -129,6 +141,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
     const moved = await records.advanceAch(saleKey, step.status, returned);
     if (!moved) return false;
     if (step.status === 'R' && moved.after === 'R') await deps.onReturned?.(saleKey, returned?.code);
+    if (step.status === 'E' && moved.after === 'E') await deps.onFailed?.(saleKey);
     if (moved.after === moved.before) return true; // older news, or the same again
     // Delivered out of order (the gateway does not keep order), a later step tells of the ones before it too.
     const passed = step.status === 'E' || step.status === 'V' ? [step] : FORWARD.filter((s) => ACH_RANK[s.status] > ACH_RANK[moved.before] && ACH_RANK[s.status] <= ACH_RANK[step.status]);
@@ -141,15 +154,18 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
   }
 
   /** A step about a refund of a bank payment (a credit, tied to its sale by the refund index); undefined when `key` is no refund tokengate knows. */
-  async function refundStep(key: string, type: string): Promise<AchOutcome | undefined> {
+  async function refundStep(key: string, type: string, returned?: { code?: string; date?: string }): Promise<AchOutcome | undefined> {
     const saleKey = await records.saleOfRefund(key);
     if (!saleKey) return undefined;
     if (type === 'ach.voided' || type === 'ach.failed') {
       const heard = await records.hear(saleKey, { kind: 'refund_voided', refundKey: key });
+      // A failed credit went out in its batch and came back: its settlement line says so (a voided one never went).
+      if (type === 'ach.failed') await deps.onCreditReturned?.(key, saleKey, { how: 'failed' });
       return heard === 'absent' || heard === 'unknown_refund' ? 'unmatched' : 'applied';
     }
     if (type === 'ach.returned') {
       deps.logger?.warn('a refund of a bank payment came back from the shopper\'s bank: the sale\'s view still counts it refunded', { sale: saleKey, refund: key });
+      await deps.onCreditReturned?.(key, saleKey, { how: 'returned', ...(returned?.code ? { code: returned.code } : {}), ...(returned?.date ? { date: returned.date } : {}) });
       return 'unmatched';
     }
     return 'applied';
@@ -168,7 +184,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       }
       // Not a sale: perhaps a refund whose answer was lost, now resolved and tied to its sale.
       if (!applied && (await records.saleOfRefund(saleKey))) {
-        for (const { type } of kept) await refundStep(saleKey, type);
+        for (const { type, detail } of kept) await refundStep(saleKey, type, JSON.parse(detail) as { code?: string; date?: string });
         applied = true;
       }
       if (applied) {
@@ -190,7 +206,7 @@ export function createAchEvents(deps: AchEventDeps): AchEvents {
       const change = event.changed ?? {};
       const returned = step.status === 'R' ? { code: returnCodeOf(change.reason), date: typeof change.returned === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(change.returned) ? change.returned : undefined } : undefined;
       if (await advance(saleKey, step, returned)) return 'applied';
-      const ofRefund = await refundStep(saleKey, event.type);
+      const ofRefund = await refundStep(saleKey, event.type, returned);
       if (ofRefund) return ofRefund;
       // No record yet: kept until it appears (a late return must change the sale, guarantee 14).
       if (deps.store && (await deps.store.keepEarlyAch(saleKey, event.type, JSON.stringify(returned ?? {})))) return 'kept';

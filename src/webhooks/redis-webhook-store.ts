@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { APPLIED_MARK_MS, EARLY_ACH_MAX, EARLY_ACH_MS, SALE_EVIDENCE_MS, type WebhookStore } from './types';
@@ -10,7 +10,7 @@ export function createRedisWebhookStore(options: { redis: Redis | Cluster; keyPr
   const call = <T>(what: string, op: () => Promise<T>): Promise<T> => guarded(`webhooks ${what}`, timeoutMs, op);
   const tag = `{${options.keyPrefix}:webhooks}`;
   // Hashed: an invoice is the caller's text and never lands in a key as written.
-  const invoiceKey = (invoice: string) => `${tag}:inv:${createHash('sha256').update(invoice).digest('base64url').slice(0, 22)}`;
+  const invoiceKey = (invoice: string) => `${tag}:inv:${hash('sha256', invoice, 'base64url').slice(0, 22)}`;
   return {
     async applied(eventId) {
       return (await call('applied', () => redis.exists(`${tag}:ev:${eventId}`))) === 1;

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The stable reference of the write under (scope, key): a hash, so it carries neither into other records. */
 export function writeReference(scope: string, key: string): string {
-  return createHash('sha256').update(`${scope}\u0000${key}`).digest('base64url').slice(0, 24);
+  return hash('sha256', `${scope}\u0000${key}`, 'base64url').slice(0, 24);
 }
 
 /**

@@ -32,6 +32,8 @@ export interface Bff {
   sandbox: RunningSandbox;
   /** Everything the service logged so far (JSON lines). */
   logs(): string;
+  /** The service itself, in-process mode only: a test drives its loops (renewal passes, reconciler passes) by hand. */
+  readonly service: Service | undefined;
   /** Stops the service and starts a new one on the same Redis and key prefix (state must survive). */
   restart(): Promise<void>;
   /** Another replica beside this one: the same environment (Redis, key prefix, gateway), in this process; stopped with it. */
@@ -108,6 +110,9 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     },
     sandbox,
     logs: () => earlierLogs + current.logs(),
+    get service() {
+      return current.service;
+    },
     async restart() {
       earlierLogs += current.logs();
       await current.stop();
@@ -129,6 +134,7 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
 interface Running {
   url: string;
   adminUrl: string;
+  service?: Service;
   logs(): string;
   stop(): Promise<void>;
 }
@@ -153,6 +159,7 @@ async function startInProcess(env: Record<string, string>): Promise<Running> {
   return {
     url,
     adminUrl,
+    service,
     logs: () => stream.text(),
     async stop() {
       service.startDraining();

@@ -81,6 +81,12 @@ export class AchClock {
       } else if (c.status === 'S' && c.returnsWith) {
         const due = pacificHourDaysAfter(c.submittedAt ?? tx.created, RETURN_DAYS, SETTLE_HOUR);
         if (due > now) return true;
+        if (c.failsInstead) {
+          // SANDBOX_CREDIT_RETURNS `failed`: the credit the bank refused is reported as an error.
+          c.status = 'E';
+          this.announce(achEvent(this.life, tx, 'ach.failed', { status: 'S' }, { status: 'E' }, due));
+          return false;
+        }
         c.status = 'R';
         c.returnedAt = due;
         const reason = `${c.returnsWith.code}: ${c.returnsWith.text}`;

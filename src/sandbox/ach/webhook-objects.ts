@@ -9,7 +9,7 @@ import type { Fields } from '../webhooks/objects';
  * detail": `type`, `key`, `refnum`, `amount`, `result_code`, `result`, `authcode`, `invoice`, `batch`) plus
  * `check.trackingcode` ("Objects carry check.trackingcode"). README.md, "ACH", names each field's source.
  */
-export type AchEventType = 'ach.submitted' | 'ach.settled' | 'ach.returned' | 'ach.voided' | 'ach.note_added';
+export type AchEventType = 'ach.submitted' | 'ach.settled' | 'ach.returned' | 'ach.failed' | 'ach.voided' | 'ach.note_added';
 
 const RESULT = { A: 'Approved', P: 'Partially Approved', D: 'Declined' } as const;
 

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import type { Service } from '../../src/compose';
+import { RENEWALS_CALLER } from '../../src/subscriptions/renewals';
+import { startBff, token, type Bff } from '../support/bff';
+import { eventually } from '../support/wait';
+import { call } from '../support/wallet';
+
+/**
+ * A renewal on a bank account whose answer was lost (guarantees 6, 13, 14; docs/subscriptions.md, "Bank accounts"):
+ * the sandbox hangs the debit's answer after it made it, the reconciler finds the debit in the gateway's records,
+ * and the bank's return of it days later must reach the subscription however the sale was resolved: the
+ * reconciler's resolution links the sale to its period, as the renewal's own answer would have. The reconciler's
+ * passes are driven by hand, and the subscription's claim is held (as a replica that died holding it would) while
+ * the return comes, so the order is the one under test (the return before any renewal pass replays the answer),
+ * never a race with the clock.
+ */
+jest.setTimeout(120_000);
+const SECRET = 'gateway-webhook-signature-key-for-bank-unknown-renewals';
+const DAY = 86_400_000;
+const run = randomBytes(3).toString('hex');
+let n = 0;
+const id = (what: string) => `${what}-${run}-${++n}`;
+const service = () => token({ sub: `bank-unknown-${run}`, scope: 'customers:any sales:create sales:read payment_methods:read payment_methods:write subscriptions:read subscriptions:write events:read' }, { expiresIn: 900 });
+
+let bff: Bff;
+let svc: Service;
+beforeAll(async () => {
+  bff = await startBff({ env: { GATEWAY_WEBHOOK_SECRET: SECRET, SUBSCRIPTION_POLL_MS: '25' } });
+  bff.sandbox.update({ webhookUrls: [`${bff.url}/v1/webhooks/gateway`], webhookSecret: SECRET, webhookRetryScheduleMs: [200, 200, 200] });
+  svc = bff.service as Service;
+  // Driven by hand below: no reconciler pass runs by itself.
+  await svc.reconciler.stop();
+});
+afterAll(() => bff?.stop());
+
+type Sub = { key: string; status: string; periods_charged: number; next_charge_at: string | null; history: { period: number; sale: string | null; result: string; decline_code: string | null }[] };
+const sub = async (key: string) => (await call(bff.url, 'GET', `/v1/subscriptions/${key}`, service())).body as unknown as Sub;
+const now = async () => Date.parse(((await (await fetch(`${bff.adminUrl}/test/clock`)).json()) as { now: string }).now);
+const advance = (ms: number) => fetch(`${bff.adminUrl}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }) });
+
+test('when a bank renewal\'s answer is lost and the reconciler finds the debit, then the bank\'s later return reaches the subscription (past_due, period unpaid) before any renewal pass replays it', async () => {
+  const c = (bff.sandbox.fixtures.customers[17] as { key: string }).key;
+  // 10178102 comes back R02 (account closed) on the third day: a hard return.
+  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account: '10178102', account_type: 'checking' });
+  const kept = await call(bff.url, 'POST', '/v1/sales', service(), { customer: c, amount: '1.00', payment_key, authorization: { text: 'one-off v1' }, save_payment_method: true }, { 'idempotency-key': id('keep') });
+  expect(kept.status).toBe(201);
+  const prefix = `bu${run}`;
+  const start = new Date((await now()) + DAY).toISOString().slice(0, 10);
+  const created = await call(bff.url, 'POST', `/v1/customers/${c}/subscriptions`, service(), { amount: '25.00', interval: 'month', payment_method: kept.body.payment_method, start, invoice_prefix: prefix, consent: { text: 'Monthly debit, terms v4' } }, { 'idempotency-key': id('sub') });
+  expect(created.status).toBe(201);
+  const key = created.body.key as string;
+
+  // The renewal's debit is made at the gateway, its answer lost (tokengate times out): the outcome is unknown.
+  const write = `renewal:${key}:0:0`;
+  bff.sandbox.faults.next({ kind: 'hang', match: 'sale' });
+  await advance(DAY + 60_000);
+  await eventually(async () => (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'unknown');
+  const debits = bff.sandbox.ledger.entries().filter((t) => t.kind === 'sale' && t.invoice === `${prefix}-1` && t.result_code === 'A');
+  expect(debits).toHaveLength(1);
+  const saleKey = debits[0]?.key as string;
+  // No renewal pass works on it from here until the return is in (a replica holding its claim).
+  await eventually(() => svc.subscriptions.store.claim(key, 'the-test', 600_000));
+
+  // The reconciler finds it in the gateway's records: the write is resolved (no renewal pass has run since).
+  await eventually(async () => {
+    await svc.reconciler.runOnce();
+    return (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'completed';
+  });
+
+  // Days later the bank returns it (the sandbox's ACH clock): the sale shows it, and so must its subscription.
+  bff.sandbox.clock.advance(5 * DAY);
+  await eventually(async () => (await call(bff.url, 'GET', `/v1/sales/${saleKey}`, service())).body.status === 'returned');
+  await eventually(async () => (await sub(key)).status === 'past_due');
+  // A renewal pass now (a replay of the stored answer) does not turn the returned period back into a paid one.
+  await svc.subscriptions.store.release(key, 'the-test');
+  await svc.subscriptions.renewals.tick();
+  const after = await sub(key);
+  expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
+  expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'R02']]);
+});
