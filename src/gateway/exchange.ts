@@ -63,7 +63,12 @@ export function exchange(dispatcher: Dispatcher, request: Dispatcher.DispatchOpt
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     dispatcher.dispatch(request, {
       onRequestStart(c) {
+        // Called again when undici re-sends an idempotent request on a fresh socket (a kept-alive one that had
+        // closed): nothing of the first try is kept.
         controller = c;
+        status = 0;
+        headers = {};
+        chunks.length = 0;
         if (stopped) c.abort(stopped);
       },
       onResponseStart(_c, statusCode, responseHeaders) {
