@@ -16,15 +16,39 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
 -- Lua numbers reach Redis as %.14g strings: format integers explicitly (microsecond epochs have 16 digits).
-local function s(x) return string.format('%.0f', x) end
+-- '%d' for an integer (all but a refusal's promised start, which can fall between microseconds): Redis's Lua
+-- formats it as a C long, where '%.0f' took glibc's exact floating-point path (~3 % of Redis's CPU in the
+-- sale's scripts, perf); the same digits. Anything else (fractions, beyond 2^53) still goes through '%.0f'.
+local function s(x)
+  if x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992 then return string.format('%d', x) end
+  return string.format('%.0f', x)
+end
 local function num(x, default) if x then return tonumber(x) end return default end
+
+-- Whether a key of this script existed when the script last looked (true / false; nil: not looked at). Every
+-- key below is given its TTL by the script that makes it, and no command here removes one, so one that existed
+-- has a TTL; and only this script writes them while it runs.
+local exists = {}
+
+-- At least `ttl` ms left, never fewer than it has (what `if PTTL < ttl then PEXPIRE` did, in one command where
+-- that took two): a key this script just made has no TTL (plain PEXPIRE); one that existed has one, lengthened
+-- only (GT: at saturation several slots share a millisecond, and an equal TTL stays); one not looked at, GT and
+-- then NX (GT leaves a key with no TTL alone). PEXPIRE's GT and NX are Redis 7.0's.
+local function keepAtLeast(key, ttl, existed)
+  if existed == false then
+    redis.call('PEXPIRE', key, s(ttl))
+  elseif redis.call('PEXPIRE', key, s(ttl), 'GT') == 0 and existed == nil then
+    redis.call('PEXPIRE', key, s(ttl), 'NX')
+  end
+  exists[key] = true
+end
 
 -- Keys expire once idle, but never before their latest entry stops mattering: a sale placed before queued
 -- reads (or a phantom at "now") must not shorten the life of the reads' later reservations.
 local function addEntry(key, at, member, ttlUs)
+  local existed = exists[key]
   redis.call('ZADD', key, s(at), member)
-  local ttl = math.ceil(ttlUs / 1000)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
+  keepAtLeast(key, math.ceil(ttlUs / 1000), existed)
 end
 
 -- The day logs (issue 40): counts per bucket of daySpan / 1440 (60 s in production), so 2,000,000 calls a day
@@ -46,9 +70,14 @@ local function dayBuckets(key, from, to)
 end
 
 -- Drops the buckets wholly out of the day window and returns the entries left (write = false: count only).
+-- lo / hi of a day key as this script last read or wrote them ({false, false}: no key), so that dayAdd after
+-- dayLive does not read them again. Only this script writes these keys while it runs (scripts are atomic).
+local dayBounds = {}
+
 local function dayLive(key, daySpan, write)
   local d = redis.call('HMGET', key, 'n', 'lo', 'hi')
   local n, lo, hi = num(d[1], 0), num(d[2], nil), num(d[3], nil)
+  if write then dayBounds[key] = {lo or false, hi or false} end
   if not lo then return 0 end
   local w = dayWidth(daySpan)
   local firstLive = math.floor((now - daySpan) / w)
@@ -58,9 +87,11 @@ local function dayLive(key, daySpan, write)
   if write then
     if firstLive > hi then
       redis.call('DEL', key)
+      dayBounds[key] = {false, false}
     else
       if #fields > 0 then redis.call('HDEL', key, unpack(fields)) end
       redis.call('HSET', key, 'n', fmt(n), 'lo', fmt(firstLive))
+      dayBounds[key] = {firstLive, hi}
     end
   end
   return n
@@ -70,16 +101,24 @@ end
 local function dayAdd(key, at, count, daySpan, ttlUs)
   local w = dayWidth(daySpan)
   local b = math.floor(at / w)
-  local d = redis.call('HMGET', key, 'lo', 'hi')
-  local lo, hi = num(d[1], nil), num(d[2], nil)
+  local known = dayBounds[key]
+  local lo, hi
+  if known then
+    lo, hi = known[1] or nil, known[2] or nil
+  else
+    local d = redis.call('HMGET', key, 'lo', 'hi')
+    lo, hi = num(d[1], nil), num(d[2], nil)
+  end
   -- A release in a bucket already dropped: nothing to take back.
   if count < 0 and (not lo or b < lo) then return end
   redis.call('HINCRBY', key, fmt(b), count)
   redis.call('HINCRBY', key, 'n', count)
-  if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)) end
-  if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)) end
-  local ttl = math.ceil((ttlUs + w) / 1000)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, s(ttl)) end
+  local existed = lo ~= nil or hi ~= nil
+  if not lo or b < lo then redis.call('HSET', key, 'lo', fmt(b)); lo = b end
+  if not hi or b > hi then redis.call('HSET', key, 'hi', fmt(b)); hi = b end
+  dayBounds[key] = {lo, hi}
+  -- lo and hi are written with a key's first count: without them, HINCRBY just made it.
+  keepAtLeast(key, math.ceil((ttlUs + w) / 1000), existed)
 end
 
 -- The earliest start the day allows once it holds `cap` or more: after the oldest buckets whose leaving brings
@@ -115,7 +154,9 @@ end
 -- O(log n) unless the slot goes between queued entries (a sale before queued reads): then the scan is over
 -- the last span and the queue, at most cap × (max wait / span + 2) entries.
 local function earliest(key, start, cap, span)
-  if redis.call('ZCARD', key) < cap then return start end
+  local n = redis.call('ZCARD', key)
+  exists[key] = n > 0
+  if n < cap then return start end
   local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
   if start >= last then
     return math.max(start, tonumber(redis.call('ZRANGE', key, -cap, -cap, 'WITHSCORES')[2]) + span)
@@ -149,6 +190,7 @@ end
 -- one stays counted: only stricter).
 local function forget(member, slot, daySpan, cls)
   if redis.call('ZREM', minKey, member) ~= 1 then return end
+  exists[minKey], exists[callerKey] = nil, nil -- a ZREM may have taken a set's last entry, and the set with it
   dayAdd(dayKey, slot, -1, daySpan, 0)
   if cls == 'read' then dayAdd(dayReadKey, slot, -1, daySpan, 0) elseif cls == 'background' then dayAdd(dayBackgroundKey, slot, -1, daySpan, 0) end
   if redis.call('ZREM', callerKey, member) == 1 then dayAdd(callerDayKey, slot, -1, daySpan, 0) end
@@ -247,17 +289,23 @@ if op == 'reserve' then
     addEntry(callerKey, r, member, delay + span)
     dayAdd(callerDayKey, r, 1, daySpan, delay + daySpan)
   end
-  redis.call('HSET', meta, 'lastAny', s(math.max(num(m[4], 0), r)))
+  -- One HSET: lastAny, the class's own last start and, when unsure, the probe.
+  local set = {'lastAny', s(math.max(num(m[4], 0), r))}
   if own[cls] then
     local i = queue[cls][#queue[cls]]
-    redis.call('HSET', meta, own[cls], s(math.max(num(m[i], 0), r)))
+    set[#set + 1] = own[cls]
+    set[#set + 1] = s(math.max(num(m[i], 0), r))
   end
   if unsure then
     -- This call is the probe: the only one out until its answer settles it, or a span after its slot (its
     -- replica died with it).
-    redis.call('HSET', meta, 'probe', member, 'probeUntil', s(r + span))
-    return {1, s(delay), epoch, emptied, s(r), member, '', 1}
+    set[#set + 1] = 'probe'
+    set[#set + 1] = member
+    set[#set + 1] = 'probeUntil'
+    set[#set + 1] = s(r + span)
   end
+  redis.call('HSET', meta, unpack(set))
+  if unsure then return {1, s(delay), epoch, emptied, s(r), member, '', 1} end
   return {1, s(delay), epoch, emptied, s(r), member}
 
 elseif op == 'release' then
@@ -296,8 +344,8 @@ elseif op == 'reconcile' then
   -- ones queued after now: a few fields, not the day's 1,440.
   local dayOurs = dayLive(dayKey, daySpan, true)
   if dayOurs > 0 then
-    local d = redis.call('HMGET', dayKey, 'lo', 'hi')
-    local lo, hi, wd = tonumber(d[1]), tonumber(d[2]), dayWidth(daySpan)
+    -- lo / hi as dayLive left them (it read or wrote them just now).
+    local lo, hi, wd = dayBounds[dayKey][1], dayBounds[dayKey][2], dayWidth(daySpan)
     local before, after = math.floor((now - dw) / wd) - 1, math.floor(now / wd) + 1
     for _, range in ipairs({{lo, math.min(hi, before)}, {math.max(lo, after), hi}}) do
       local _, counts = dayBuckets(dayKey, range[1], range[2])

@@ -6,8 +6,9 @@
 -- last matched the gateway's (ms, Redis TIME): now, since it was made from the gateway's own answer.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local t = redis.call('TIME')
+-- One HSET with the gateway fields (unpack of none adds nothing).
 redis.call('HSET', KEYS[1], 'customer', ARGV[1], 'state', ARGV[2], 'authorized', ARGV[3], 'captured', ARGV[4],
-  'refunded', ARGV[5], 'pending_refund', 0, 'ver', 1, 'seen', string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000)))
-if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
+  'refunded', ARGV[5], 'pending_refund', 0, 'ver', 1, 'seen', string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000)),
+  unpack(ARGV, 7))
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return 1
