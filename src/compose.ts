@@ -43,6 +43,7 @@ import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 import { createSubscriptions, type Subscriptions } from './subscriptions';
 import { createTestClock, createWallClock, observedClock } from './subscriptions/clock';
+import { ACH_FAILED_CODE } from './subscriptions/declines';
 import { renderSale } from './http/render-sale';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
@@ -261,8 +262,12 @@ export async function buildService(config: Config, logger: Logger, options: Buil
       await (late.bankReturns?.returned(sale, code) ?? Promise.resolve(false));
       await settlements.bank.returned(sale);
     },
-    // A failure after the batch, and a credit the shopper's bank sent back: their settlement lines change too.
-    onFailed: (sale) => settlements.bank.returned(sale),
+    // A debit that failed after it was accepted takes a return's path: its subscription (a hard return, no code:
+    // the facts give a failure none), then its settlement line. A credit the shopper's bank sent back: its line.
+    onFailed: async (sale) => {
+      await (late.bankReturns?.failed(sale) ?? Promise.resolve(false));
+      await settlements.bank.returned(sale);
+    },
     onCreditReturned: (credit, _sale, back) => settlements.bank.creditReturned(credit, back),
   });
   if (config.gateway.webhookSecret) achEvents.start();
@@ -283,9 +288,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),
-    // A renewal the reconciler resolves after its sale's return was applied (the return found no link yet).
+    // A renewal the reconciler resolves after its sale's return or failure was applied (it found no link yet).
     saleReturn: async (sale) => {
       const bank = (await records.get(sale))?.fields?.bank;
+      if (bank?.ach_status === 'E') return { code: ACH_FAILED_CODE };
       return bank?.ach_status === 'R' ? { ...(bank.return_code ? { code: bank.return_code } : {}) } : undefined;
     },
   });

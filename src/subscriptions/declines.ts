@@ -23,6 +23,14 @@ export function declineClassOf(tx: Pick<Transaction, 'result_code' | 'error_code
  */
 const SOFT_RETURNS: ReadonlySet<string> = new Set(['R01', 'R09']);
 
+/**
+ * The `decline_code` of a bank debit that failed after it was accepted (`ach.failed`): the facts give a failure no
+ * reason or code ("some processors only"), so it is read as a return without a code is: hard (the account is not
+ * debited again for the subscription). It takes the return's path (returns.ts, applyReturn), history `result`
+ * `returned`, this code telling the two apart.
+ */
+export const ACH_FAILED_CODE = 'ach_failed';
+
 export function returnClassOf(code: string | undefined): DeclineClass {
   return code !== undefined && SOFT_RETURNS.has(code) ? 'soft' : 'hard';
 }

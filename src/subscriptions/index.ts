@@ -55,7 +55,7 @@ export interface SubscriptionsDeps {
   registry?: Registry;
   /** tokengate's clock when the caller shares it (compose.ts: the settlements read it too); else made here. */
   clock?: Clock;
-  /** The return a bank sale's own record shows (ach.returned applied to it), if any (its code). */
+  /** The return a bank sale's own record shows (ach.returned applied to it: its code; ach.failed: ACH_FAILED_CODE), if any. */
   saleReturn?: (sale: string) => Promise<{ code?: string } | undefined>;
 }
 

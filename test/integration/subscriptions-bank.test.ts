@@ -113,3 +113,42 @@ test('when a renewal on a bank account comes back R02 (account closed), then the
   expect(debits(prefix)).toHaveLength(1);
   expect((await sub(key)).status).toBe('past_due');
 });
+
+test('when a renewal\'s bank debit fails after it was accepted (ach.failed), then the subscription goes past_due with the period unpaid and the account blocked, once however often or late the webhooks come', async () => {
+  const c = customer(18);
+  // An ordinary account: never returned; the sandbox fails it on request (facts: `ach.failed`, some processors only).
+  const pmkey = await keptAccount(c, '000111222555');
+  const prefix = `bk${run}f`;
+  const key = await subscribe(c, pmkey, prefix);
+  await advance(DAY + 60_000);
+  await eventually(async () => (await sub(key)).periods_charged === 1);
+  const saleKey = (await sub(key)).history[0]?.sale as string;
+  bff.sandbox.clock.advance(DAY); // submitted to the bank
+  await eventually(async () => (await call(bff.url, 'GET', `/v1/sales/${saleKey}`, service())).body.status === 'submitted');
+
+  bff.sandbox.achFail(saleKey);
+  await eventually(async () => (await sub(key)).status === 'past_due');
+  const after = await sub(key);
+  // The facts give a failure no code: it is read as a return without one is, hard.
+  expect(after.history.at(-1)).toMatchObject({ period: 0, sale: saleKey, result: 'returned', decline_class: 'hard', decline_code: 'ach_failed', next_retry_at: null });
+  expect(after).toMatchObject({ periods_charged: 0, next_charge_at: null });
+  await eventually(async () => (await events('subscription.payment_failed', key)).length === 1);
+
+  // The failure delivered twice more, and the older ach.submitted delivered after it (the gateway keeps no order):
+  // nothing changes.
+  const delivered = () => bff.sandbox.webhooks.attempts().filter((a) => a.outcome === 'delivered' && (a.event_type === 'ach.failed' || a.event_type === 'ach.submitted')).length;
+  const about = (type: string) => bff.sandbox.webhooks.events().find((e) => e.event_type === type && (e.payload.event_body as { object: { key: string } }).object.key === saleKey)?.event_id as string;
+  const before = delivered();
+  await bff.sandbox.webhooks.redeliver(about('ach.failed'));
+  await bff.sandbox.webhooks.redeliver(about('ach.submitted'));
+  await bff.sandbox.webhooks.redeliver(about('ach.failed'));
+  await eventually(() => delivered() >= before + 3);
+  expect(await sub(key)).toEqual(after);
+  expect(await events('subscription.payment_failed', key)).toHaveLength(1);
+
+  // The account is not debited again for this subscription.
+  await advance(3 * DAY);
+  await new Promise((r) => setTimeout(r, 300)); // several renewal passes (25 ms apart) had their chance
+  expect(debits(prefix)).toHaveLength(1);
+  expect((await sub(key)).status).toBe('past_due');
+});
