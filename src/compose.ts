@@ -43,7 +43,6 @@ import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
 import { createSubscriptions, type Subscriptions } from './subscriptions';
 import { createTestClock, createWallClock, observedClock } from './subscriptions/clock';
-import { ACH_FAILED_CODE } from './subscriptions/declines';
 import { renderSale } from './http/render-sale';
 import { createEventDelivery, createEventMetrics, createEventSigner, createMemoryEventLog, createRedisEventLog, EVENT_RETENTION_MS, type EventDelivery, type EventLog } from './events';
 
@@ -291,7 +290,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // A renewal the reconciler resolves after its sale's return or failure was applied (it found no link yet).
     saleReturn: async (sale) => {
       const bank = (await records.get(sale))?.fields?.bank;
-      if (bank?.ach_status === 'E') return { code: ACH_FAILED_CODE };
+      if (bank?.ach_status === 'E') return { failed: true };
       return bank?.ach_status === 'R' ? { ...(bank.return_code ? { code: bank.return_code } : {}) } : undefined;
     },
   });

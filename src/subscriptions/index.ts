@@ -55,8 +55,8 @@ export interface SubscriptionsDeps {
   registry?: Registry;
   /** tokengate's clock when the caller shares it (compose.ts: the settlements read it too); else made here. */
   clock?: Clock;
-  /** The return a bank sale's own record shows (ach.returned applied to it: its code; ach.failed: ACH_FAILED_CODE), if any. */
-  saleReturn?: (sale: string) => Promise<{ code?: string } | undefined>;
+  /** The return a bank sale's own record shows (ach.returned applied to it: its code), or its failure (ach.failed), if any. */
+  saleReturn?: (sale: string) => Promise<{ code?: string; failed?: boolean } | undefined>;
 }
 
 export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
@@ -90,7 +90,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
     // applyReturn leaves a return already in the history alone).
     const sale = context?.bank !== undefined && response.status === 201 ? (response.body as { key?: unknown } | null)?.key : undefined;
     const back = typeof sale === 'string' && sale !== '' ? await deps.saleReturn?.(sale) : undefined;
-    if (back && typeof sale === 'string') await returns.returned(sale, back.code);
+    if (back && typeof sale === 'string') await (back.failed ? returns.failed(sale) : returns.returned(sale, back.code));
     return true;
   };
   return { service, renewals, clock, store, returns, resolved };

@@ -64,8 +64,9 @@ export interface AchEventDeps {
    */
   onReturned?: (sale: string, code: string | undefined) => Promise<unknown>;
   /**
-   * A failure applied (`ach.failed`, or delivered again): the sale's settlement line changes as a return's would
-   * (bank-review.ts, once), its batch closed or not. Called on every delivery, as onReturned.
+   * A failure applied (`ach.failed`, or delivered again): it takes a return's path: the subscription whose period
+   * the sale paid learns of it (returns.ts `failed`, a hard return), and the sale's settlement line changes as a
+   * return's would (bank-review.ts, once), its batch closed or not. Called on every delivery, as onReturned.
    */
   onFailed?: (sale: string) => Promise<unknown>;
   /**

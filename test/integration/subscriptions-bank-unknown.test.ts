@@ -78,3 +78,44 @@ test('when a bank renewal\'s answer is lost and the reconciler finds the debit, 
   expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
   expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'R02']]);
 });
+
+test('when a bank renewal\'s answer is lost and its debit fails (ach.failed) before the reconciler finds it, then the failure reaches the subscription once the debit is resolved (past_due, period unpaid), and a renewal pass does not mark it paid', async () => {
+  const c = (bff.sandbox.fixtures.customers[16] as { key: string }).key;
+  // An ordinary account (never returned): the sandbox fails the debit on request.
+  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account: '000111222666', account_type: 'checking' });
+  const kept = await call(bff.url, 'POST', '/v1/sales', service(), { customer: c, amount: '1.00', payment_key, authorization: { text: 'one-off v1' }, save_payment_method: true }, { 'idempotency-key': id('keep') });
+  expect(kept.status).toBe(201);
+  const prefix = `bf${run}`;
+  const start = new Date((await now()) + DAY).toISOString().slice(0, 10);
+  const created = await call(bff.url, 'POST', `/v1/customers/${c}/subscriptions`, service(), { amount: '25.00', interval: 'month', payment_method: kept.body.payment_method, start, invoice_prefix: prefix, consent: { text: 'Monthly debit, terms v4' } }, { 'idempotency-key': id('sub') });
+  expect(created.status).toBe(201);
+  const key = created.body.key as string;
+
+  const write = `renewal:${key}:0:0`;
+  bff.sandbox.faults.next({ kind: 'hang', match: 'sale' });
+  await advance(DAY + 60_000);
+  await eventually(async () => (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'unknown');
+  const debits = bff.sandbox.ledger.entries().filter((t) => t.kind === 'sale' && t.invoice === `${prefix}-1` && t.result_code === 'A');
+  expect(debits).toHaveLength(1);
+  const saleKey = debits[0]?.key as string;
+  await eventually(() => svc.subscriptions.store.claim(key, 'the-test', 600_000));
+
+  // The debit is submitted, then fails, while tokengate does not know the sale yet: the failure is kept.
+  const failed = () => bff.sandbox.webhooks.attempts().filter((a) => a.outcome === 'delivered' && a.event_type === 'ach.failed').length;
+  const before = failed();
+  bff.sandbox.clock.advance(DAY);
+  bff.sandbox.achFail(saleKey);
+  await eventually(() => failed() > before);
+
+  // The reconciler finds the debit: its record and link are written, the kept failure applied to both.
+  await eventually(async () => {
+    await svc.reconciler.runOnce();
+    return (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'completed';
+  });
+  await eventually(async () => (await sub(key)).status === 'past_due');
+  await svc.subscriptions.store.release(key, 'the-test');
+  await svc.subscriptions.renewals.tick();
+  const after = await sub(key);
+  expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
+  expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'ach_failed']]);
+});

@@ -40,6 +40,26 @@ test('when a bank renewal\'s return was applied to its sale before the reconcile
   expect((await subs.store.get('sub_r'))?.history).toHaveLength(2);
 });
 
+test('when a bank renewal\'s debit failure (ach.failed) was applied to its sale before the reconciler resolved the renewal, then the resolution applies it as a hard return (past_due, period unpaid, decline_code ach_failed), once', async () => {
+  const config = loadConfig({ env: { NODE_ENV: 'test', ...TEST_JWT_ENV } });
+  const subs = createSubscriptions({
+    redis: undefined, config, checkout: {} as Checkout, view: { read: async () => { throw new Error('unused'); }, withMethod: async () => { throw new Error('unused'); } },
+    render: () => ({ status: 201, body: {}, headers: {} }), logger: createLogger({ level: 'error' }), leaseMs: 10_000,
+    saleReturn: async (sale) => (sale === 's8' ? { failed: true } : undefined),
+  });
+  await subs.store.create({ ...record, key: 'sub_f' });
+  // The failure came first: no link yet, so it reached no subscription.
+  expect(await subs.returns.failed('s8')).toBe(false);
+  const resolve = () => subs.resolved({ scope: RENEWALS_CALLER.sub, key: 'renewal:sub_f:0:0' }, { op: 'sale', customer: 'c1', payment_method: 'pm_bank', bank: { authorization: 'v4', sec: 'PPD' } }, { status: 201, headers: {}, body: { key: 's8' } });
+  await resolve();
+  const after = await subs.store.get('sub_f');
+  expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, blocked_method: 'pm_bank', due_ms: null });
+  expect(after?.history.map((a) => [a.sale, a.result, a.decline_class, a.decline_code])).toEqual([['s8', 'approved', null, null], ['s8', 'returned', 'hard', 'ach_failed']]);
+  await subs.returns.failed('s8');
+  await resolve();
+  expect((await subs.store.get('sub_f'))?.history).toHaveLength(2);
+});
+
 test('when a card renewal, or another caller\'s write, is resolved, then no sale record is read for a return', async () => {
   const config = loadConfig({ env: { NODE_ENV: 'test', ...TEST_JWT_ENV } });
   const asked: string[] = [];
