@@ -966,7 +966,7 @@ export interface components {
                 period: number;
                 sale: string | null;
                 /**
-                 * @description `returned`: an approved bank payment the bank took back later (`decline_code` is its return code, e.g. `R01`)
+                 * @description `returned`: an approved bank payment the bank took back later (`decline_code` is its return code, e.g. `R01`), or that failed after it was accepted (`ach.failed`: `decline_code` `ach_failed`, hard)
                  * @enum {string}
                  */
                 result: "approved" | "declined" | "error" | "not_sent" | "returned";
@@ -975,7 +975,7 @@ export interface components {
                  * @enum {string|null}
                  */
                 decline_class: "soft" | "hard" | null;
-                /** @description The gateway's decline code, a bank's return code (`R01`…, result `returned`), or `removed` (the card or the customer was removed) */
+                /** @description The gateway's decline code, a bank's return code (`R01`…, result `returned`), `ach_failed` (a bank payment that failed after it was accepted, result `returned`), or `removed` (the card or the customer was removed) */
                 decline_code?: string | null;
                 /** Format: date-time */
                 at: string;

@@ -19,7 +19,7 @@ export interface Attempt {
   period: number;
   /** The sale's key at the gateway, when the gateway answered one. */
   sale: string | null;
-  /** `returned`: an approved bank payment the bank took back later (its `decline_code` is the return code). */
+  /** `returned`: an approved bank payment the bank took back later (its `decline_code` is the return code), or that failed after it was accepted (`ach_failed`). */
   result: 'approved' | 'declined' | 'error' | 'not_sent' | 'returned';
   decline_class: DeclineClass | null;
   /** The gateway's decline code, when it gave one (never its text: it may echo input). */
