@@ -43,7 +43,9 @@ async function main() {
   await new Promise((r) => setTimeout(r, 300));
   monitor.disconnect();
   console.log(lines.join('\n'));
+  redis.client.disconnect();
   await stopAll();
+  process.exit(0); // the MONITOR connection and undici's keep-alive sockets would hold the process open
 }
 
 main().catch(async (err) => { console.error(err); await stopAll(); process.exit(1); });
