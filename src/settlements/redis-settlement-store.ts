@@ -40,6 +40,19 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const sweepClaimKey = `${tag}:sweep`;
   // A credit of tokengate's that came back (JSON CreditReturn), kept as long as settlements: `:back:<credit>`.
   const backKey = (credit: string) => `${tag}:back:${encodeURIComponent(credit)}`;
+  /** Each id's value under keyOf(id), where one is kept: MGET 500 keys at a time (all under the store's one tag). */
+  const readEach = async <T>(what: string, ids: readonly string[], keyOf: (id: string) => string, parse: (raw: string) => T): Promise<Map<string, T>> => {
+    const out = new Map<string, T>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const values = await call(what, () => redis.mget(...chunk.map(keyOf)));
+      chunk.forEach((id, n) => {
+        const raw = values[n];
+        if (raw) out.set(id, parse(raw));
+      });
+    }
+    return out;
+  };
 
   const get = async (batch: string): Promise<Settlement | undefined> => {
     const [summary, lines] = await call('get', () => redis.hmget(settlementKey(batch), 'summary', 'lines'));
@@ -87,17 +100,8 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
       const parsed = JSON.parse(String(changed)) as SettlementLine[] | Record<string, never>;
       return Array.isArray(parsed) ? parsed : [];
     },
-    async heldIn(sales) {
-      const out = new Map<string, string>();
-      for (let i = 0; i < sales.length; i += 500) {
-        const chunk = sales.slice(i, i + 500);
-        const batches = await call('held', () => redis.mget(...chunk.map(heldKey)));
-        chunk.forEach((sale, n) => {
-          const batch = batches[n];
-          if (batch) out.set(sale, batch);
-        });
-      }
-      return out;
+    heldIn(sales) {
+      return readEach('held', sales, heldKey, (batch) => batch);
     },
     async backfillHeld() {
       if ((await call('held backfill', () => redis.set(`${tag}:of-backfilled`, '1', 'NX'))) !== 'OK') return 0;
@@ -117,17 +121,8 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     async keepCreditReturn(credit, back) {
       await call('credit return', () => redis.set(backKey(credit), JSON.stringify(back), 'PX', ttlMs, 'NX'));
     },
-    async creditReturns(credits) {
-      const out = new Map<string, CreditReturn>();
-      for (let i = 0; i < credits.length; i += 500) {
-        const chunk = credits.slice(i, i + 500);
-        const backs = await call('credit returns', () => redis.mget(...chunk.map(backKey)));
-        chunk.forEach((credit, n) => {
-          const raw = backs[n];
-          if (raw) out.set(credit, JSON.parse(raw) as CreditReturn);
-        });
-      }
-      return out;
+    creditReturns(credits) {
+      return readEach('credit returns', credits, backKey, (raw) => JSON.parse(raw) as CreditReturn);
     },
     async openBankLines(dueMs, limit) {
       const members = await call('open', () => redis.zrangebyscore(openKey, '-inf', dueMs, 'LIMIT', 0, limit));

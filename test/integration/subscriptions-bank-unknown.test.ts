@@ -38,18 +38,19 @@ const sub = async (key: string) => (await call(bff.url, 'GET', `/v1/subscription
 const now = async () => Date.parse(((await (await fetch(`${bff.adminUrl}/test/clock`)).json()) as { now: string }).now);
 const advance = (ms: number) => fetch(`${bff.adminUrl}/test/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }) });
 
-test('when a bank renewal\'s answer is lost and the reconciler finds the debit, then the bank\'s later return reaches the subscription (past_due, period unpaid) before any renewal pass replays it', async () => {
-  const c = (bff.sandbox.fixtures.customers[17] as { key: string }).key;
-  // 10178102 comes back R02 (account closed) on the third day: a hard return.
-  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account: '10178102', account_type: 'checking' });
+/**
+ * A subscription on a bank method kept from `account` whose first renewal's debit is made at the gateway with its
+ * answer lost (outcome unknown), then held by a test claim so that no renewal pass works on it.
+ */
+async function lostBankRenewal(customer: number, account: string, prefix: string): Promise<{ key: string; saleKey: string; write: string }> {
+  const c = (bff.sandbox.fixtures.customers[customer] as { key: string }).key;
+  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account, account_type: 'checking' });
   const kept = await call(bff.url, 'POST', '/v1/sales', service(), { customer: c, amount: '1.00', payment_key, authorization: { text: 'one-off v1' }, save_payment_method: true }, { 'idempotency-key': id('keep') });
   expect(kept.status).toBe(201);
-  const prefix = `bu${run}`;
   const start = new Date((await now()) + DAY).toISOString().slice(0, 10);
   const created = await call(bff.url, 'POST', `/v1/customers/${c}/subscriptions`, service(), { amount: '25.00', interval: 'month', payment_method: kept.body.payment_method, start, invoice_prefix: prefix, consent: { text: 'Monthly debit, terms v4' } }, { 'idempotency-key': id('sub') });
   expect(created.status).toBe(201);
   const key = created.body.key as string;
-
   // The renewal's debit is made at the gateway, its answer lost (tokengate times out): the outcome is unknown.
   const write = `renewal:${key}:0:0`;
   bff.sandbox.faults.next({ kind: 'hang', match: 'sale' });
@@ -57,48 +58,46 @@ test('when a bank renewal\'s answer is lost and the reconciler finds the debit, 
   await eventually(async () => (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'unknown');
   const debits = bff.sandbox.ledger.entries().filter((t) => t.kind === 'sale' && t.invoice === `${prefix}-1` && t.result_code === 'A');
   expect(debits).toHaveLength(1);
-  const saleKey = debits[0]?.key as string;
-  // No renewal pass works on it from here until the return is in (a replica holding its claim).
+  // No renewal pass works on it from here until the test releases it (a replica holding its claim).
   await eventually(() => svc.subscriptions.store.claim(key, 'the-test', 600_000));
+  return { key, saleKey: debits[0]?.key as string, write };
+}
 
-  // The reconciler finds it in the gateway's records: the write is resolved (no renewal pass has run since).
+/** The reconciler, run by hand until it finds the debit in the gateway's records and resolves the write. */
+async function resolvedByReconciler(write: string): Promise<void> {
   await eventually(async () => {
     await svc.reconciler.runOnce();
     return (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'completed';
   });
+}
+
+/** A renewal pass after the test's claim is released: a replay of the stored answer, which must not mark the period paid. */
+async function afterRenewalPass(key: string): Promise<Sub> {
+  await svc.subscriptions.store.release(key, 'the-test');
+  await svc.subscriptions.renewals.tick();
+  return sub(key);
+}
+
+test('when a bank renewal\'s answer is lost and the reconciler finds the debit, then the bank\'s later return reaches the subscription (past_due, period unpaid) before any renewal pass replays it', async () => {
+  // 10178102 comes back R02 (account closed) on the third day: a hard return.
+  const { key, saleKey, write } = await lostBankRenewal(17, '10178102', `bu${run}`);
+
+  // The reconciler finds it in the gateway's records: the write is resolved (no renewal pass has run since).
+  await resolvedByReconciler(write);
 
   // Days later the bank returns it (the sandbox's ACH clock): the sale shows it, and so must its subscription.
   bff.sandbox.clock.advance(5 * DAY);
   await eventually(async () => (await call(bff.url, 'GET', `/v1/sales/${saleKey}`, service())).body.status === 'returned');
   await eventually(async () => (await sub(key)).status === 'past_due');
   // A renewal pass now (a replay of the stored answer) does not turn the returned period back into a paid one.
-  await svc.subscriptions.store.release(key, 'the-test');
-  await svc.subscriptions.renewals.tick();
-  const after = await sub(key);
+  const after = await afterRenewalPass(key);
   expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
   expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'R02']]);
 });
 
 test('when a bank renewal\'s answer is lost and its debit fails (ach.failed) before the reconciler finds it, then the failure reaches the subscription once the debit is resolved (past_due, period unpaid), and a renewal pass does not mark it paid', async () => {
-  const c = (bff.sandbox.fixtures.customers[16] as { key: string }).key;
   // An ordinary account (never returned): the sandbox fails the debit on request.
-  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account: '000111222666', account_type: 'checking' });
-  const kept = await call(bff.url, 'POST', '/v1/sales', service(), { customer: c, amount: '1.00', payment_key, authorization: { text: 'one-off v1' }, save_payment_method: true }, { 'idempotency-key': id('keep') });
-  expect(kept.status).toBe(201);
-  const prefix = `bf${run}`;
-  const start = new Date((await now()) + DAY).toISOString().slice(0, 10);
-  const created = await call(bff.url, 'POST', `/v1/customers/${c}/subscriptions`, service(), { amount: '25.00', interval: 'month', payment_method: kept.body.payment_method, start, invoice_prefix: prefix, consent: { text: 'Monthly debit, terms v4' } }, { 'idempotency-key': id('sub') });
-  expect(created.status).toBe(201);
-  const key = created.body.key as string;
-
-  const write = `renewal:${key}:0:0`;
-  bff.sandbox.faults.next({ kind: 'hang', match: 'sale' });
-  await advance(DAY + 60_000);
-  await eventually(async () => (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'unknown');
-  const debits = bff.sandbox.ledger.entries().filter((t) => t.kind === 'sale' && t.invoice === `${prefix}-1` && t.result_code === 'A');
-  expect(debits).toHaveLength(1);
-  const saleKey = debits[0]?.key as string;
-  await eventually(() => svc.subscriptions.store.claim(key, 'the-test', 600_000));
+  const { key, saleKey, write } = await lostBankRenewal(16, '000111222666', `bf${run}`);
 
   // The debit is submitted, then fails, while tokengate does not know the sale yet: the failure is kept.
   const failed = () => bff.sandbox.webhooks.attempts().filter((a) => a.outcome === 'delivered' && a.event_type === 'ach.failed').length;
@@ -108,14 +107,9 @@ test('when a bank renewal\'s answer is lost and its debit fails (ach.failed) bef
   await eventually(() => failed() > before);
 
   // The reconciler finds the debit: its record and link are written, the kept failure applied to both.
-  await eventually(async () => {
-    await svc.reconciler.runOnce();
-    return (await svc.idempotency.inspect(RENEWALS_CALLER.sub, write)).state === 'completed';
-  });
+  await resolvedByReconciler(write);
   await eventually(async () => (await sub(key)).status === 'past_due');
-  await svc.subscriptions.store.release(key, 'the-test');
-  await svc.subscriptions.renewals.tick();
-  const after = await sub(key);
+  const after = await afterRenewalPass(key);
   expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
   expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'ach_failed']]);
 });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { keySlot } from './same-slot';
+import { keySlot, overriding } from './same-slot';
 
 /**
  * Redis requires a script to name in KEYS every key it touches (EVAL's documentation; Redis Cluster and its
@@ -39,7 +39,6 @@ export function ranDeclaredKeysCheck(lua: string): boolean {
 }
 
 export function declaredKeysOnly(redis: Redis): Redis {
-  const own = new Map<PropertyKey, unknown>();
   const evalChecked = (lua: string, numKeys: number | string, ...args: Array<string | number | Buffer>) => {
     ranChecked.add(lua);
     // Its KEYS in one slot, too: Redis Cluster refuses a script over several (CROSSSLOT); a single Redis does not.
@@ -48,17 +47,5 @@ export function declaredKeysOnly(redis: Redis): Redis {
     return redis.eval(checkingDeclaredKeys(lua), numKeys, ...args);
   };
   const evalshaNever = () => Promise.reject(new Error('NOSCRIPT the checking client sends every script as EVAL'));
-  return new Proxy(redis, {
-    get(target, prop) {
-      if (prop === 'eval') return evalChecked;
-      if (prop === 'evalsha') return evalshaNever;
-      if (own.has(prop)) return own.get(prop);
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-    set(_target, prop, value) {
-      own.set(prop, value);
-      return true;
-    },
-  });
+  return overriding(redis, { eval: evalChecked, evalsha: evalshaNever });
 }

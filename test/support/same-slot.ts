@@ -80,15 +80,15 @@ function checking(redis: Redis, real: object, site: string | undefined): object 
   return proxy;
 }
 
-export function sameSlotOnly(redis: Redis): Redis {
+/**
+ * `redis` with some of its members replaced: every other member is the client's own, methods bound to it, and
+ * what a caller sets on the proxy (withScripts' methods) is kept on the proxy, not on the shared client.
+ */
+export function overriding(redis: Redis, overrides: Readonly<Record<PropertyKey, unknown>>): Redis {
   const own = new Map<PropertyKey, unknown>();
-  const wrap = (make: (...a: unknown[]) => object) => (...a: unknown[]) => checking(redis, make(...a), callSite());
-  const multi = wrap((...a) => (redis.multi as (...x: unknown[]) => object)(...a));
-  const pipeline = wrap((...a) => (redis.pipeline as (...x: unknown[]) => object)(...a));
   return new Proxy(redis, {
     get(target, prop) {
-      if (prop === 'multi') return multi;
-      if (prop === 'pipeline') return pipeline;
+      if (Object.prototype.hasOwnProperty.call(overrides, prop)) return overrides[prop];
       if (own.has(prop)) return own.get(prop);
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
@@ -97,5 +97,13 @@ export function sameSlotOnly(redis: Redis): Redis {
       own.set(prop, value);
       return true;
     },
+  });
+}
+
+export function sameSlotOnly(redis: Redis): Redis {
+  const wrap = (make: (...a: unknown[]) => object) => (...a: unknown[]) => checking(redis, make(...a), callSite());
+  return overriding(redis, {
+    multi: wrap((...a) => (redis.multi as (...x: unknown[]) => object)(...a)),
+    pipeline: wrap((...a) => (redis.pipeline as (...x: unknown[]) => object)(...a)),
   });
 }
