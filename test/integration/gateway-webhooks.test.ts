@@ -139,6 +139,28 @@ describe('gateway webhooks in', () => {
     expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.voided']);
   });
 
+  it('when a signed event holds a card-shaped number (a bank payment\'s trackingcode), then it is applied, not refused, and the number is neither kept nor logged', async () => {
+    // A bank credit's 12-digit check.trackingcode is Luhn-valid in a network's range about 1 time in 60 (this one:
+    // a void of a refund, seen in CI): refused 422 as card data, every retry alike, the voided refund was lost.
+    const code = '608568616080';
+    expect(containsPan(code)).toBe(true);
+    const key = await sale('3.50');
+    bff.sandbox.webhooks.hold();
+    await atSandbox({ command: 'void', trankey: key });
+    const voided = eventsAbout(key).find((e) => e.event_type === 'transaction.sale.voided' && e.held);
+    const body = JSON.parse(voided?.raw ?? '{}') as { event_id: string; event_body: { object: Record<string, unknown> } };
+    body.event_id = body.event_id.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'));
+    body.event_body.object.check = { trackingcode: code };
+    const raw = JSON.stringify(body);
+    expect((await hook(raw, sign(raw))).status).toBe(204);
+    expect((await view(key)).body).toMatchObject({ key, status: 'voided' });
+    expect(await typesOf(key)).toEqual(['sale.succeeded', 'sale.voided']);
+    expect(bff.logs()).toContain('redacted before use');
+    expect(bff.logs()).not.toContain(code);
+    await bff.sandbox.webhooks.resume();
+    await delivered([voided?.event_id as string]);
+  });
+
   it('when the same event is delivered again (a replay, a duplicate), then it takes effect once and logs one event', async () => {
     const key = await sale('5.00');
     await atSandbox({ command: 'void', trankey: key });

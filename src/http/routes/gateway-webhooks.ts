@@ -1,6 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { GatewayWebhookIntake } from '../../webhooks';
-import { CardDataForbidden, InvalidRequest, Unauthenticated } from '../errors';
+import { InvalidRequest, Unauthenticated } from '../errors';
 
 export interface GatewayWebhookRouteDeps {
   intake: GatewayWebhookIntake;
@@ -20,7 +20,6 @@ export function gatewayWebhooksRouter(deps: GatewayWebhookRouteDeps): Router {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const result = await deps.intake.receive(body, req.get('X-Signature'), req.log);
     if (result.kind === 'refused') throw new Unauthenticated();
-    if (result.kind === 'card_data') throw new CardDataForbidden();
     if (result.kind === 'invalid') throw new InvalidRequest([{ path: 'body', rule: 'gateway_event' }]);
     res.status(204).end();
   });
