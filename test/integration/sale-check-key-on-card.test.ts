@@ -93,6 +93,29 @@ for (const reading of ['refused', 'charged'] as const) {
         expect(standing(c)).toEqual([]);
       });
 
+      it('when the key is sent to authorize only (capture false) without authorization, then the same 400 and the check debit is voided', async () => {
+        const c = customer(19);
+        const res = await pay(c, { payment_key: bankKey(), capture: false }, id('authonly'));
+        expect([res.status, res.body.error?.details]).toEqual([400, REFUSAL]);
+        expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
+      });
+
+      it('when an authorize-only answer is lost, then the reconciler finds the check sale it became, voids it, and the key answers the 400', async () => {
+        const c = customer(13);
+        const key = id('authonly-lost');
+        const body = { payment_key: bankKey(), capture: false };
+        bff.sandbox.faults.next({ kind: 'hang', match: 'authonly', when: 'after' });
+        const first = await pay(c, body, key);
+        expect(first.status).toBe(504);
+        let answer = first;
+        await eventually(async () => {
+          answer = await pay(c, body, key);
+          return answer.status === 400;
+        });
+        expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
+        expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
+      });
+
       it('when the void\'s answer is lost, then the caller hears outcome_unknown, the reconciler voids the check, and the key then answers the 400', async () => {
         const c = customer(17);
         const key = id('void-lost');
