@@ -150,7 +150,13 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   async function paymentMethod(record: UnknownRecord, customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const search = { command: 'authonly' as const, customer, invoice: record.invoice, amount };
-    const tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
+    let tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
+    // A check form's key may have been debited as a check sale (src/sales/check-on-card.ts): found, it is voided
+    // as a verification is (complete), so no debit stands.
+    if (!tx) {
+      const sale = await findSale({ ...search, command: 'sale', startedMs: record.startedMs });
+      if (sale && detailIsCheck(sale)) tx = sale;
+    }
     if (!tx) return { kind: 'absent' };
     const result = await deps.cards.complete(customer, {
       key: tx.key,

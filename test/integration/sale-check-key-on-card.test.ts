@@ -116,6 +116,19 @@ for (const reading of ['refused', 'charged'] as const) {
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
       });
 
+      it('when a check form\'s key is added as a card and the void of its verification is lost, then the reconciler finds the check the verification became and voids it', async () => {
+        const c = customer(12);
+        const key = id('add-card');
+        const body = { payment_key: bankKey() };
+        bff.sandbox.faults.next({ kind: 'hang', match: 'void', when: 'before' });
+        const add = () => call(bff.url, 'POST', `/v1/customers/${c}/payment_methods`, shopper(c), body, { 'idempotency-key': key });
+        const first = await add();
+        expect([first.status, first.body.error?.code]).toEqual([409, 'outcome_unknown']);
+        await eventually(async () => (await add()).status !== 409);
+        const verifications = bff.sandbox.ledger.entries().filter((e) => e.custkey === c && e.ach !== undefined);
+        expect(verifications.map((e) => e.ach?.status)).toEqual(['V']);
+      });
+
       it('when the void\'s answer is lost, then the caller hears outcome_unknown, the reconciler voids the check, and the key then answers the 400', async () => {
         const c = customer(17);
         const key = id('void-lost');
