@@ -6,7 +6,7 @@ import { call, type Answer } from '../support/wallet';
 
 /**
  * A subscription's first charge whose answer is lost (guarantees 6, 13; docs/subscriptions.md, "create one"): the
- * sandbox makes the charge and then loses its answer (a hang past GATEWAY_TIMEOUT_MS, a reset after sending), so the
+ * sandbox makes the charge and then loses its answer (a hang past GATEWAY_TIMEOUT_MS, a reset after sending, a 5xx), so the
  * create answers an unknown outcome and the reconciler later finds the charge in the gateway's records. The
  * subscription that charge paid for must exist then whether or not the client ever asks again, exactly once
  * whichever path (the reconciler's resolution, the client's replay, another replica) gets there first. The
@@ -60,7 +60,7 @@ const theOne = (custkey: string, prefix: string) => until(async () => {
 const firstCharge = (idem: string) => svc.idempotency.inspect(`first-unknown-${run}`, `subscription\u0000${idem}`);
 
 /** A create whose first charge the gateway processes and whose answer is then lost: an unknown outcome. */
-async function lostFirstCharge(number: string, fault: 'hang' | 'reset', when: 'after' | 'before' = 'after'): Promise<{ custkey: string; prefix: string; idem: string; body: Record<string, unknown> }> {
+async function lostFirstCharge(number: string, fault: 'hang' | 'reset' | '5xx', when: 'after' | 'before' = 'after'): Promise<{ custkey: string; prefix: string; idem: string; body: Record<string, unknown> }> {
   const { custkey, pmkey } = card(number);
   const prefix = `fu${run}${++n}`;
   const idem = id('create');
@@ -120,7 +120,8 @@ test('when the client asks again after the reconciler created the subscription, 
 });
 
 test('when the client asks again on another replica while the reconciler resolves the first charge, then both end with one subscription, one event, the same object', async () => {
-  const { custkey, prefix, idem, body } = await lostFirstCharge('4000100011112224', 'hang');
+  // A 5xx after the gateway processed it: the answer says nothing of the charge.
+  const { custkey, prefix, idem, body } = await lostFirstCharge('4000100011112224', '5xx');
   const other = await bff.replica();
   try {
     // The reconciler's pass and the client's retries on the other replica, at once: each retry answers 409 until
