@@ -350,7 +350,7 @@ export interface paths {
         put?: never;
         /**
          * Create a subscription (the first period charged now, or from `start`)
-         * @description Needs scope `subscriptions:write` and access to `custkey`. Records the shopper's consent. With no `start` (or today's), the first period is charged now through the same write protocol as `POST /v1/sales` (one `Idempotency-Key` never charges twice): approved, 201 the subscription with `latest_sale`; declined, 402 `card_declined` carrying the sale, and nothing is created. Later periods are charged by tokengate (`traits.is_recurring`), each at most once.
+         * @description Needs scope `subscriptions:write` and access to `custkey`. Records the shopper's consent. With no `start` (or today's), the first period is charged now through the same write protocol as `POST /v1/sales` (one `Idempotency-Key` never charges twice): approved, 201 the subscription with `latest_sale`; declined, 402 `card_declined` carrying the sale, and nothing is created. A first charge whose answer was lost (504, 502, then 409 `outcome_unknown`) creates the subscription when the reconciler finds it approved, whether or not this request is retried; a retry then answers that subscription (`Idempotent-Replayed: true`). Later periods are charged by tokengate (`traits.is_recurring`), each at most once.
          */
         post: operations["createSubscription"];
         delete?: never;

@@ -6,7 +6,7 @@ import type { CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
-import { sentness, unwrapNotSent, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import { sentness, unwrapNotSent, WriteNotSentError, type Attempt, type WriteProtocol, type WriteResult, type Written } from '../writes';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { BankSales } from './bank-sale';
 import { chargedAsCheck, type CheckUndo } from './check-on-card';
@@ -52,6 +52,12 @@ export interface PayRequest {
    * crash between the answer and them leaves the answer's key to keep them (src/writes).
    */
   alsoRecord?: (outcome: SaleOutcome, facts: SaleFacts) => (() => Promise<unknown>) | undefined;
+  /**
+   * What must be kept before the sale may be sent, once this attempt owns the key (a subscription's terms, from
+   * which the reconciler's resolution of a lost answer creates it: ReconcilerDeps.resolved). Written beside the
+   * attempt's first checks; if it cannot be kept, nothing is sent (the key is freed).
+   */
+  started?: (attempt: Attempt) => Promise<unknown>;
 }
 
 /**
@@ -164,7 +170,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
   }
 
   return {
-    async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord }, render, log) {
+    async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord, started }, render, log) {
       assertAccess(caller, input.customer);
       const invoice = input.invoice ?? deriveInvoice(caller.sub, key);
       const paymentMethod = input.paymentMethod;
@@ -193,8 +199,12 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       let saved: { tx: SaleOutcome['transaction']; facts: SaleFacts } | undefined;
       try {
         const result = await writes.execute(spec, async (attempt): Promise<Written> => {
+          // Kept while the guard is entered (in parallel: no round trip of its own); not kept, nothing is sent.
+          const kept = started?.(attempt).then(() => undefined, (err: unknown) => new WriteNotSentError(err));
           // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
+          const notKept = await kept;
+          if (notKept) throw notKept;
           if (await keptBank) throw new WriteNotSentError(authorizationRequired());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
           if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: secOf(input) };
