@@ -2,8 +2,8 @@ import { hash } from 'node:crypto';
 import type { EventSink } from '../events/types';
 import type { StoredResponse, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
-import { appendEvents } from './commit';
-import { periodDue } from './lifecycle';
+import { appendEvents, createCommit } from './commit';
+import { isChangeable, periodDue, type Transition } from './lifecycle';
 import { outcomeOfAnswer } from './renewals';
 import type { FirstCharge, SubscriptionRecord, SubscriptionStore } from './types';
 
@@ -17,6 +17,12 @@ import type { FirstCharge, SubscriptionRecord, SubscriptionStore } from './types
  * Each builds the same record from the terms the charge's attempt kept before it was sent (FirstCharge) and the
  * approved sale, and creates it only if absent (one Lua step across replicas); `subscription.created` is appended
  * by the one that created it.
+ *
+ * A customer deleted while the charge's outcome was unknown (its lease ended, so the deletion did not wait for it):
+ * the deletion's cancel-all ran before the subscription existed, so the subscription is created as the deletion
+ * would have left it, canceled (period 0 paid, nothing due), with `subscription.canceled` after `subscription.created`.
+ * The wallet's customer tombstone says so; it is written before the cancel-all lists the customer's subscriptions,
+ * so it is read again after an active create: a deletion between the two reads is canceled here.
  */
 
 /** The subscription's key: derived from the caller and the create's Idempotency-Key, so a retried create finds it. */
@@ -39,6 +45,12 @@ export function paidRecord(first: FirstCharge, sale: string): SubscriptionRecord
   return { ...record, status: done ? 'completed' : 'active', due_ms: done ? null : periodDue(record, 1) };
 }
 
+/** What a customer's deletion makes of a subscription not ended yet: canceled now (service.ts, cancelAllOf). */
+export function canceledByDeletion(r: SubscriptionRecord): Transition | undefined {
+  if (!isChangeable(r.status)) return undefined;
+  return { next: { ...r, status: 'canceled', due_ms: null, cancel_at_period_end: false, version: r.version + 1 }, events: ['subscription.canceled'] };
+}
+
 export interface FirstCharges {
   /** Creates the subscription an approved first charge paid for, unless it exists; answers the stored one. */
   paid(first: FirstCharge, sale: string): Promise<SubscriptionRecord>;
@@ -49,15 +61,32 @@ export interface FirstCharges {
   resolved(write: { scope: string; key: string }, context: WriteContext | undefined, response: StoredResponse): Promise<boolean>;
 }
 
-export function createFirstCharges(deps: { store: SubscriptionStore; events?: EventSink; appended?: () => void; logger: Logger }): FirstCharges {
+export interface FirstChargesDeps {
+  store: SubscriptionStore;
+  events?: EventSink;
+  appended?: () => void;
+  logger: Logger;
+  /** Whether the customer was deleted through tokengate (the wallet's tombstone, src/wallet/removals.ts). */
+  customerRemoved?: (custkey: string) => Promise<boolean>;
+}
+
+export function createFirstCharges(deps: FirstChargesDeps): FirstCharges {
   const { store, logger } = deps;
+  const commit = createCommit(deps);
+  const removed = async (custkey: string) => (await deps.customerRemoved?.(custkey)) ?? false;
 
   async function paid(first: FirstCharge, sale: string): Promise<SubscriptionRecord> {
     // A bank debit is linked to its period before the subscription exists, so no return of it can miss it.
     if (first.bank && sale) await store.linkSale(sale, { key: first.record.key, period: 0, attempt: 0, payment_method: first.card });
-    const { created, record } = await store.create(paidRecord(first, sale));
-    if (created) await appendEvents(deps, { next: record, events: ['subscription.created'] });
-    return record;
+    const made = paidRecord(first, sale);
+    const gone = await removed(made.customer);
+    const ended = gone ? canceledByDeletion(made) : undefined;
+    const { created, record } = await store.create(ended ? ended.next : made);
+    if (!created) return record;
+    await appendEvents(deps, { next: record, events: ['subscription.created', ...(ended ? ended.events : [])] });
+    // Deleted after the read above, its cancel-all may have listed the customer's subscriptions before this one.
+    if (gone || !isChangeable(record.status) || !(await removed(record.customer))) return record;
+    return (await commit(record.key, canceledByDeletion)) ?? record;
   }
 
   async function resolved(write: { scope: string; key: string }, _context: WriteContext | undefined, response: StoredResponse): Promise<boolean> {

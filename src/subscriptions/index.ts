@@ -45,8 +45,8 @@ export interface SubscriptionsDeps {
   config: Pick<Config, 'env' | 'redis' | 'subscriptions' | 'idempotency'>;
   checkout: Checkout;
   view: Pick<WalletView, 'read' | 'withMethod'>;
-  /** The card updater's flags (a closed account is not charged). */
-  walletStore?: Pick<WalletStore, 'isClosed'>;
+  /** The card updater's flags (a closed account is not charged) and the removals' tombstones (a deleted customer). */
+  walletStore?: Pick<WalletStore, 'isClosed' | 'isRemoved'>;
   /** How the renewals' sale answers are stored (the same rendering as `POST /v1/sales`). */
   render: RenderSale;
   events?: EventSink;
@@ -71,7 +71,12 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const clock = deps.clock ?? (config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix }));
   const methods = createPaymentMethods(deps.view, deps.walletStore);
   const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
-  const firstCharges = createFirstCharges({ store, events: deps.events, appended: deps.appended, logger });
+  const walletStore = deps.walletStore;
+  const firstCharges = createFirstCharges({
+    store, events: deps.events, appended: deps.appended, logger,
+    // A first charge resolved after its customer's deletion creates its subscription canceled (first-charge.ts).
+    customerRemoved: walletStore ? (custkey) => walletStore.isRemoved(custkey, '') : undefined,
+  });
   const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs, firstCharges });
   const policy = { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction };
   const renewals = createRenewals({

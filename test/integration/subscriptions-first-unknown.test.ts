@@ -165,3 +165,38 @@ test('when a lost first charge never reached the gateway, then the reconciler re
   expect(await listed(custkey, prefix)).toHaveLength(1);
   expect(await eventsOf(again.body.key as string)).toEqual(['subscription.created']);
 });
+
+test('when the customer is deleted while its first charge\'s outcome is unknown, then the reconciler\'s resolution creates the subscription as the deletion left the others: canceled, period 0 paid, nothing due, never charged again', async () => {
+  // A customer of its own (the deletion is for good): none of the cards the tests above charge.
+  const taken = ['4000100011112224', '4000300011112220'].map((number) => card(number).custkey);
+  const number = ['4000100111112223', '4000100211112222', '4000200111112221', '5555444433332226']
+    .find((candidate) => bff.sandbox.fixtures.findByNumber(candidate) && !taken.includes(card(candidate).custkey));
+  if (!number) throw new Error('no fixture card of a customer of its own');
+  const { custkey, prefix, idem } = await lostFirstCharge(number, 'hang');
+  expect(charged(prefix, 1)).toHaveLength(1);
+
+  const admin = token({ sub: `first-unknown-${run}`, scope: 'customers:any customers:write' }, { expiresIn: 900 });
+  expect((await call(bff.url, 'DELETE', `/v1/customers/${custkey}`, admin, undefined, { 'Idempotency-Key': id('delete') })).status).toBe(204);
+
+  await reconciled(idem, 'completed');
+  const sub = await theOne(custkey, prefix);
+  expect(sub).toMatchObject({ status: 'canceled', periods_charged: 1, next_charge_at: null });
+  expect(sub.history).toEqual([expect.objectContaining({ period: 0, sale: charged(prefix, 1)[0]?.key, result: 'approved' })]);
+  await eventually(async () => (await eventsOf(sub.key)).length === 2);
+  expect(await eventsOf(sub.key)).toEqual(['subscription.created', 'subscription.canceled']);
+
+  // A witness on another customer, due a month on as well, after it: once it renewed, the renewal passes that would
+  // have charged period 1 have run.
+  const other = card('4000100011112224');
+  const wprefix = `fw${run}${++n}`;
+  const witness = await create(bff.url, other.custkey, { payment_method: other.pmkey, invoice_prefix: wprefix }, id('witness'));
+  expect(witness.status).toBe(201);
+  const anchor = Date.parse(witness.body.anchor as string);
+  const month = new Date(anchor);
+  month.setUTCMonth(month.getUTCMonth() + 1);
+  await advance(month.getTime() - anchor + 60_000);
+  await eventually(async () => (await listed(other.custkey, wprefix))[0]?.periods_charged === 2, 20_000);
+  expect(bff.sandbox.transactions().filter((t) => t.invoice.startsWith(`${prefix}-`))).toHaveLength(1);
+  expect((await listed(custkey, prefix))[0]).toMatchObject({ status: 'canceled', periods_charged: 1, next_charge_at: null });
+  expect(await eventsOf(sub.key)).toEqual(['subscription.created', 'subscription.canceled']);
+});

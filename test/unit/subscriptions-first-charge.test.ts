@@ -18,12 +18,12 @@ const T0 = Date.parse('2027-05-31T10:00:00.000Z');
 const input = { amount: '12.00', interval: 'month' as const, intervalCount: 1, paymentMethod: 'pm1', invoicePrefix: 'inv', consent: { text: 'terms v9' } };
 const caller = { sub: 'merchant', anyCustomer: true };
 
-function setup() {
+function setup(customerRemoved?: (custkey: string) => Promise<boolean>) {
   const store = createMemorySubscriptionStore();
   const appended: EventDraft[] = [];
   const events = { append: async (drafts: readonly EventDraft[]) => { appended.push(...drafts); } };
   const clock = createTestClock({ keyPrefix: 't' });
-  const firstCharges = createFirstCharges({ store, events, logger });
+  const firstCharges = createFirstCharges({ store, events, logger, customerRemoved });
   /** What the stub checkout does: `lose` keeps the terms and loses the answer (as a timeout would); else replays `answer`. */
   let mode: { lose: true } | { replay: StoredResponse } = { lose: true };
   const checkout: Checkout = {
@@ -91,4 +91,21 @@ test('when the client\'s retry replays an approved first charge whose subscripti
   // Asked again: the stored subscription, no second event.
   expect((await create()).record).toEqual(replayed.record);
   expect(appended.map((e) => e.type)).toEqual(['subscription.created']);
+});
+
+test('when the customer was deleted before a lost first charge resolves approved, then its subscription is created canceled (period 0 paid, nothing due), told created then canceled', async () => {
+  const { store, appended, firstCharges, create } = setup(async (custkey) => custkey === 'c1');
+  await expect(create()).rejects.toThrow('answer lost');
+  await firstCharges.resolved(write, { op: 'sale', customer: 'c1' }, approved);
+  expect(await store.get(subscriptionKey(caller.sub, 'k1'))).toMatchObject({ status: 'canceled', due_ms: null, periods_charged: 1, next_period: 1, first_sale: 'sale9' });
+  expect(appended.map((e) => e.type)).toEqual(['subscription.created', 'subscription.canceled']);
+});
+
+test('when the customer is deleted between the resolution\'s check and its create (the cancel-all listed nothing yet), then the resolution cancels what it created', async () => {
+  let reads = 0;
+  const { store, appended, firstCharges, create } = setup(async () => (reads += 1) > 1);
+  await expect(create()).rejects.toThrow('answer lost');
+  await firstCharges.resolved(write, { op: 'sale', customer: 'c1' }, approved);
+  expect(await store.get(subscriptionKey(caller.sub, 'k1'))).toMatchObject({ status: 'canceled', due_ms: null, periods_charged: 1 });
+  expect(appended.map((e) => e.type)).toEqual(['subscription.created', 'subscription.canceled']);
 });
