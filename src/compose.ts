@@ -218,6 +218,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const checks = createCheckUndo({ gateway, budget, logger, unknownRetryAfterSec });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
+    // A check form's key added as a card: its debit voided, the bank method it saved removed (guarantee 10).
+    checkKey: { checks, discard: (custkey, pmkey) => wallet.removals.discard(custkey, pmkey) },
     verifyAmount: config.cards.verifyAmount,
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),

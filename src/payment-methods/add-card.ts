@@ -2,7 +2,9 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayRefusedError } from '../gateway/errors';
 import type { PaymentMethod, ResultCode, Transaction } from '../gateway/types';
 import { findNewMethod, savedCardOf } from './new-method';
+import { undoCheckKey, type CheckKeyDeps } from './check-key';
 import type { Logger } from '../observability/logger';
+import { chargedAsCheck } from '../sales/check-on-card';
 import type { Budget } from '../tokens/token-service';
 import { WriteOutcomeUnknownError } from '../writes/errors';
 
@@ -17,6 +19,7 @@ import { WriteOutcomeUnknownError } from '../writes/errors';
  * Every step after the authorization may fail (timeout, 5xx, the budget): the write's outcome is then unknown
  * and the reconciler finishes it from the gateway's records (`complete`): it finds the authorization by its
  * invoice, voids it if it is still open, and answers with the payment method. The void always follows.
+ * A check form's key the gateway debited as a check: voided, the bank method it saved removed, 400 (check-key.ts).
  */
 export interface AddCardInput {
   custkey: string;
@@ -32,7 +35,12 @@ export type AddCardResult =
   | { kind: 'added'; method: PaymentMethod; verification: Verification }
   | { kind: 'declined'; verification: Verification }
   /** The gateway refused the payment key (unknown, expired, used) or the request: result_code E. */
-  | { kind: 'refused'; verification: Verification };
+  | { kind: 'refused'; verification: Verification }
+  /**
+   * The key was a check form's: the gateway debited the account as a check (voided now) and may have saved it as a
+   * bank method (removed now). Answered as a refused key (400), but money moved: the Idempotency-Key keeps it.
+   */
+  | { kind: 'check_key'; verification: Verification };
 
 /** The verification's transaction, as shown to the caller (no card data: the number is masked). */
 export interface Verification {
@@ -57,6 +65,8 @@ export interface FoundVerification {
   voided: boolean;
   /** Last four digits of the card, from the masked number. */
   last4: string | undefined;
+  /** A check sale the verification became (src/sales/check-on-card.ts), with its `created` ('' when not known). */
+  check?: { created: string };
 }
 
 export interface CardService {
@@ -77,6 +87,8 @@ export interface CardServiceDeps {
   unknownRetryAfterSec: number;
   /** How long the public key is kept in memory (it changes only when the merchant rotates it). */
   publicKeyTtlMs?: number;
+  /** A check form's key debited as a check: its void, and the wallet's removal of the bank method it saved. */
+  checkKey: Pick<CheckKeyDeps, 'checks' | 'discard'>;
 }
 
 function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' | 'result' | 'auth_amount' | 'error' | 'error_code'>, voided: boolean): Verification {
@@ -90,6 +102,7 @@ function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' |
 
 export function createCardService(deps: CardServiceDeps): CardService {
   const { gateway, budget, logger } = deps;
+  const checkKeyDeps: CheckKeyDeps = { gateway, budget, logger, unknownRetryAfterSec: deps.unknownRetryAfterSec, ...deps.checkKey };
   let publicKey: { value: string; until: number } | undefined;
 
   /** Voids the verification; a refusal means it is no longer open (voided or lapsed), which is the goal. */
@@ -143,6 +156,10 @@ export function createCardService(deps: CardServiceDeps): CardService {
       };
       const tx = (await budget.run('sale', () => gateway.authorize(request))).value;
       const verification = verificationOf(tx, false);
+      if (chargedAsCheck(tx)) {
+        await undoCheckKey(checkKeyDeps, input.custkey, { key: tx.key, voided: false });
+        return { kind: 'check_key', verification: { ...verification, voided: true } };
+      }
       if (tx.result_code === 'D') return { kind: 'declined', verification };
       if (tx.result_code !== 'A' && tx.result_code !== 'P') return { kind: 'refused', verification };
       const saved = savedCardOf(tx);
@@ -151,6 +168,10 @@ export function createCardService(deps: CardServiceDeps): CardService {
 
     async complete(custkey, found) {
       const verification = verificationOf(found, found.voided);
+      if (found.check) {
+        await undoCheckKey(checkKeyDeps, custkey, { key: found.key, voided: found.voided, created: found.check.created });
+        return { kind: 'check_key', verification: { ...verification, voided: true } };
+      }
       if (found.result_code === 'D') return { kind: 'declined', verification };
       if (found.result_code !== 'A' && found.result_code !== 'P') return { kind: 'refused', verification };
       return finish(custkey, verification, found.last4, undefined);

@@ -166,6 +166,8 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       ...(tx.auth_amount !== undefined ? { auth_amount: tx.auth_amount } : {}),
       voided: statusOf(tx) === 'voided',
       last4: tx.creditcard?.number.match(/(\d{4})\s*$/)?.[1],
+      // A check form's key debited as a check: voided and its bank method removed (src/payment-methods/check-key.ts).
+      ...(detailIsCheck(tx) ? { check: { created: tx.created } } : {}),
     });
     return answer(record, { op: 'payment_method', transaction: tx.key, result });
   }

@@ -41,6 +41,12 @@ export interface WalletRemovals {
   removeCustomer(request: RemovalRequest, render: () => StoredResponse, log?: Logger): Promise<WriteResult>;
   /** The reconciler's end of a removal left unfinished (`payment_method_remove`, `customer_delete`): steps 1-4. */
   finish(context: WriteContext): Promise<void>;
+  /**
+   * Steps 1-4 for a method the gateway saved that tokengate never added nor answered (a check form's key sent to
+   * add a card: src/payment-methods/check-key.ts): inside its caller's write, with no event (none told of it).
+   * Idempotent; RemovalPendingError when it could not finish (the tombstone holds meanwhile).
+   */
+  discard(custkey: string, pmkey: string): Promise<void>;
 }
 
 export interface RemovalSettings {
@@ -155,6 +161,8 @@ export function createWalletRemovals(deps: RemovalDeps): WalletRemovals {
         return { response: render(), events: [{ type: 'customer.deleted', change: `customer.deleted:${custkey}`, data }] };
       }, log);
     },
+
+    discard: methodSteps,
 
     async finish(context) {
       if (context.op === 'payment_method_remove' && context.payment_method) return methodSteps(context.customer, context.payment_method);

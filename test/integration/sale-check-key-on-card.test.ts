@@ -62,6 +62,27 @@ for (const reading of ['refused', 'charged'] as const) {
       expect(events.filter((e) => e.data.key === check)).toEqual([]);
     });
 
+    it('when the key is sent to add a card, then 400 names body.payment_key, no debit stands and no bank account is kept, at the gateway or in the wallet', async () => {
+      const c = customer(11);
+      const before = bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key);
+      const key = id('add-check-key');
+      const body = { payment_key: bankKey() };
+      const add = () => call(bff.url, 'POST', `/v1/customers/${c}/payment_methods`, shopper(c), body, { 'idempotency-key': key });
+      const res = await add();
+      expect([res.status, res.body.error?.code, res.body.error?.details]).toEqual([400, 'invalid_request', [{ path: 'body.payment_key', rule: 'refused_by_gateway' }]]);
+      // Debited as a check, the verification was voided while pending; refused, nothing was debited at all.
+      const verifications = () => bff.sandbox.ledger.entries().filter((e) => e.custkey === c && e.ach !== undefined);
+      expect(verifications().map((e) => e.ach?.status)).toEqual(reading === 'charged' ? ['V'] : []);
+      // The bank account the gateway saved from the key (charged) is removed: the gateway holds the methods it held.
+      expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
+      const listed = await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c), undefined, { 'cache-control': 'no-cache' });
+      expect((listed.body.data as { pay_type?: string }[]).filter((m) => m.pay_type === 'check')).toEqual([]);
+      // Money moved (charged) and was given back: the key keeps its 400. Refused, nothing moved: the key was freed.
+      const again = await add();
+      expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([400, reading === 'charged' ? 'true' : null]);
+      expect(verifications().map((e) => e.ach?.status)).toEqual(reading === 'charged' ? ['V'] : []);
+    });
+
     if (reading === 'refused') {
       it('when the corrected request (with the authorization) is sent under the same Idempotency-Key, then 201 and the account is debited once', async () => {
         const c = customer(15);
@@ -116,17 +137,28 @@ for (const reading of ['refused', 'charged'] as const) {
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
       });
 
-      it('when a check form\'s key is added as a card and the void of its verification is lost, then the reconciler finds the check the verification became and voids it', async () => {
+      it('when a check form\'s key is added as a card and the void of its verification is lost, then the reconciler finds the check the verification became, voids it, removes the bank account it saved, and the key answers the 400', async () => {
         const c = customer(12);
+        const before = bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key);
         const key = id('add-card');
         const body = { payment_key: bankKey() };
         bff.sandbox.faults.next({ kind: 'hang', match: 'void', when: 'before' });
         const add = () => call(bff.url, 'POST', `/v1/customers/${c}/payment_methods`, shopper(c), body, { 'idempotency-key': key });
         const first = await add();
         expect([first.status, first.body.error?.code]).toEqual([409, 'outcome_unknown']);
-        await eventually(async () => (await add()).status !== 409);
+        // The bank account the gateway saved from the key, while the outcome is unknown.
+        const saved = bff.sandbox.fixtures.paymentMethods(c).filter((m) => !before.includes(m.key)).map((m) => m.key);
+        expect(saved).toHaveLength(1);
+        let answer = first;
+        await eventually(async () => (answer = await add()).status !== 409);
+        expect([answer.status, answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([400, [{ path: 'body.payment_key', rule: 'refused_by_gateway' }], 'true']);
         const verifications = bff.sandbox.ledger.entries().filter((e) => e.custkey === c && e.ach !== undefined);
         expect(verifications.map((e) => e.ach?.status)).toEqual(['V']);
+        expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
+        // Never charged from then on, even with the shopper's authorization: the method is gone.
+        const paid = await pay(c, { payment_method: saved[0], authorization: { text: AGREED } }, id('pay-removed'));
+        expect(paid.status).toBe(404);
+        expect(standing(c)).toEqual([]);
       });
 
       it('when the void\'s answer is lost, then the caller hears outcome_unknown, the reconciler voids the check, and the key then answers the 400', async () => {
