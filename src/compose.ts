@@ -38,6 +38,7 @@ import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
 import { createSettlements, type Settlements } from './settlements';
 import { createCardService } from './payment-methods/add-card';
+import { createCheckUndo } from './sales/check-on-card';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
@@ -213,6 +214,8 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     // A deleted customer's subscriptions are canceled (issue 37): bound late, as subscriptions read the wallet.
     onCustomerRemoved: async (custkey) => void (await subscriptions.service.cancelAllOf(custkey)),
   });
+  // A check form's key the gateway debited on the card path: voided at once, or by the reconciler (check-on-card.ts).
+  const checks = createCheckUndo({ gateway, budget, logger, unknownRetryAfterSec });
   const cards = createCardService({
     gateway, budget, logger, unknownRetryAfterSec,
     verifyAmount: config.cards.verifyAmount,
@@ -226,7 +229,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     pending,
     store: idempotency,
     find: createWriteFinder({
-      gateway, budget, records, cards, wallet, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
+      gateway, budget, records, cards, checks, wallet, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
       told: (invoice) => webhookStore.salesByInvoice(invoice),
     }),
     settings: config.reconcile,
@@ -283,7 +286,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), leaseMs: writeLeaseMs });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), checks, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),

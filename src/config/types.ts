@@ -179,6 +179,8 @@ export interface SandboxConfig {
   refundWithoutAmount: 'left' | 'original';
   /** SANDBOX_CHECK_PAYMENT_KEY: `check:sale` takes a check form's payment key (`accepted`) or not (`refused`). */
   checkPaymentKey: 'accepted' | 'refused';
+  /** SANDBOX_CARD_SALE_CHECK_KEY: a check form's payment key on a card sale is refused (`refused`) or debited as a check (`charged`). */
+  cardSaleCheckKey: 'refused' | 'charged';
   /** SANDBOX_RETURNED_CHECK_REFUND: a refund of a returned check is refused (10125) or approved as a credit back. */
   returnedCheckRefund: 'refused' | 'approved';
   /** SANDBOX_CREDIT_RETURNS: a credit to a return test account never comes back, or comes back returned or failed. */

@@ -38,7 +38,7 @@ export function parseTransaction(body: unknown): Transaction {
     result: str(o, 'result', false) ?? '',
     authcode: str(o, 'authcode', false) ?? '',
   };
-  const optional = ['auth_amount', 'invoice', 'error', 'error_code'] as const;
+  const optional = ['auth_amount', 'invoice', 'error', 'error_code', 'trantype'] as const;
   for (const f of optional) {
     const v = str(o, f, false);
     if (v !== undefined) tx[f] = v;

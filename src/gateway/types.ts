@@ -20,6 +20,8 @@ export interface Transaction {
   /** Declines and transaction errors: text and code, kept as a string ("10127"; the wire sends 20019 as a number). */
   error?: string;
   error_code?: string;
+  /** Text such as "Credit Card Sale" (the capture's) or a check's "Check Sale": what the gateway took the payment for. */
+  trantype?: string;
   /** `save_card`: the stored card, masked (the `key` is a token and never leaves the gateway client's callers). */
   savedcard?: { type: string; key: string; cardnumber: string; expiration: string };
 }

@@ -5,6 +5,7 @@ import { factsOfDetail, saleObject } from '../sales/sale-object';
 import { CardDeclined, GatewayErrorApi } from './errors';
 import { newRequestId } from './request-id';
 import { renderAddCard } from './payment-method-answers';
+import { checkKeyAsCard } from './render-sale';
 
 /**
  * What a write found by the reconciler answers from then on (issue 12): the statuses and envelopes the first
@@ -19,6 +20,10 @@ export const reconciledAnswer: AnswerOf = (record: UnknownRecord, found: Found) 
   }
   if (found.op === 'customer_create') return { kind: 'found', charged: false, transaction: found.customer.key, response: { status: 201, body: found.customer, headers: {} } };
   if (found.op === 'payment_method_remove' || found.op === 'customer_delete') return { kind: 'found', charged: false, transaction: '', response: { status: 204, body: null, headers: {} } };
+  if (found.op === 'check_voided') {
+    const error = checkKeyAsCard();
+    return { kind: 'found', charged: false, transaction: found.detail.key, response: { status: error.status, body: error.toBody(newRequestId()), headers: { ...error.headers } } };
+  }
   const tx = found.detail;
   if (found.op === 'refund') {
     const { key, refnum, amountCents, method } = found.refund;

@@ -23,6 +23,9 @@ export function renderSale(outcome: SaleOutcome, facts: SaleFacts, requestId: st
   return { status: error.status, body: error.toBody(requestId), headers: { ...error.headers } };
 }
 
+/** A payment key sent without `authorization` that was a check form's: the 400 naming `body.authorization`. */
+export const checkKeyAsCard = (): InvalidRequest => keyRefused(false);
+
 function keyRefused(bank: boolean): InvalidRequest {
   if (bank) return new InvalidRequest([{ path: 'body.payment_key', rule: 'refused_by_gateway' }], 'The gateway refused the payment key: it is unknown, expired or already used.');
   return new InvalidRequest(

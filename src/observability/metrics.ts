@@ -43,7 +43,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     cacheLookups: new Counter({ name: 'tokengate_token_cache_lookups_total', help: 'Card reference token cache lookups by result (hit, miss)', labelNames: ['result'], registers: [registry] }),
     idempotency: new Counter({
       name: 'tokengate_idempotency_events_total',
-      help: 'Idempotency outcomes: replay, conflict (in progress), mismatch, outcome_unknown',
+      help: 'Idempotency outcomes: replay, conflict (in progress), mismatch, outcome_unknown, released (a refusal before processing freed the key)',
       labelNames: ['event'],
       registers: [registry],
     }),

@@ -47,6 +47,9 @@ export function createCardWrites(deps: CardWritesDeps): CardWrites {
       };
       return writes.execute(spec, async (attempt) => {
         const result = await cards.add(input, attempt.invoice ?? invoice);
+        // The gateway refused the key before processing (result E): nothing was authorized, so the key is freed for
+        // the corrected request (src/writes, nothingMoved). A decline keeps its answer.
+        if (result.kind === 'refused') return { response: render(result), nothingMoved: true };
         if (result.kind !== 'added') return { response: render(result) };
         const { method } = result;
         return {

@@ -16,6 +16,7 @@ import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find
 import { parseTransactionDetail } from '../gateway/parse';
 import { createCreditScan } from './find-refund';
 import { decideRefund } from './refund-decision';
+import { detailIsCheck, type CheckUndo } from '../sales/check-on-card';
 
 export { canonicalExplanation, explanations } from './refund-decision';
 
@@ -25,6 +26,11 @@ export { canonicalExplanation, explanations } from './refund-decision';
  */
 export type Found =
   | { op: 'sale' | 'authorize' | 'capture' | 'void'; detail: TransactionDetail; kept?: SaleFields }
+  /**
+   * A card-path sale (a payment key, no authorization) the gateway debited as a check (src/sales/check-on-card.ts):
+   * voided now, answered as the refusal the caller gets when the gateway refuses such a key.
+   */
+  | { op: 'check_voided'; detail: TransactionDetail }
   /** A card added from a Pay.js payment key: its verification found, voided and the method named. */
   | { op: 'payment_method'; transaction: string; result: AddCardResult }
   | { op: 'refund'; detail: TransactionDetail; refund: { key: string; refnum: string; amountCents: number; method: 'refund' | 'void' } }
@@ -47,6 +53,8 @@ export interface WriteFinderDeps {
   maxProcessingMs: number;
   /** Finishes a card verification found open (void, then the new payment method). */
   cards: Pick<CardService, 'complete'>;
+  /** Voids a check debited on the card path with no authorization (a check form's key sent as a card's). */
+  checks: CheckUndo;
   /**
    * The sales the gateway's webhooks told of under an invoice (src/webhooks): a sale or authorization found there
    * is resolved with no gateway read (the webhook usually arrives before tokengate's own attempt is known to
@@ -107,8 +115,22 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const search = { command: op === 'sale' ? 'sale' as const : 'authonly' as const, customer, invoice: record.invoice, amount };
     const told = await toldOf(search);
-    const tx = told ?? await findSale({ ...search, startedMs: record.startedMs });
+    const keyAsCard = !record.context?.bank && !record.context?.payment_method;
+    let tx = told ?? await findSale({ ...search, startedMs: record.startedMs });
+    // An authonly naming a check form's key may have been debited as a check sale (S, not A): looked for too.
+    if (!tx && op === 'authorize' && keyAsCard) {
+      const sale = await findSale({ ...search, command: 'sale', startedMs: record.startedMs });
+      if (sale && detailIsCheck(sale)) tx = sale;
+    }
     if (!tx) return { kind: 'absent' };
+    // Sent as a card's (a payment key without authorization) and debited as a check: no debit may stand without
+    // the shopper's authorization, so it is voided (again harmless) before the key answers the refusal.
+    // A webhook's object is a subset (it may lack the card): the look-up decides then.
+    const check = keyAsCard && detailIsCheck(tx) ? (told ? await read(() => gateway.getTransaction(tx.key)) : tx) : undefined;
+    if (check && detailIsCheck(check)) {
+      if (statusOf(check) !== 'voided') await deps.checks.undo(check.key);
+      return answer(record, { op: 'check_voided', detail: check });
+    }
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
     // and voids answer with its fields (the payment method charged included).
     const seeded = recordFromDetail(tx);
@@ -128,7 +150,13 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   async function paymentMethod(record: UnknownRecord, customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const search = { command: 'authonly' as const, customer, invoice: record.invoice, amount };
-    const tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
+    let tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
+    // A check form's key may have been debited as a check sale (src/sales/check-on-card.ts): found, it is voided
+    // as a verification is (complete), so no debit stands.
+    if (!tx) {
+      const sale = await findSale({ ...search, command: 'sale', startedMs: record.startedMs });
+      if (sale && detailIsCheck(sale)) tx = sale;
+    }
     if (!tx) return { kind: 'absent' };
     const result = await deps.cards.complete(customer, {
       key: tx.key,

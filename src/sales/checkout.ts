@@ -6,9 +6,10 @@ import type { CallClass } from '../limiter';
 import type { Logger } from '../observability/logger';
 import type { SaleRecords } from '../sale-records';
 import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
-import { sentness, unwrapNotSent, WriteNotSentError, type WriteProtocol, type WriteResult, type Written } from '../writes';
+import { sentness, unwrapNotSent, WriteNotSentError, type Attempt, type WriteProtocol, type WriteResult, type Written } from '../writes';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { BankSales } from './bank-sale';
+import { chargedAsCheck, type CheckUndo } from './check-on-card';
 import { SaleInputError } from './sale-errors';
 import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
@@ -51,6 +52,12 @@ export interface PayRequest {
    * crash between the answer and them leaves the answer's key to keep them (src/writes).
    */
   alsoRecord?: (outcome: SaleOutcome, facts: SaleFacts) => (() => Promise<unknown>) | undefined;
+  /**
+   * What must be kept before the sale may be sent, once this attempt owns the key (a subscription's terms, from
+   * which the reconciler's resolution of a lost answer creates it: ReconcilerDeps.resolved). Written beside the
+   * attempt's first checks; if it cannot be kept, nothing is sent (the key is freed).
+   */
+  started?: (attempt: Attempt) => Promise<unknown>;
 }
 
 /**
@@ -93,6 +100,8 @@ export interface CheckoutDeps {
    * method (404).
    */
   bankMethods?: { kept(custkey: string, pmkey: string): Promise<boolean>; read(caller: Caller, custkey: string, pmkey: string): Promise<boolean> };
+  /** A check form's key the gateway debited as a check on the card path (no authorization): voided at once. */
+  checks: CheckUndo;
 }
 
 const authorizationRequired = () => new SaleInputError('body.authorization', 'required_for_bank_payment');
@@ -135,16 +144,23 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
   }
 
   /** A card just collected by Pay.js; kept on the customer, it is named now when a read slot is free at once. */
-  async function newCard(caller: Caller, input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod }> {
+  async function newCard(caller: Caller, input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod; voidedCheck?: true }> {
     const save = input.save === true;
     const charge = { customer: input.customer, paymentKey: input.paymentKey ?? '', save, amount: input.amount, amount_detail: input.amountDetail, invoice: asked.invoice, capture: input.capture };
     const outcome = await sales.chargeNewCard(charge, { slot, beforeSend: guarded.beforeSend });
+    if (chargedAsCheck(outcome.transaction)) {
+      // A check form's key the gateway debited as a check (check-on-card.ts): no authorization was given, so the
+      // debit is voided now and the answer is the refusal's (400 naming body.authorization), kept for the key.
+      await deps.checks.undo(outcome.transaction.key);
+      const tx = outcome.transaction;
+      return { outcome: { kind: 'error', transaction: { ...tx, result_code: 'E', result: 'Error', error: 'A bank account\'s payment key sent without an authorization: voided', error_code: '' } }, voidedCheck: true };
+    }
     const stored = save && outcome.kind === 'approved' ? await newCards.nameNow(caller, input.customer, outcome.transaction) : undefined;
     return { outcome, stored };
   }
 
   /** A bank payment: a check form's key or a saved bank method (bank-sale.ts); the account kept when asked. */
-  async function bankPayment(input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod }> {
+  async function bankPayment(input: PayInput, asked: SaleAsked, guarded: GuardedAttempt, slot: Slot): Promise<{ outcome: SaleOutcome; stored?: PaymentMethod; voidedCheck?: true }> {
     const sec = asked.bank?.sec === 'PPD' ? 'PPD' : 'WEB';
     const charged = await deps.bank.charge(
       { customer: input.customer, ...(input.paymentKey !== undefined ? { paymentKey: input.paymentKey } : {}), ...(input.paymentMethod !== undefined ? { paymentMethod: input.paymentMethod } : {}), save: input.save === true, amount: input.amount, invoice: asked.invoice, sec, cls: classOf(input) },
@@ -154,7 +170,7 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
   }
 
   return {
-    async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord }, render, log) {
+    async pay({ caller, idempotencyKey: key, fingerprint, input, alsoRecord, started }, render, log) {
       assertAccess(caller, input.customer);
       const invoice = input.invoice ?? deriveInvoice(caller.sub, key);
       const paymentMethod = input.paymentMethod;
@@ -183,15 +199,19 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
       let saved: { tx: SaleOutcome['transaction']; facts: SaleFacts } | undefined;
       try {
         const result = await writes.execute(spec, async (attempt): Promise<Written> => {
+          // Kept while the guard is entered (in parallel: no round trip of its own); not kept, nothing is sent.
+          const kept = started?.(attempt).then(() => undefined, (err: unknown) => new WriteNotSentError(err));
           // Removed (the method or the customer): nothing is sent, the key is freed, and the answer is a 404.
           if (!(await guarded.entered)) throw new WriteNotSentError(new NotFoundError());
+          const notKept = await kept;
+          if (notKept) throw notKept;
           if (await keptBank) throw new WriteNotSentError(authorizationRequired());
           const asked: SaleAsked = { customer: input.customer, payment_method: paymentMethod, amount: input.amount, invoice: attempt.invoice ?? invoice, capture: input.capture };
           if (input.authorization) asked.bank = { authorization: input.authorization.text, sec: secOf(input) };
-          const { outcome, stored } = isBank
+          const { outcome, stored, voidedCheck } = isBank
             ? await bankPayment(input, asked, guarded, slot)
             : paymentMethod !== undefined
-              ? { outcome: await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot), stored: undefined }
+              ? { outcome: await storedCard({ ...input, paymentMethod }, asked, guarded, peeked, slot), stored: undefined, voidedCheck: undefined }
               : await newCard(caller, input, asked, guarded, slot);
           if (paymentMethod === undefined) asked.payment_method = stored?.key;
           const saleKey = outcome.transaction.key;
@@ -200,12 +220,17 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           if (input.save && outcome.kind === 'approved' && !stored && saleKey && !isBank) saved = { tx: outcome.transaction, facts };
           const also = alsoRecord?.(outcome, facts);
           const alongside = () => Promise.all([
-            saleKey ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
+            // A check voided for want of an authorization is no sale of the caller's (the reconciler's path keeps none either).
+            saleKey && !voidedCheck ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
             guarded.leave(),
             stored ? newCards.keep(input.customer, stored) : undefined,
             also?.(),
           ]);
-          return { response: render(outcome, facts), alongside, events: stored ? [newCards.addedEvent(stored)] : undefined };
+          const response = render(outcome, facts);
+          // Result E on a payment key is the gateway refusing the key before processing (nothing charged): the 400 is
+          // not kept and the key is freed for the corrected request. A check voided above moved money: kept.
+          const nothingMoved = outcome.kind === 'error' && input.paymentKey !== undefined && voidedCheck === undefined;
+          return { response, alongside, events: stored ? [newCards.addedEvent(stored)] : undefined, nothingMoved };
         }, log);
         // The card was stored and no read slot was free at once: named after the answer, in the background.
         if (saved) newCards.nameLater(caller, input.customer, saved.tx, saved.facts);

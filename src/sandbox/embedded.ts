@@ -44,6 +44,7 @@ export async function startEmbeddedSandbox(config: Config, logger: Logger): Prom
       merchantKey: config.gateway.merchantKey ?? s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
       checkPaymentKey: s.checkPaymentKey,
+      cardSaleCheckKey: s.cardSaleCheckKey,
       returnedCheckRefund: s.returnedCheckRefund,
       creditReturns: s.creditReturns,
       ...webhookSettingsFromConfig(s),

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       merchantKey: s.merchantKey,
       refundWithoutAmount: s.refundWithoutAmount,
       checkPaymentKey: s.checkPaymentKey,
+      cardSaleCheckKey: s.cardSaleCheckKey,
       returnedCheckRefund: s.returnedCheckRefund,
       creditReturns: s.creditReturns,
       ...webhookSettingsFromConfig(s),

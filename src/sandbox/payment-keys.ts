@@ -74,6 +74,12 @@ export class PaymentKeys {
     return key;
   }
 
+  /** Whether `key` is a live check form's key of this merchant (nothing spent). */
+  isCheck(key: string, publicKey: string): boolean {
+    const entry = this.keys.get(key);
+    return entry !== undefined && entry.publicKey === publicKey && !entry.wasCard && entry.check !== undefined && this.wall() < entry.expiresAt;
+  }
+
   /** Takes the bank account of a check form's key; a card's key is unknown here (and stays unspent). */
   consumeCheck(key: string, publicKey: string): ConsumeCheckResult {
     const now = this.wall();

@@ -89,6 +89,12 @@ export interface SandboxSettings extends WebhookSettings {
   refundWithoutAmount: 'left' | 'original';
   checkPaymentKey: SandboxCheckPaymentKey;
   /**
+   * A check form's `payment_key` sent on a CARD command (`cc:sale`, `authonly`), undocumented (README.md "ACH"):
+   * `refused` it is unknown there (error 10210, the key unspent); `charged` the key is spent and the account
+   * debited as by `check:sale` (a check's answer: no `creditcard`, `trantype` "Check Sale"), with no authorization.
+   */
+  cardSaleCheckKey: 'refused' | 'charged';
+  /**
    * A refund (`refund`, `creditvoid`, `refund:adjust`) of a returned check (undocumented, README.md "ACH"): `refused`
    * error 10125, nothing to give back; `approved` a credit back to the account, as of a settled check.
    */
@@ -127,6 +133,7 @@ export const DEFAULT_SETTINGS: Readonly<SandboxSettings> = Object.freeze({
   merchantKey: '5qwnn5b51gnkd1b',
   refundWithoutAmount: 'left',
   checkPaymentKey: 'accepted',
+  cardSaleCheckKey: 'refused',
   returnedCheckRefund: 'refused',
   creditReturns: 'never',
   ...WEBHOOK_DEFAULTS,
@@ -235,6 +242,9 @@ export function validateSettings(partial: unknown): Partial<SandboxSettings> {
     } else if (name === 'checkPaymentKey') {
       if (value !== 'accepted' && value !== 'refused') throw new SettingsError('checkPaymentKey must be accepted or refused');
       out.checkPaymentKey = value;
+    } else if (name === 'cardSaleCheckKey') {
+      if (value !== 'refused' && value !== 'charged') throw new SettingsError('cardSaleCheckKey must be refused or charged');
+      out.cardSaleCheckKey = value;
     } else if (name === 'returnedCheckRefund') {
       if (value !== 'refused' && value !== 'approved') throw new SettingsError('returnedCheckRefund must be refused or approved');
       out.returnedCheckRefund = value;

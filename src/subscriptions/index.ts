@@ -9,6 +9,7 @@ import type { WalletStore } from '../wallet/types';
 import type { WalletView } from '../wallet/wallet-view';
 import { createTestClock, createWallClock, type Clock } from './clock';
 import { createMemorySubscriptionStore } from './memory-subscription-store';
+import { createFirstCharges } from './first-charge';
 import { createPaymentMethods } from './payment-methods';
 import { createRedisSubscriptionStore } from './redis-subscription-store';
 import { createRenewals, type Renewals } from './renewals';
@@ -32,15 +33,16 @@ export interface Subscriptions {
   returns: BankReturns;
   /**
    * A write the reconciler found (ReconcilerDeps.resolved): a renewal's answer applied to its subscription
-   * (Renewals.resolved), then, for a bank debit, a return its sale already shows applied too (`saleReturn`): a
-   * return heard before the link existed reached no subscription. Answers whether it was a renewal's.
+   * (Renewals.resolved), a first charge's approval creating its subscription (first-charge.ts), then, for a bank
+   * debit, a return its sale already shows applied too (`saleReturn`): a return heard before the link existed
+   * reached no subscription. Answers whether it was a renewal's or a first charge's.
    */
   resolved: Renewals['resolved'];
 }
 
 export interface SubscriptionsDeps {
   redis: Redis | Cluster | undefined;
-  config: Pick<Config, 'env' | 'redis' | 'subscriptions'>;
+  config: Pick<Config, 'env' | 'redis' | 'subscriptions' | 'idempotency'>;
   checkout: Checkout;
   view: Pick<WalletView, 'read' | 'withMethod'>;
   /** The card updater's flags (a closed account is not charged). */
@@ -62,12 +64,15 @@ export interface SubscriptionsDeps {
 export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   const { redis, config, logger } = deps;
   const keyPrefix = config.redis.keyPrefix;
-  const store = redis ? createRedisSubscriptionStore({ redis, keyPrefix }) : createMemorySubscriptionStore();
+  // A first charge's terms outlive its write's answer: kept for the unknown outcome's retention, then the answer's.
+  const firstChargeTtlMs = 2 * config.idempotency.retentionMs + deps.leaseMs;
+  const store = redis ? createRedisSubscriptionStore({ redis, keyPrefix, firstChargeTtlMs }) : createMemorySubscriptionStore();
   // Production's clock is the wall clock: nothing can move it (contract: `/test/clock` answers 404 there).
   const clock = deps.clock ?? (config.env === 'production' ? createWallClock() : createTestClock({ redis, keyPrefix }));
   const methods = createPaymentMethods(deps.view, deps.walletStore);
   const common = { store, clock, checkout: deps.checkout, methods, events: deps.events, appended: deps.appended, logger };
-  const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs });
+  const firstCharges = createFirstCharges({ store, events: deps.events, appended: deps.appended, logger });
+  const service = createSubscriptionService({ ...common, sendingLeaseMs: deps.leaseMs, firstCharges });
   const policy = { scheduleMs: config.subscriptions.retryScheduleMs, exhausted: config.subscriptions.exhaustedAction };
   const renewals = createRenewals({
     ...common,
@@ -84,7 +89,7 @@ export function createSubscriptions(deps: SubscriptionsDeps): Subscriptions {
   });
   const returns = createBankReturns({ store, clock, events: deps.events, appended: deps.appended, logger, policy });
   const resolved: Renewals['resolved'] = async (write, context, response) => {
-    if (!(await renewals.resolved(write, context, response))) return false;
+    if (!(await renewals.resolved(write, context, response)) && !(await firstCharges.resolved(write, context, response))) return false;
     // The link is written (above) before the sale's record is read: a return applied to the sale after this read
     // finds the link itself, one applied before is read here, so it reaches the subscription either way (once:
     // applyReturn leaves a return already in the history alone).

@@ -1,10 +1,11 @@
-import type { SaleLink, SubscriptionRecord, SubscriptionStore } from './types';
+import type { FirstCharge, SaleLink, SubscriptionRecord, SubscriptionStore } from './types';
 
 /** SubscriptionStore in memory (development without Redis): the same rules as the Redis one, one process. */
 export function createMemorySubscriptionStore(): SubscriptionStore {
   const records = new Map<string, string>();
   const spills = new Set<string>();
   const links = new Map<string, SaleLink>();
+  const firsts = new Map<string, string>();
   const claims = new Map<string, { owner: string; until: number }>();
   const copy = (raw: string | undefined) => (raw === undefined ? undefined : (JSON.parse(raw) as SubscriptionRecord));
   const all = () => [...records.values()].map((raw) => JSON.parse(raw) as SubscriptionRecord);
@@ -43,6 +44,14 @@ export function createMemorySubscriptionStore(): SubscriptionStore {
     async saleLink(sale) {
       const link = links.get(sale);
       return link && { ...link };
+    },
+    async keepFirstCharge(first, replace) {
+      if (replace || !firsts.has(first.record.key)) firsts.set(first.record.key, JSON.stringify(first));
+      return JSON.parse(firsts.get(first.record.key) as string) as FirstCharge;
+    },
+    async firstCharge(key) {
+      const raw = firsts.get(key);
+      return raw === undefined ? undefined : (JSON.parse(raw) as FirstCharge);
     },
     async recordSpill(day) {
       if (spills.has(day)) return false;

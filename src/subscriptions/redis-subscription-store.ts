@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { withSubscriptionScripts } from './scripts';
-import { BANK_SALE_LINK_TTL_MS, SUBSCRIPTION_TTL_MS, type SaleLink, type SubscriptionRecord, type SubscriptionStore } from './types';
+import { BANK_SALE_LINK_TTL_MS, SUBSCRIPTION_TTL_MS, type FirstCharge, type SaleLink, type SubscriptionRecord, type SubscriptionStore } from './types';
 
 export interface RedisSubscriptionStoreOptions {
   redis: Redis | Cluster;
@@ -10,11 +10,17 @@ export interface RedisSubscriptionStoreOptions {
    * `{<p>:subs}:s:<key>` (the record, JSON), `{<p>:subs}:due` (sorted set: key → due ms), `{<p>:subs}:cust:<custkey>`
    * (sorted set: the customer's subscriptions by creation), `{<p>:subs}:claim:<key>` (a replica's renewal claim),
    * `{<p>:subs}:spill:<YYYY-MM-DD>` (how many of that day's renewals moved to the next day: judged once),
-   * `{<p>:subs}:sale:<sale>` (a bank payment's subscription, period and attempt, JSON: its return reaches them).
+   * `{<p>:subs}:sale:<sale>` (a bank payment's subscription, period and attempt, JSON: its return reaches them),
+   * `{<p>:subs}:first:<key>` (a first charge's terms, JSON: what its resolution creates).
    */
   keyPrefix: string;
+  /** How long a first charge's terms are kept: as long as its write's answer may still be resolved or replayed. */
+  firstChargeTtlMs?: number;
   opTimeoutMs?: number;
 }
+
+/** Two days: an unknown outcome kept a day (IDEMPOTENCY_RETENTION_MS' default), then its answer a day. */
+const FIRST_CHARGE_TTL_MS = 2 * 24 * 3600 * 1000;
 
 const dueArg = (r: SubscriptionRecord) => (r.due_ms === null ? '' : String(r.due_ms));
 
@@ -28,7 +34,12 @@ export function createRedisSubscriptionStore(options: RedisSubscriptionStoreOpti
   const due = `${tag}:due`;
   const customer = (custkey: string) => `${tag}:cust:${encodeURIComponent(custkey)}`;
   const claimKey = (key: string) => `${tag}:claim:${encodeURIComponent(key)}`;
+  const firstKey = (key: string) => `${tag}:first:${encodeURIComponent(key)}`;
   const parse = (raw: string | null): SubscriptionRecord | undefined => (raw === null ? undefined : (JSON.parse(raw) as SubscriptionRecord));
+  const readFirst = async (key: string): Promise<FirstCharge | undefined> => {
+    const raw = await call('first', () => redis.get(firstKey(key)));
+    return raw === null ? undefined : (JSON.parse(raw) as FirstCharge);
+  };
 
   return {
     async create(r) {
@@ -65,6 +76,18 @@ export function createRedisSubscriptionStore(options: RedisSubscriptionStoreOpti
       const raw = await call('link', () => redis.get(`${tag}:sale:${encodeURIComponent(sale)}`));
       return raw === null ? undefined : (JSON.parse(raw) as SaleLink);
     },
+    async keepFirstCharge(first, replace) {
+      const json = JSON.stringify(first);
+      const ttl = options.firstChargeTtlMs ?? FIRST_CHARGE_TTL_MS;
+      if (replace) {
+        await call('first', () => redis.set(firstKey(first.record.key), json, 'PX', ttl));
+        return first;
+      }
+      // Only the attempt owning the charge's key writes here: no other writer between the two commands.
+      if ((await call('first', () => redis.set(firstKey(first.record.key), json, 'PX', ttl, 'NX'))) === 'OK') return first;
+      return (await readFirst(first.record.key)) ?? first;
+    },
+    firstCharge: readFirst,
     async recordSpill(day, count) {
       return (await call('spill', () => redis.set(`${tag}:spill:${day}`, String(count), 'PX', SUBSCRIPTION_TTL_MS, 'NX'))) === 'OK';
     },

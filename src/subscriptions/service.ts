@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { assertAccess, canAccessCustomer, NotFoundError, type Caller } from '../access';
 import type { EventSink } from '../events/types';
 import type { Logger } from '../observability/logger';
@@ -8,10 +7,11 @@ import { WriteKeyReusedError } from '../writes/errors';
 import type { Clock } from './clock';
 import { appendEvents, createCommit } from './commit';
 import { SubscriptionInputError, SubscriptionNotActiveError } from './errors';
+import { firstChargeKey, subscriptionKey, type FirstCharges } from './first-charge';
 import { isChangeable, periodDue, type Transition } from './lifecycle';
 import { firstPeriodFrom } from './periods';
 import type { PaymentMethods } from './payment-methods';
-import type { Interval, SubscriptionRecord, SubscriptionStore } from './types';
+import type { FirstCharge, Interval, SubscriptionRecord, SubscriptionStore } from './types';
 
 export interface CreateInput {
   amount: string;
@@ -68,17 +68,14 @@ export interface SubscriptionServiceDeps {
   logger: Logger;
   /** How long a cancel waits at most for a renewal attempt in flight to answer (its write's lease). */
   sendingLeaseMs: number;
-}
-
-/** The subscription's key: derived from the caller and the create's Idempotency-Key, so a retried create finds it. */
-export function subscriptionKey(sub: string, idempotencyKey: string): string {
-  return 'sub_' + hash('sha256', `subscription\u0000${sub}\u0000${idempotencyKey}`, 'hex').slice(0, 20);
+  /** The subscriptions first charges create (first-charge.ts): the same for their answer, the reconciler and a replay. */
+  firstCharges: FirstCharges;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createSubscriptionService(deps: SubscriptionServiceDeps): SubscriptionService {
-  const { store, clock, checkout, methods, logger } = deps;
+  const { store, clock, checkout, methods, logger, firstCharges } = deps;
   const commit = createCommit(deps);
 
   /** The record if the caller may see it: anything else is the same 404 as an unknown key (no hint). */
@@ -128,10 +125,6 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         consent: { text: input.consent.text, accepted_at: new Date(now).toISOString(), by: caller.sub }, history: [], created_ms: now, first_sale: null,
         due_ms: anchor, version: 1, next_period: 0, attempts: 0, sending: null, blocked_method: null, fingerprint,
       };
-      const created = (record: SubscriptionRecord) => async () => {
-        const { created: isNew, record: stored } = await store.create(record);
-        if (isNew) await appendEvents(deps, { next: stored, events: ['subscription.created'] });
-      };
       if (!chargeNow) {
         const stored = await store.create(base);
         // Two creates racing under one key: the loser answers as a replay would (or key reused for another body).
@@ -143,8 +136,11 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         return { record: stored.record, replayed: false };
       }
       // The first period, with the shopper present: a checkout sale through the one write protocol, under a key of
-      // its own derived from the create's, so a retried create replays it; the subscription is created with its
-      // answer (in the same completion) only when it was approved.
+      // its own derived from the create's, so a retried create replays it. The subscription's terms are kept
+      // before the charge is sent, and the subscription is created from them when the charge is approved, once,
+      // by whichever learns of it first: its answer (in the same completion), the reconciler's resolution of a
+      // lost answer (first-charge.ts), or a replay of it (below).
+      let first: FirstCharge = { record: base, card, bank };
       const pay: PayInput = {
         customer: custkey, paymentMethod: card, amount: input.amount, amountDetail: input.amountDetail, capture: true,
         ...(input.invoicePrefix ? { invoice: `${input.invoicePrefix}-1` } : {}),
@@ -152,26 +148,21 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         ...(bank ? { authorization: { text: input.consent.text } } : {}),
       };
       const sale = await checkout.pay({
-        caller, idempotencyKey: `subscription\u0000${idempotencyKey}`, fingerprint, input: pay,
-        alsoRecord: (outcome) => {
-          if (outcome.kind !== 'approved') return undefined;
-          const at = new Date(now).toISOString();
-          const record: SubscriptionRecord = {
-            ...base, first_sale: outcome.transaction.key, periods_charged: 1, next_period: 1,
-            history: [{ period: 0, sale: outcome.transaction.key, result: 'approved', decline_class: null, decline_code: null, at, next_retry_at: null }],
-          };
-          const done = base.count === 1;
-          const make = created({ ...record, status: done ? 'completed' : 'active', due_ms: done ? null : periodDue(record, 1) });
-          if (!bank || !outcome.transaction.key) return make;
-          const sale = outcome.transaction.key;
-          return async () => {
-            await store.linkSale(sale, { key, period: 0, attempt: 0, payment_method: card });
-            await make();
-          };
+        caller, idempotencyKey: firstChargeKey(idempotencyKey), fingerprint, input: pay,
+        // A duplicate-folding retry of the same charge keeps the terms its first attempt kept.
+        started: async (attempt) => {
+          first = await store.keepFirstCharge(first, !attempt.resumed);
         },
+        alsoRecord: (outcome) => (outcome.kind === 'approved' ? () => firstCharges.paid(first, outcome.transaction.key) : undefined),
       }, render, log);
       if (sale.response.status !== 201) return { declined: sale };
-      const record = await store.get(key);
+      let record = await store.get(key);
+      if (!record && sale.replayed) {
+        // An answer the reconciler resolved, whose subscription its resolution could not create (or not yet):
+        // created now from the terms the charge kept (or, were they gone, this request's, which is the same body).
+        const kept = (await store.firstCharge(key)) ?? first;
+        record = await firstCharges.paid(kept, (sale.response.body as { key?: string } | null)?.key ?? '');
+      }
       if (!record) throw new Error('the subscription of an approved first charge is not stored yet');
       return { record, sale, replayed: sale.replayed };
     },

@@ -94,6 +94,14 @@ export interface SubscriptionStore {
   linkSale(sale: string, link: SaleLink): Promise<void>;
   saleLink(sale: string): Promise<SaleLink | undefined>;
   /**
+   * A first charge's terms (the subscription it creates when approved), kept by the attempt that owns the charge's
+   * key before it is sent, so a resolution of its lost answer (the reconciler's, a replay's) creates the same
+   * subscription: `replace` false keeps one already there (a duplicate-folding retry of the same charge). Answers
+   * what is kept. Lives FirstChargeTtl.
+   */
+  keepFirstCharge(first: FirstCharge, replace: boolean): Promise<FirstCharge>;
+  firstCharge(key: string): Promise<FirstCharge | undefined>;
+  /**
    * Records a day's spill (`day` YYYY-MM-DD, by tokengate's clock) once across replicas: true for the one call
    * that recorded it (that replica counts it in the metric), false when it was judged already.
    */
@@ -102,6 +110,17 @@ export interface SubscriptionStore {
 
 /** 400 days: a yearly subscription's record outlives the gap between its charges. Refreshed by every change. */
 export const SUBSCRIPTION_TTL_MS = 400 * 24 * 3600 * 1000;
+
+/**
+ * A subscription whose first period is charged at its creation, before the charge is sent: `record` as it is
+ * created when the charge is approved (src/subscriptions/first-charge.ts), `card` the method charged and `bank`
+ * whether it is a bank account (its sale is then linked to period 0).
+ */
+export interface FirstCharge {
+  record: SubscriptionRecord;
+  card: string;
+  bank: boolean;
+}
 
 /** Which attempt of which subscription a bank payment was (its key at the gateway links it). */
 export interface SaleLink {

@@ -62,6 +62,14 @@ export interface Written {
    * replay.
    */
   events?: readonly EventDraft[];
+  /**
+   * The gateway processed nothing: it refused the request before acting on it (result E on a payment key it does
+   * not take), so no money moved. The answer (a 4xx) is sent but not kept, and the key is freed as for a write
+   * never sent, so the same key can carry the corrected request (as Stripe frees a key whose request failed
+   * validation). Only a client error may say so: a sale, a decline or an unknown outcome keeps its key. A
+   * duplicate-folding retry's key goes back to outcome_unknown instead (an earlier attempt may have charged).
+   */
+  nothingMoved?: boolean;
 }
 
 export interface WriteResult {
@@ -183,6 +191,16 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
 
       const { response, alongside } = written;
       count(context.op, resultOf(response.status));
+      if (written.nothingMoved && response.status >= 400 && response.status < 500 && response.status !== 402) {
+        event('released');
+        try {
+          await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]);
+        } catch (err) {
+          // Not freed: the key turns outcome_unknown at its lease end and the reconciler finds nothing to keep.
+          log.warn('could not free the key of a write the gateway refused before processing', { op: context.op, err });
+        }
+        return { response, replayed: false };
+      }
       // The write's payment events, from its operation and answer: every write emits, and the reconciler's
       // resolution of an unknown one emits the same (src/events/write-events.ts).
       const events = deps.events ? eventsOfWrite({ context, response, reference }, written.events) : [];

@@ -143,6 +143,16 @@ describe('subscription store (redis, every key declared)', () => {
     await store.release(key, 'one');
     expect(await store.claim(key, 'two', 60_000)).toBe(true);
   });
+
+  it('when a first charge\'s terms are kept, kept again by a folding retry and replaced by a fresh attempt, then each read answers the terms that hold', async () => {
+    const key = unique('sub');
+    const first = { record: record(key), card: 'pm1', bank: false };
+    expect(await store.keepFirstCharge(first, true)).toEqual(first);
+    expect(await store.keepFirstCharge({ ...first, card: 'pm2' }, false)).toEqual(first);
+    expect(await store.firstCharge(key)).toEqual(first);
+    expect(await store.keepFirstCharge({ ...first, card: 'pm3' }, true)).toEqual({ ...first, card: 'pm3' });
+    expect((await store.firstCharge(key))?.card).toBe('pm3');
+  });
 });
 
 

@@ -144,6 +144,16 @@ describe('POST /v1/customers/{custkey}/payment_methods', () => {
     expect(bff.sandbox.transactions()).toHaveLength(before);
   });
 
+  it('when a payment key is refused, then the corrected request under the same Idempotency-Key adds the card once (201)', async () => {
+    const key = idem();
+    const refused = await add('pk_doesnotexist9876543210', { key });
+    expect([refused.status, refused.body.error?.details]).toEqual([400, [{ path: 'body.payment_key', rule: 'refused_by_gateway' }]]);
+    const before = authonlyOps().length;
+    const added = await add(await mintKey('4000100011112224'), { key });
+    expect([added.status, added.body.ccnum4last]).toEqual([201, '2224']);
+    expect(authonlyOps()).toHaveLength(before + 1);
+  });
+
   it('when a payment key has expired, then 400', async () => {
     bff.sandbox.update({ paymentKeyTtlMs: 50 });
     try {

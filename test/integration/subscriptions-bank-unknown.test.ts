@@ -12,7 +12,8 @@ import { call } from '../support/wallet';
  * reconciler's resolution links the sale to its period, as the renewal's own answer would have. The reconciler's
  * passes are driven by hand, and the subscription's claim is held (as a replica that died holding it would) while
  * the return comes, so the order is the one under test (the return before any renewal pass replays the answer),
- * never a race with the clock.
+ * never a race with the clock. The same holds for the first debit made at a subscription's creation: the resolution
+ * creates the subscription, linked to its debit, even if the client never asks again.
  */
 jest.setTimeout(120_000);
 const SECRET = 'gateway-webhook-signature-key-for-bank-unknown-renewals';
@@ -112,4 +113,37 @@ test('when a bank renewal\'s answer is lost and its debit fails (ach.failed) bef
   const after = await afterRenewalPass(key);
   expect(after).toMatchObject({ status: 'past_due', periods_charged: 0, next_charge_at: null });
   expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'ach_failed']]);
+});
+
+test('when a bank subscription\'s first debit (charged at creation) has its answer lost, then the reconciler creates the subscription, linked to the debit, and the bank\'s later return reaches it', async () => {
+  const c = (bff.sandbox.fixtures.customers[15] as { key: string }).key;
+  const payment_key = bff.sandbox.checkPaymentKey({ accountholder: 'Pat Doe', routing: '011000015', account: '10178102', account_type: 'checking' });
+  const kept = await call(bff.url, 'POST', '/v1/sales', service(), { customer: c, amount: '1.00', payment_key, authorization: { text: 'one-off v1' }, save_payment_method: true }, { 'idempotency-key': id('keep') });
+  expect(kept.status).toBe(201);
+  const prefix = `bfirst${run}`;
+  const idem = id('sub');
+  // The first debit is made at the gateway, its answer lost: the create answers an unknown outcome.
+  bff.sandbox.faults.next({ kind: 'hang', match: 'sale' });
+  const created = await call(bff.url, 'POST', `/v1/customers/${c}/subscriptions`, service(), { amount: '30.00', interval: 'month', payment_method: kept.body.payment_method, invoice_prefix: prefix, consent: { text: 'Monthly debit, terms v4' } }, { 'idempotency-key': idem });
+  expect(created.status).toBe(504);
+  const debits = bff.sandbox.ledger.entries().filter((t) => t.kind === 'sale' && t.invoice === `${prefix}-1` && t.result_code === 'A');
+  expect(debits).toHaveLength(1);
+  const saleKey = debits[0]?.key as string;
+  const listed = async () => ((await call(bff.url, 'GET', `/v1/customers/${c}/subscriptions`, service())).body.data as Sub[]);
+
+  // The reconciler finds the debit; the client never asks again.
+  await eventually(async () => {
+    await svc.reconciler.runOnce();
+    return (await svc.idempotency.inspect(`bank-unknown-${run}`, `subscription\u0000${idem}`)).state === 'completed';
+  });
+  await eventually(async () => (await listed()).length === 1);
+  const key = (await listed())[0]?.key as string;
+  expect(await sub(key)).toMatchObject({ status: 'active', periods_charged: 1 });
+
+  // Days later the bank returns it (R02, hard): the subscription created by the resolution hears it.
+  bff.sandbox.clock.advance(5 * DAY);
+  await eventually(async () => (await sub(key)).status === 'past_due');
+  const after = await sub(key);
+  expect(after).toMatchObject({ periods_charged: 0, next_charge_at: null });
+  expect(after.history.map((a) => [a.period, a.sale, a.result, a.decline_code])).toEqual([[0, saleKey, 'approved', null], [0, saleKey, 'returned', 'R02']]);
 });

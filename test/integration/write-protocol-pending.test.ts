@@ -58,3 +58,20 @@ test('when a write answers after its lease ran out and the reconciler opened it 
   expect(await pending.stats()).toEqual({ open: 0, oldestSinceMs: undefined });
   expect(await idempotency.begin('u1', key, spec(40).fingerprint, { leaseMs: 40 })).toEqual({ kind: 'completed', response: answer });
 });
+
+test('when a write says the gateway processed nothing (a 4xx refusal), then its answer is sent but not kept: the key is free and nothing is due', async () => {
+  const { idempotency, writes, key, spec, dueKey } = setup();
+  const refusal: StoredResponse = { status: 400, body: { error: { code: 'invalid_request' } }, headers: {} };
+  await expect(writes.execute(spec(5_000), async () => ({ response: refusal, nothingMoved: true }))).resolves.toEqual({ response: refusal, replayed: false });
+  expect(await idempotency.inspect('u1', key)).toEqual({ state: 'absent' });
+  expect(await redis.zcard(dueKey)).toBe(0);
+  // The same key carries the next request, run fresh.
+  await expect(writes.execute(spec(5_000), async () => ({ response: answer }))).resolves.toEqual({ response: answer, replayed: false });
+});
+
+test.each([201, 402, 502])('when a write claims nothing moved but answers %i, then its key keeps that answer all the same', async (status) => {
+  const { idempotency, writes, key, spec } = setup();
+  const response: StoredResponse = { status, body: {}, headers: {} };
+  await writes.execute(spec(5_000), async () => ({ response, nothingMoved: true }));
+  expect(await idempotency.inspect('u1', key)).toEqual({ state: 'completed' });
+});

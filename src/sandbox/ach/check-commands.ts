@@ -58,7 +58,13 @@ function errorAnswer(core: SandboxCore, e: { error: string; error_code: string }
 export function handleCheckCommand(core: SandboxCore, json: unknown, ctx: CheckContext): Answer {
   if (!isRecord(json)) return undefined;
   const command = classifyCommand(json.command);
-  if (command.kind !== 'known' || !['check:sale', 'check:credit', 'customer:sale'].includes(command.name)) return undefined;
+  if (command.kind !== 'known') return undefined;
+  // SANDBOX_CARD_SALE_CHECK_KEY `charged` (undocumented, README "ACH"): a card command naming a check form's key
+  // debits the account as `check:sale` would, with no SEC code and no authorization. Under `refused` the card path
+  // answers the key as unknown (payment-key-sale.ts), unspent.
+  const checkKeyOnCard = (command.name === 'cc:sale' || command.name === 'authonly') && core.settings.cardSaleCheckKey === 'charged'
+    && typeof json.payment_key === 'string' && core.paymentKeys.isCheck(json.payment_key, core.publicKey);
+  if (!checkKeyOnCard && !['check:sale', 'check:credit', 'customer:sale'].includes(command.name)) return undefined;
   const { now } = ctx;
   core.lifecycle.tick(now, core.settings);
   if (!present(json.amount)) return { answer: fail(ERRORS.missingAmount) };
@@ -92,7 +98,7 @@ export function handleCheckCommand(core: SandboxCore, json: unknown, ctx: CheckC
     pmkey = method.key;
   } else if (present(json.payment_key)) {
     if (typeof json.payment_key !== 'string' || json.payment_key.length > 255) return { answer: fail(ERRORS.invalidField, 'payment_key must be a string') };
-    if (core.settings.checkPaymentKey === 'refused') return errorAnswer(core, CHECK_ERRORS.paymentKeyRefused, invoice, now);
+    if (core.settings.checkPaymentKey === 'refused' && !checkKeyOnCard) return errorAnswer(core, CHECK_ERRORS.paymentKeyRefused, invoice, now);
     const taken = core.paymentKeys.consumeCheck(json.payment_key, core.publicKey);
     if (!taken.ok) return errorAnswer(core, SALE_ERRORS[taken.reason === 'unknown' ? 'paymentKeyUnknown' : taken.reason === 'used' ? 'paymentKeyUsed' : 'paymentKeyExpired'], invoice, now);
     account = taken.account;
