@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import type { GatewayConfig } from '../config/types';
 import type { Logger } from '../observability/logger';
 import { GatewayError, GatewayRefusedError, GatewayServerError, GatewayUnavailableError, type FollowUpOperation } from './errors';
-import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parsePublicKey, parseTransaction, parseTransactionDetail } from './parse';
+import { parseBatch, parseCardRefToken, parseCustomer, parseList, parsePaymentMethod, parsePublicKey, parseTransaction, parseTransactionDetail, type OnRedacted } from './parse';
 import { parseRateLimitHeader } from './rate-limit-header';
 import { createSigner, randomSeed } from './signer';
 import { exchange, ExchangeAborted } from './exchange';
@@ -222,6 +222,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
   }
 
+  /** A wallet answer's card-shaped number, redacted by the parser: the field is named, never the value. */
+  const redactedIn = (op: Operation): OnRedacted => (answer, field) =>
+    log.warn('gateway answer: a card-shaped number redacted, the answer kept', { op, answer, field });
+
   function charge(op: 'sale' | 'authorize', command: string, request: AuthorizeRequest, signal?: AbortSignal) {
     const body: Record<string, unknown> = { command, amount: request.amount };
     if (request.invoice !== undefined) body.invoice = request.invoice;
@@ -253,7 +257,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
   return {
     endpointKey,
-    ...walletCalls(call),
+    ...walletCalls(call, redactedIn),
     sale(request, callOptions) {
       return charge('sale', 'cc:sale', request, callOptions?.signal);
     },
@@ -301,14 +305,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       return call({ op: 'cardref', method: 'GET', path }, parseCardRefToken, callOptions?.signal);
     },
     listCustomers(params, callOptions) {
-      return call({ op: 'customers', method: 'GET', path: 'customers', query: listQuery(params) }, (b) => parseList(b, parseCustomer), callOptions?.signal);
+      return call({ op: 'customers', method: 'GET', path: 'customers', query: listQuery(params) }, (b) => parseList(b, (c) => parseCustomer(c, redactedIn('customers'))), callOptions?.signal);
     },
     getPublicKey(callOptions) {
       return call({ op: 'publickey', method: 'GET', path: 'publickey' }, parsePublicKey, callOptions?.signal);
     },
     listPaymentMethods(custkey, params, callOptions) {
       const path = `customers/${encodeURIComponent(custkey)}/payment_methods`;
-      return call({ op: 'payment_methods', method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, parsePaymentMethod), callOptions?.signal);
+      return call({ op: 'payment_methods', method: 'GET', path, query: listQuery(params) }, (b) => parseList(b, (m) => parsePaymentMethod(m, redactedIn('payment_methods'))), callOptions?.signal);
     },
     close() {
       dispatcher.destroy().catch(() => undefined);

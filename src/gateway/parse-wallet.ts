@@ -1,18 +1,41 @@
-import { containsPan } from '../card/pan';
+import { containsPan, redactPans } from '../card/pan';
 import { ShapeError, obj, str, type Obj } from './parse-fields';
 import { CUSTOMER_FIELDS, type Customer, type PaymentMethod } from './types';
 
 /**
  * The wallet's answers (gateway-facts.md, "Managing customers and payment methods" and the real wire shapes),
  * parsed once into typed values. Fields tokengate does not use (`custom_fields`, `billing_schedules`, the
- * emulator's `pmid`, a check's account digits) are not carried on. Any text holding a card number (the one
- * detector, src/card) refuses the whole answer: card data never leaves the gateway client.
+ * emulator's `pmid`, a check's account digits) are not carried on. A card-shaped number (the one detector,
+ * src/card) in a field is redacted before anything is read, and the answer kept: most of these fields are
+ * text a merchant or a clerk typed (phone, fax, notes, description, customerid, method_name, cardholder), where
+ * such a number may stand by chance; refusing the answer made the shopper's whole wallet unreadable (a 5xx per
+ * read), as refusing a signed webhook lost it (src/webhooks/intake.ts). Card data still never leaves the gateway
+ * client. What is structurally wrong (type, key, expires, sortord, the lists) is still refused.
  */
 
-function noCardData(o: Obj, what: string): void {
-  for (const v of Object.values(o)) {
-    if (typeof v === 'string' && containsPan(v)) throw new ShapeError(`${what} carries a card number`);
+/** Told which field of which answer had a card-shaped number redacted: never the number itself. */
+export type OnRedacted = (answer: 'customer' | 'payment method', field: string) => void;
+
+/** What stands in a field's text where a card-shaped number was (the webhook intake's replacement). */
+export const REDACTED = '[redacted]';
+
+/**
+ * The answer's own fields (text, and numbers: the gateway sends some as JSON numbers) with every card-shaped
+ * number replaced, each field reported. A card-shaped `key` is refused instead: it names the record every
+ * later call addresses, and a redacted one would name another.
+ */
+function withoutCardData(o: Obj, what: 'customer' | 'payment method', onRedacted: OnRedacted | undefined): Obj {
+  let out: Obj | undefined;
+  for (const [field, v] of Object.entries(o)) {
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v))) continue;
+    const text = String(v);
+    if (!containsPan(text)) continue;
+    if (field === 'key') throw new ShapeError(`${what} key is card-shaped`);
+    out ??= { ...o };
+    out[field] = redactPans(text, REDACTED);
+    onRedacted?.(what, field);
   }
+  return out ?? o;
 }
 
 function typed(o: Obj, type: string): void {
@@ -43,9 +66,8 @@ function sortord(o: Obj): number | undefined {
   return Number(v);
 }
 
-export function parsePaymentMethod(value: unknown): PaymentMethod {
-  const o = obj(value, 'payment method');
-  noCardData(o, 'payment method');
+export function parsePaymentMethod(value: unknown, onRedacted?: OnRedacted): PaymentMethod {
+  const o = withoutCardData(obj(value, 'payment method'), 'payment method', onRedacted);
   typed(o, 'customerpaymentmethod');
   const order = sortord(o);
   const text = (f: string) => str(o, f, false) ?? '';
@@ -80,15 +102,14 @@ function bankOf(o: Record<string, unknown>): Pick<PaymentMethod, 'account_last4'
 }
 
 /** `POST /customers/{c}/payment_methods`: an ARRAY, in request order, even for one method. */
-export function parsePaymentMethods(body: unknown): PaymentMethod[] {
+export function parsePaymentMethods(body: unknown, onRedacted?: OnRedacted): PaymentMethod[] {
   if (!Array.isArray(body)) throw new ShapeError('payment methods are not an array');
-  return body.map(parsePaymentMethod);
+  return body.map((m: unknown) => parsePaymentMethod(m, onRedacted));
 }
 
 /** A customer: create and update answers (`payment_methods` null), `GET /customers/{c}` (with them), list items. */
-export function parseCustomer(value: unknown): Customer {
-  const o = obj(value, 'customer');
-  noCardData(o, 'customer');
+export function parseCustomer(value: unknown, onRedacted?: OnRedacted): Customer {
+  const o = withoutCardData(obj(value, 'customer'), 'customer', onRedacted);
   typed(o, 'customer');
   const fields = Object.fromEntries(CUSTOMER_FIELDS.map((f) => [f, str(o, f, false) ?? ''])) as Record<(typeof CUSTOMER_FIELDS)[number], string>;
   // The spec's example names them firstname/lastname (gateway-api-v2.md §2.1); the wire first_name/last_name.
@@ -101,7 +122,7 @@ export function parseCustomer(value: unknown): Customer {
     key: key(o),
     custid: str(o, 'custid', false) ?? '',
     ...fields,
-    ...(Array.isArray(methods) ? { payment_methods: methods.map(parsePaymentMethod) } : {}),
+    ...(Array.isArray(methods) ? { payment_methods: methods.map((m: unknown) => parsePaymentMethod(m, onRedacted)) } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import { canonicalAmount } from './money';
 import { ShapeError, int, obj, str, type Obj } from './parse-fields';
 
 export { ShapeError } from './parse-fields';
-export { parseCustomer, parseDeleted, parsePaymentMethod, parsePaymentMethods } from './parse-wallet';
+export { parseCustomer, parseDeleted, parsePaymentMethod, parsePaymentMethods, REDACTED, type OnRedacted } from './parse-wallet';
 
 function pair(value: unknown): { result_code: string; result: string } | undefined {
   if (value === undefined || value === null) return undefined;
@@ -225,7 +225,7 @@ export function parseList<T>(body: unknown, item: (value: unknown) => T): ListEn
   const o = obj(body, 'list');
   if (o.type !== 'list') throw new ShapeError('type is not list');
   if (!Array.isArray(o.data)) throw new ShapeError('data is not an array');
-  return { type: 'list', limit: int(o, 'limit'), offset: int(o, 'offset'), total: int(o, 'total'), data: o.data.map(item) };
+  return { type: 'list', limit: int(o, 'limit'), offset: int(o, 'offset'), total: int(o, 'total'), data: o.data.map((v: unknown) => item(v)) };
 }
 
 /** The gateway's error body `{error, errorcode}` (or `error_code` on transactions), when there is one. */

@@ -1,5 +1,5 @@
 import type { Attempt, CallOptions } from './client';
-import { ShapeError, parseCustomer, parseDeleted, parsePaymentMethod, parsePaymentMethods } from './parse';
+import { ShapeError, parseCustomer, parseDeleted, parsePaymentMethod, parsePaymentMethods, type OnRedacted } from './parse';
 import { CUSTOMER_FIELDS, type Customer, type CustomerFields, type GatewayResult, type NewPaymentMethod, type PaymentMethod, type PaymentMethodChanges } from './types';
 
 /**
@@ -7,7 +7,8 @@ import { CUSTOMER_FIELDS, type Customer, type CustomerFields, type GatewayResult
  * payment methods, created, read, changed and removed. Reads (`customer`, `payment_method`) may be re-sent once
  * after an answer that proves nothing, like every GET; writes (the other six) never are once they may have
  * reached the gateway (client.ts `call`), like a sale: the caller reconciles. An unknown customer (99999) or
- * payment method (40453) throws GatewayNotFoundError, whatever the HTTP status.
+ * payment method (40453) throws GatewayNotFoundError, whatever the HTTP status. A card-shaped number in an
+ * answer's field is redacted and reported to `redactedIn(op)` (parse-wallet.ts), the answer kept.
  */
 
 export type WalletOperation =
@@ -49,11 +50,11 @@ function pick<K extends string>(source: Partial<Record<K, unknown>>, names: read
 const NEW_METHOD_NAMES = ['pay_type', 'transaction_key', 'payment_key', 'method_name', 'default', 'sortord'] as const;
 const METHOD_CHANGE_NAMES = ['method_name', 'expires', 'avs_street', 'avs_postalcode'] as const;
 
-export function walletCalls(call: Call): WalletCalls {
+export function walletCalls(call: Call, redactedIn: (op: WalletOperation) => OnRedacted): WalletCalls {
   function add(custkey: string, methods: readonly NewPaymentMethod[], signal?: AbortSignal) {
     const body = methods.map((m) => pick(m, NEW_METHOD_NAMES));
     return call({ op: 'payment_method_add', method: 'POST', path: `${customerPath(custkey)}/payment_methods`, body }, (b) => {
-      const added = parsePaymentMethods(b);
+      const added = parsePaymentMethods(b, redactedIn('payment_method_add'));
       // One new method per item, in request order: anything else cannot be matched to what was asked.
       if (added.length !== methods.length) throw new ShapeError('the answer does not hold one method per item sent');
       return added;
@@ -62,13 +63,13 @@ export function walletCalls(call: Call): WalletCalls {
 
   return {
     createCustomer(fields, o) {
-      return call({ op: 'customer_create', method: 'POST', path: 'customers', body: pick(fields, CUSTOMER_FIELDS) }, parseCustomer, o?.signal);
+      return call({ op: 'customer_create', method: 'POST', path: 'customers', body: pick(fields, CUSTOMER_FIELDS) }, (b) => parseCustomer(b, redactedIn('customer_create')), o?.signal);
     },
     getCustomer(custkey, o) {
-      return call({ op: 'customer', method: 'GET', path: customerPath(custkey) }, parseCustomer, o?.signal);
+      return call({ op: 'customer', method: 'GET', path: customerPath(custkey) }, (b) => parseCustomer(b, redactedIn('customer')), o?.signal);
     },
     updateCustomer(custkey, fields, o) {
-      return call({ op: 'customer_update', method: 'PUT', path: customerPath(custkey), body: pick(fields, CUSTOMER_FIELDS) }, parseCustomer, o?.signal);
+      return call({ op: 'customer_update', method: 'PUT', path: customerPath(custkey), body: pick(fields, CUSTOMER_FIELDS) }, (b) => parseCustomer(b, redactedIn('customer_update')), o?.signal);
     },
     deleteCustomer(custkey, o) {
       return call({ op: 'customer_delete', method: 'DELETE', path: customerPath(custkey) }, parseDeleted, o?.signal);
@@ -81,10 +82,10 @@ export function walletCalls(call: Call): WalletCalls {
       return { ...result, value: result.value[0] as PaymentMethod };
     },
     getPaymentMethod(custkey, pmkey, o) {
-      return call({ op: 'payment_method', method: 'GET', path: methodPath(custkey, pmkey) }, parsePaymentMethod, o?.signal);
+      return call({ op: 'payment_method', method: 'GET', path: methodPath(custkey, pmkey) }, (b) => parsePaymentMethod(b, redactedIn('payment_method')), o?.signal);
     },
     updatePaymentMethod(custkey, pmkey, changes, o) {
-      return call({ op: 'payment_method_update', method: 'PUT', path: methodPath(custkey, pmkey), body: pick(changes, METHOD_CHANGE_NAMES) }, parsePaymentMethod, o?.signal);
+      return call({ op: 'payment_method_update', method: 'PUT', path: methodPath(custkey, pmkey), body: pick(changes, METHOD_CHANGE_NAMES) }, (b) => parsePaymentMethod(b, redactedIn('payment_method_update')), o?.signal);
     },
     deletePaymentMethod(custkey, pmkey, o) {
       return call({ op: 'payment_method_delete', method: 'DELETE', path: methodPath(custkey, pmkey) }, parseDeleted, o?.signal);

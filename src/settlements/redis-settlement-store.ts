@@ -22,6 +22,9 @@ export function openOf(batch: string, line: SettlementLine): [string, number] {
   return [JSON.stringify([batch, line.transaction]), Number.isFinite(until) ? until : -1];
 }
 
+/** How long a start's held-index backfill may take before another start takes it over (the mark is a claim till then). */
+const HELD_BACKFILL_CLAIM_MS = 10 * 60_000;
+
 export function createRedisSettlementStore(options: RedisSettlementStoreOptions): SettlementStore {
   const redis = withSettlementScripts(options.redis);
   const ttlMs = options.ttlMs ?? SETTLEMENT_TTL_MS;
@@ -38,6 +41,7 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const heldKey = (sale: string) => `${tag}:of:${encodeURIComponent(sale)}`;
   const openKey = `${tag}:open`;
   const sweepClaimKey = `${tag}:sweep`;
+  const heldBackfillKey = `${tag}:of-backfilled:credits`;
   // A credit of tokengate's that came back (JSON CreditReturn), kept as long as settlements: `:back:<credit>`.
   const backKey = (credit: string) => `${tag}:back:${encodeURIComponent(credit)}`;
   /** Each id's value under keyOf(id), where one is kept: MGET 500 keys at a time (all under the store's one tag). */
@@ -103,20 +107,32 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     heldIn(sales) {
       return readEach('held', sales, heldKey, (batch) => batch);
     },
-    async backfillHeld() {
-      if ((await call('held backfill', () => redis.set(`${tag}:of-backfilled`, '1', 'NX'))) !== 'OK') return 0;
-      let indexed = 0;
-      // At most 400 days of settlements, one a day or so: read one by one, each one's sales set in one pipeline.
-      for (const batch of await call('held backfill list', () => redis.zrange(listKey, '0', '-1'))) {
-        const kept = await get(batch);
-        const sales = kept?.lines.flatMap((l) => (l.kind === 'sale' && l.sale && l.verdict !== 'missing' ? [l.sale] : [])) ?? [];
-        if (sales.length === 0) continue;
-        const pipeline = redis.pipeline();
-        for (const sale of sales) pipeline.set(heldKey(sale), batch, 'PX', ttlMs, 'NX');
-        await call('held backfill set', () => pipeline.exec());
-        indexed += 1;
+    async backfillHeld(indexed) {
+      // Once (a mark). `:of-backfilled` was the mark of releases that indexed sales only; credits joined the index
+      // in c1c84fd, so this one runs again where that one ran: SET NX changes no entry already there. The mark is a
+      // claim until the end: a replica that dies mid-way leaves it to expire, and the next start does it all again.
+      if ((await call('held backfill', () => redis.set(heldBackfillKey, 'running', 'PX', HELD_BACKFILL_CLAIM_MS, 'NX'))) !== 'OK') return 0;
+      let count = 0;
+      try {
+        // Every kept settlement is in `:list` (save.lua adds it in the step that keeps it, under the same hash tag,
+        // so on one node of a Cluster): no SCAN of the keyspace is needed to find them. At most 400 days of
+        // settlements, one a day or so: read one by one, each one's sales and credits set in one pipeline.
+        for (const batch of await call('held backfill list', () => redis.zrange(listKey, '0', '-1'))) {
+          const kept = await get(batch);
+          const keys = kept?.lines.flatMap((l) => { const key = heldBy(l); return key !== undefined ? [key] : []; }) ?? [];
+          if (!kept || keys.length === 0) continue;
+          const pipeline = redis.pipeline();
+          for (const key of keys) pipeline.set(heldKey(key), batch, 'PX', ttlMs, 'NX');
+          await call('held backfill set', () => pipeline.exec());
+          count += 1;
+          await indexed?.(kept);
+        }
+      } catch (err) {
+        await call('held backfill release', () => redis.del(heldBackfillKey)).catch(() => undefined);
+        throw err;
       }
-      return indexed;
+      await call('held backfill done', () => redis.set(heldBackfillKey, 'done'));
+      return count;
     },
     async keepCreditReturn(credit, back) {
       await call('credit return', () => redis.set(backKey(credit), JSON.stringify(back), 'PX', ttlMs, 'NX'));

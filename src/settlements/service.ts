@@ -10,7 +10,8 @@ import { createSettlementMetrics } from './metrics';
 import { createRedisSettlementStore } from './redis-settlement-store';
 import { createSettler, type Settler, type SettlerDeps } from './settle-batch';
 import { createMissingSweep, type MissingSweepDeps } from './sweep-missing';
-import type { SettlementStore } from './types';
+import { isOwnCredit } from './match';
+import type { Settlement, SettlementStore } from './types';
 
 export interface SettlementsDeps {
   redis?: RedisClient;
@@ -48,9 +49,15 @@ export function createSettlements(deps: SettlementsDeps): Settlements {
   const { config, records, events, appended, logger } = deps;
   const store = deps.redis ? createRedisSettlementStore({ redis: deps.redis, keyPrefix: deps.keyPrefix }) : createMemorySettlementStore();
   const metrics = createSettlementMetrics(deps.registry);
-  // Settlements kept before the sale → settlement index existed join it, once per deployment.
-  void store.backfillHeld().catch((err: unknown) => logger.warn('settlements: the held index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   const bank = createBankReview({ store, records, events, appended, metrics, logger, now: deps.now, windowMs: config.bankReturnWindowMs });
+  // Settlements kept before the held index existed, or before credits joined it, join it once. A credit's return
+  // heard meanwhile was kept but found no line: each settlement with credits of tokengate's is looked at again once
+  // indexed (a failure leaves the line to the return's redelivery).
+  const lookAgain = async (s: Settlement): Promise<void> => {
+    if (!s.lines.some(isOwnCredit)) return;
+    await bank.kept(s).catch((err: unknown) => logger.warn('settlements: could not look at a backfilled settlement again', { batch: s.batch, error: err instanceof Error ? err.name : 'error' }));
+  };
+  void store.backfillHeld(lookAgain).catch((err: unknown) => logger.warn('settlements: the held index backfill failed', { error: err instanceof Error ? err.name : 'error' }));
   const settler = createSettler({
     store, gateway: deps.gateway, budget: deps.budget, records, events, appended, metrics, logger,
     unresolved: deps.unresolved, now: deps.now, bankReturnWindowMs: config.bankReturnWindowMs, kept: (settlement) => bank.kept(settlement),

@@ -99,10 +99,12 @@ export interface SettlementStore {
    */
   heldIn(sales: readonly string[]): Promise<Map<string, string>>;
   /**
-   * Once per deployment (a mark in Redis): settlements kept before the sale → settlement index existed join it.
-   * Answers how many settlements were indexed (0 when done before).
+   * Once (a mark in Redis): settlements kept before the held index existed, or before credits joined it (c1c84fd),
+   * join it, sales and credits alike. `indexed` is given each settlement as soon as its lines are in the index (a
+   * credit's return heard before then found no line to change). Answers how many settlements were indexed (0 when
+   * done before, or under way on another replica).
    */
-  backfillHeld(): Promise<number>;
+  backfillHeld(indexed?: (settlement: Settlement) => Promise<void>): Promise<number>;
   /**
    * A credit of tokengate's came back: kept (the first heard wins: a redelivery or the other webhook changes
    * nothing) as long as settlements are, so its line reads returned whenever its batch is read.

@@ -146,3 +146,67 @@ describe('a credit\'s return on one Redis, several replicas', () => {
     expect((await events.list(undefined, 100)).filter((e) => e.type === 'settlement.mismatch')).toHaveLength(1);
   });
 });
+
+describe('credits kept before they joined the held index (c1c84fd)', () => {
+  const { prefix, redis } = suiteRedis('settle-credit-backfill');
+  const FINANCE_AND_EVENTS = 'settlements:read customers:any events:read';
+  const credit = `oldcr${run}`;
+  const sale = `olds${run}`;
+  const line: SettlementLine = { transaction: credit, sale, gateway_amount: '10.00', kind: 'refund', verdict: 'matched' };
+  const saleLine: SettlementLine = { transaction: sale, sale, amount: '30.00', gateway_amount: '30.00', kind: 'sale', verdict: 'matched' };
+  const settlementOf = (batch: string): Settlement => ({
+    type: 'settlement', batch, closed_at: '2026-01-01 20:00:00', totals: { sales: '30.00', credits: '10.00', count: 2 },
+    counts: { matched: 2, amount_differs: 0, not_ours: 0, missing: 0 }, lines: [saleLine, line],
+  });
+  /** A settlement kept by a release before c1c84fd: its credit not in the held index; `swept`: that release's sales-only backfill ran. */
+  async function keptBeforeCredits(keyPrefix: string, batch: string, swept: boolean) {
+    const store = createRedisSettlementStore({ redis, keyPrefix });
+    expect(await store.save(settlementOf(batch), 'o', Date.now())).toBe(true);
+    await redis.del(`{${keyPrefix}:settlements}:of:${credit}`);
+    if (swept) await redis.set(`{${keyPrefix}:settlements}:of-backfilled`, '1');
+    expect(await store.heldIn([credit, sale])).toEqual(new Map([[sale, batch]]));
+    return store;
+  }
+
+  it('when a release indexed sales only (its mark set, or never run), then the backfill indexes the credits of kept settlements, once', async () => {
+    for (const swept of [true, false]) {
+      const keyPrefix = `${prefix}-${swept ? 'swept' : 'fresh'}`;
+      const batch = `bc-${swept}-${run}`;
+      const store = await keptBeforeCredits(keyPrefix, batch, swept);
+      const seen: string[] = [];
+      expect(await store.backfillHeld(async (s) => void seen.push(s.batch))).toBe(1);
+      expect(seen).toEqual([batch]);
+      expect(await store.heldIn([credit, sale])).toEqual(new Map([[credit, batch], [sale, batch]]));
+      expect(await store.backfillHeld()).toBe(0);
+      expect(await createRedisSettlementStore({ redis, keyPrefix }).backfillHeld()).toBe(0); // another replica, or a restart
+    }
+  });
+
+  it('when such a credit\'s return was heard before the backfill (kept, no line found), then on start its line reads returned and is reported once, also after a restart', async () => {
+    const batch = `bcs-${run}`;
+    const store = await keptBeforeCredits(prefix, batch, true);
+    // What tokengate did with the return before this release: kept, looked for, no kept line found.
+    const review = createBankReview({ store, records: createMemorySaleRecords(), events: createRedisEventLog({ redis, keyPrefix: prefix, retentionMs: 600_000 }), metrics: createSettlementMetrics(new Registry()), logger: createLogger({ level: 'error' }), now: Date.now, windowMs: DAY });
+    await review.creditReturned(credit, { how: 'returned', code: 'R02', date: '2026-01-05' });
+    expect((await store.get(batch))?.lines).toEqual([saleLine, line]);
+
+    const bff = await startBff({ env: { REDIS_KEY_PREFIX: prefix } });
+    try {
+      const bearer = token({ sub: `settle-backfill-${run}`, scope: FINANCE_AND_EVENTS });
+      const read = async () => (await request(bff.url).get(`/v1/settlements/${batch}`).set('Authorization', `Bearer ${bearer}`)).body as Settlement;
+      const reported = async () => ((await request(bff.url).get('/v1/events?limit=1000').set('Authorization', `Bearer ${bearer}`)).body.data as { type: string; data: { line?: SettlementLine } }[])
+        .filter((e) => e.type === 'settlement.mismatch' && e.data.line?.transaction === credit);
+      await eventually(async () => (await read()).lines?.find((l) => l.transaction === credit)?.bank === 'returned');
+      const after = await read();
+      expect(after.lines).toEqual([saleLine, { ...line, amount: '0.00', verdict: 'amount_differs', bank: 'returned', amount_returned: '10.00', return_code: 'R02', returned_at: '2026-01-05' }]);
+      expect(after.counts).toEqual({ matched: 1, amount_differs: 1, not_ours: 0, missing: 0 });
+      await eventually(async () => (await reported()).length === 1);
+      expect(await store.heldIn([credit])).toEqual(new Map([[credit, batch]]));
+      await bff.restart();
+      expect(await reported()).toHaveLength(1);
+      expect((await read()).lines).toEqual(after.lines);
+    } finally {
+      await bff.stop();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { parseRateLimitHeader, formatRateLimitHeader } from '../../src/gateway/rate-limit-header';
-import { parseCardRefToken, parseList, parseCustomer, parseTransaction, parsePaymentMethod, ShapeError } from '../../src/gateway/parse';
+import { parseCardRefToken, parseList, parseCustomer, parseTransaction, parsePaymentMethod, REDACTED, ShapeError } from '../../src/gateway/parse';
 import { endpointKeyOf, hostBases } from '../../src/gateway/client';
 import ccSale from '../fixtures/wire/cc-sale.json';
 import transactionGet from '../fixtures/wire/transaction-get.json';
@@ -57,9 +57,10 @@ describe('gateway answer parsing', () => {
   it('when a list sends total as a string, then it becomes an integer', () => {
     expect(parseList({ type: 'list', limit: 10, offset: 20, total: '21', data: [{ key: 'c1', type: 'customer' }] }, parseCustomer)).toMatchObject({ total: 21, data: [{ key: 'c1' }] });
   });
-  it('when a payment method carries a full card number, then it is refused', () => {
-    expect(() => parsePaymentMethod({ key: 'p', card_number: '4000100011112224' })).toThrow(ShapeError);
-    expect(() => parsePaymentMethod({ key: 'p', method_name: 'my card 5555_4444_3333_2226' })).toThrow(ShapeError);
+  it('when a payment method carries a full card number, then it is not carried on: redacted in a kept field, an unused one dropped', () => {
+    const full = parsePaymentMethod({ key: 'p', card_number: '4000100011112224' });
+    expect(JSON.stringify(full)).not.toContain('4000100011112224');
+    expect(parsePaymentMethod({ key: 'p', method_name: 'my card 5555_4444_3333_2226' }).method_name).toBe(`my card ${REDACTED}`);
     expect(parsePaymentMethod({ key: 'p', ccnum4last: '2224', expires: '1230' })).toMatchObject({ key: 'p', ccnum4last: '2224' });
   });
 });

@@ -1,5 +1,6 @@
 import { GatewayBadRequestError, GatewayNotFoundError } from '../../src/gateway/errors';
-import { ShapeError, parseCustomer, parseDeleted, parseList, parsePaymentMethod, parsePaymentMethods } from '../../src/gateway/parse';
+import { containsPan } from '../../src/card/pan';
+import { REDACTED, ShapeError, parseCustomer, parseDeleted, parseList, parsePaymentMethod, parsePaymentMethods } from '../../src/gateway/parse';
 import { interpret } from '../../src/gateway/transport';
 import customerGet from '../fixtures/wire/customer-get.json';
 import paymentMethodList from '../fixtures/wire/payment-method-list.json';
@@ -36,10 +37,22 @@ describe('wallet answers: customers', () => {
     expect(parseCustomer({ key: 'k1', type: 'customer', firstname: 'Ada', lastname: 'Byron', postalcode: 90038 })).toMatchObject({ first_name: 'Ada', last_name: 'Byron', postalcode: '90038', company: '', custid: '' });
   });
 
-  it('when a customer answer is of another type, has no key, carries a card number or an odd methods field, then it is refused', () => {
-    for (const bad of [{ ...created, type: 'transaction' }, { ...created, key: '' }, { ...created, key: undefined }, { ...created, notes: 'card 4000 1000 1111 2224' }, { ...created, payment_methods: {} }, [created]]) {
+  it('when a customer answer is of another type, has no key or a card-shaped one, or an odd methods field, then it is refused', () => {
+    for (const bad of [{ ...created, type: 'transaction' }, { ...created, key: '' }, { ...created, key: undefined }, { ...created, key: '4000100011112224' }, { ...created, payment_methods: {} }, [created]]) {
       expect(() => parseCustomer(bad)).toThrow(ShapeError);
     }
+  });
+
+  it('when merchant-entered fields hold a card-shaped number, then the customer is kept with the number redacted and each field named, never its value', () => {
+    const told: [string, string][] = [];
+    const c = parseCustomer({
+      ...created, notes: 'card 4000 1000 1111 2224 on file', phone: '4000100011112224', customerid: '5555-4444-3333-2226', fax: 4000100011112224, description: 'Gold',
+      payment_methods: [{ ...added, method_name: 'my card 5555_4444_3333_2226' }],
+    }, (answer, field) => told.push([answer, field]));
+    expect(c).toMatchObject({ key: '6sddgs2m179ykp7b', notes: `card ${REDACTED} on file`, phone: REDACTED, customerid: REDACTED, fax: REDACTED, description: 'Gold' });
+    expect(c.payment_methods?.[0]).toMatchObject({ key: 'an02pc6wdjfsr7mv8', method_name: `my card ${REDACTED}`, ccnum4last: '2224' });
+    expect(containsPan(JSON.stringify(c))).toBe(false);
+    expect(told.sort()).toEqual([['customer', 'customerid'], ['customer', 'fax'], ['customer', 'notes'], ['customer', 'phone'], ['payment method', 'method_name']]);
   });
 });
 
@@ -70,11 +83,13 @@ describe('wallet answers: payment methods', () => {
     expect(list.data.map((m) => [m.pay_type, m.sortord, m.default, m.expires])).toEqual([['cc', 1, false, '0929'], ['check', 1, false, '']]);
   });
 
-  it('when an add answer is not an array, or an item is of another type or carries a card number, then it is refused', () => {
+  it('when an add answer is not an array, or an item is of another type, then it is refused; a card-shaped method_name is redacted, the method kept', () => {
     expect(parsePaymentMethods([added, { ...added, key: 'second00000000000' }]).map((m) => m.key)).toEqual(['an02pc6wdjfsr7mv8', 'second00000000000']);
     expect(() => parsePaymentMethods(added)).toThrow(ShapeError);
     expect(() => parsePaymentMethods([{ ...added, type: 'customer' }])).toThrow(ShapeError);
-    expect(() => parsePaymentMethods([{ ...added, method_name: '4000100011112224' }])).toThrow(ShapeError);
+    const told: string[] = [];
+    expect(parsePaymentMethods([{ ...added, method_name: '4000100011112224' }], (_answer, field) => told.push(field))).toMatchObject([{ key: 'an02pc6wdjfsr7mv8', method_name: REDACTED }]);
+    expect(told).toEqual(['method_name']);
   });
 
   it('when a delete answers {"status":"success"}, then it is read; anything else is not proof of the removal', () => {
