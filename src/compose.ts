@@ -32,7 +32,7 @@ import { createSaleService, type SaleService } from './sales/sale-service';
 import type { RunningSandbox } from './sandbox';
 import { clockDrivingSandbox, postWebhooksToTokengate, startEmbeddedSandbox } from './sandbox/embedded';
 import { createTokenService, type TokenService } from './tokens/token-service';
-import { createWriteProtocol } from './writes';
+import { createWriteProtocol, type WhenStoreReady } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
 import { createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
@@ -204,9 +204,10 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   });
   // The gateway's webhooks in: the events applied (marks) and the sales told of by invoice, shared by replicas.
   const webhookStore = redis ? createRedisWebhookStore({ redis, keyPrefix: config.redis.keyPrefix }) : createMemoryWebhookStore();
+  const whenStoreReady: WhenStoreReady | undefined = redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined;
   const writes = createWriteProtocol({
     idempotency, logger, metrics, duplicateFolding: config.gateway.duplicateFolding, pending, unknownRetryAfterSec, events, appended,
-    whenStoreReady: redis ? (listener) => (redis.on('ready', listener), () => void redis.off('ready', listener)) : undefined,
+    whenStoreReady,
     replicated: replicatedWrites(redis, config.redis.writeReplicas, config.redis.writeReplicasTimeoutMs),
   });
   const wallet = createWallet({
@@ -284,7 +285,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     })
     : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
-  const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000 });
+  const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000, whenStoreReady });
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });

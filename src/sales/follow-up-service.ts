@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger';
 import type { OwnRefund, ReservedOp, SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness } from '../writes/not-sent';
+import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from '../writes/keep-later';
 import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
 import type { FoundSale, SaleLookup } from './sale-lookup';
@@ -62,6 +63,8 @@ export interface FollowUpServiceDeps {
   voidWaitMs: number;
   /** Poll interval while waiting (jittered ±50 %). */
   voidPollMs?: number;
+  /** Redis back after a restart or failover: a settlement Redis could not take is tried again at once. */
+  whenStoreReady?: WhenStoreReady;
 }
 
 /** Refused before sending: the Idempotency-Key is freed, as nothing moved. */
@@ -71,12 +74,26 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
   const { gateway, budget, records, logger } = deps;
   const pollMs = deps.voidPollMs ?? 50;
 
-  /** Settles a reservation from how the call ended; a failure to settle is logged (the reservation stays held). */
+  /**
+   * Settles a reservation from how the call ended. One Redis could not take (a restart, a failover) is kept later
+   * (src/writes/keep-later.ts), as the write's answer is: left held, the sale would count a refund that landed as
+   * still in flight for good (its amount missing from the view, its voids and the gateway's events about it
+   * answered busy; found by the soak's Redis restart, 2026-11-28).
+   */
   async function settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund): Promise<void> {
+    await keep(op, `settle ${how}`, () => records.settle(saleKey, op, reservation, how, appliedCents, refundKey, listed));
+  }
+
+  /** Runs a write of the sale's record now; failing, logs it and keeps trying until Redis takes it. */
+  async function keep(op: string, what: string, write: () => Promise<unknown>): Promise<void> {
     try {
-      await records.settle(saleKey, op, reservation, how, appliedCents, refundKey, listed);
+      await write();
     } catch (err) {
-      logger.error('could not settle a sale reservation; it stays held', { op, how, err });
+      logger.error('could not record a follow-up\'s outcome on its sale now; recording it when Redis is back', { op, what, err });
+      keepLater([{ what, keep: write }], {
+        untilMs: Date.now() + KEEP_AT_LEAST_MS, log: logger, op, whenReady: deps.whenStoreReady,
+        gaveUp: 'gave up recording a follow-up\'s outcome on its sale: the sale\'s record holds it as in flight until the gateway is read',
+      });
     }
   }
 
@@ -230,7 +247,7 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
       // another (unknown) refund's (two refunds of one amount). refund:adjust of an unsettled sale has none.
       // Listed on the sale as answered, whatever command carried it (issue 25, item 6).
       await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined, { key: tx.key, refnum: tx.refnum, cents: r.amountCents, method });
-      if (method === 'void') await records.markVoided(saleKey).catch((err: unknown) => logger.error('could not record a void', { err }));
+      if (method === 'void') await keep('refund', 'mark voided', () => records.markVoided(saleKey));
       return { transaction: tx, amountCents: r.amountCents, method };
     },
   };

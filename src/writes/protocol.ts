@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { encodePendingWrite, type PendingWrites } from '../reconcile';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
+import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from './keep-later';
 import { sentness, unwrapNotSent } from './not-sent';
 import { writeReference } from './reference';
 
@@ -99,7 +100,7 @@ export interface WriteProtocolDeps {
    * Calls `listener` each time the store's connection is ready again (Redis back after a restart or a failover):
    * a write's answer kept later is kept at once then, before the next request reads it. Returns the unsubscribe.
    */
-  whenStoreReady?: (listener: () => void) => () => void;
+  whenStoreReady?: WhenStoreReady;
   /** The payment event log (src/events); none: events are dropped. */
   events?: EventSink;
   /** Called after this replica appended events (the delivery looks at once instead of at its next poll). */
@@ -238,55 +239,12 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       if (appended.status === 'rejected' || !replicated) late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });
       if (late.length > 0) {
         log.error('could not keep all of a write\'s answer now; keeping it when Redis is back', { op: context.op, parts: late.map((l) => l.what) });
-        keepLater(late, Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, context.op, deps.whenStoreReady, deps.replicated);
+        keepLater(late, { untilMs: Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, op: context.op, whenReady: deps.whenStoreReady, replicated: deps.replicated });
       }
       if (untracked.status === 'rejected') log.debug('could not untrack a finished write', { op: context.op, err: untracked.reason });
       return { response, replayed: false };
     },
   };
-}
-
-/** A write's answer is kept at least this long after it was given when Redis could not take it at once. */
-const KEEP_AT_LEAST_MS = 10 * 60_000;
-
-/**
- * Tries again every ~200 ms (one try at a time: a try waits out Redis' own timeout while it is away), each part
- * of a finished write that Redis could not take, until it is kept or `untilMs`. Each part is safe to repeat: completing checks the attempt still owns
- * the key, records are created only when absent, events are appended once per change. A process that dies first
- * leaves the key to its lease and the reconciler (guarantee 6), which rebuilds the answer from the gateway.
- */
-function keepLater(
-  parts: Array<{ what: string; keep: () => Promise<unknown> }>, untilMs: number, log: Logger, op: string, whenReady?: WriteProtocolDeps['whenStoreReady'],
-  replicated?: () => Promise<void>,
-): void {
-  let left = parts;
-  const delay = 200;
-  let trying = false;
-  let timer: NodeJS.Timeout | undefined;
-  const attempt = async (): Promise<void> => {
-    if (trying || left.length === 0) return;
-    trying = true;
-    clearTimeout(timer);
-    const results = await Promise.allSettled(left.map((p) => p.keep()));
-    // Kept only once the replicas hold it too (REDIS_WRITE_REPLICAS): otherwise every part is tried again.
-    const held = replicated ? await replicated().then(() => true, () => false) : true;
-    trying = false;
-    left = held ? left.filter((_, i) => results[i]?.status === 'rejected') : left;
-    if (left.length === 0) {
-      unsubscribe?.();
-      log.info('a write\'s answer was kept once Redis was back', { op });
-      return;
-    }
-    if (Date.now() + delay > untilMs) {
-      unsubscribe?.();
-      log.error('gave up keeping a write\'s answer; the reconciler rebuilds it', { op, parts: left.map((p) => p.what) });
-      return;
-    }
-    timer = setTimeout(() => void attempt(), delay * (0.75 + Math.random() / 2)).unref();
-  };
-  // Redis back: at once, so the answer is kept before the next request on that connection reads it.
-  const unsubscribe = whenReady?.(() => void attempt());
-  timer = setTimeout(() => void attempt(), delay).unref();
 }
 
 /** A stable code for logs and the unknown record: the error's `code` when it has one. */

@@ -34,7 +34,8 @@ suite('Redis restarted while shoppers\' writes are at the gateway', () => {
   let customer: string;
   let pm: string;
   let bearer: string;
-  const seen: { auth?: Answer; sale?: Answer; get?: number; void?: number; replay?: Answer } = {};
+  const seen: { auth?: Answer; sale?: Answer; get?: number; void?: number; replay?: Answer; refund?: Answer; refunded?: Answer['body'] & { amount_refunded?: string }; second?: number } = {};
+  let refunded: string;
 
   const call = async (method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
     const res = await fetch(`${bff.url}${path}`, {
@@ -70,15 +71,26 @@ suite('Redis restarted while shoppers\' writes are at the gateway', () => {
     });
     customer = bff.sandbox.fixtures.firstCustomer().key;
     pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
-    bearer = token({ sub: `shopper-${run}`, custkey: customer, scope: 'sales:create sales:read sales:void' }, { expiresIn: 600 });
+    bearer = token({ sub: `shopper-${run}`, custkey: customer, scope: 'sales:create sales:read sales:void refunds:create' }, { expiresIn: 600 });
     // A first authorization caches the card's token, so the next writes go straight to the gateway.
     expect((await call('POST', '/v1/sales', { customer, payment_method: pm, amount: '1.00', capture: false }, `warm-${run}`)).status).toBe(201);
-    const inFlight = Promise.all([authorize(), sell()]);
+    // A sale made before: part of it is refunded while Redis is down (refund:adjust, a reservation on its record).
+    const earlier = await call('POST', '/v1/sales', { customer, payment_method: pm, amount: '9.00' }, `earlier-${run}`);
+    expect(earlier.status).toBe(201);
+    refunded = earlier.body.key as string;
+    const inFlight = Promise.all([authorize(), sell(), call('POST', `/v1/sales/${refunded}/refunds`, { amount: '2.00' }, `refund-${run}`)]);
     await sleep(300);
     await redis.shutdown();
-    [seen.auth, seen.sale] = await inFlight;
+    [seen.auth, seen.sale, seen.refund] = await inFlight;
     await redis.start();
     await redisUp();
+    // The refund's settlement of its sale's reservation is kept once Redis is back, as the answers are.
+    for (let i = 0; i < 50; i++) {
+      seen.refunded = (await call('GET', `/v1/sales/${refunded}`)).body;
+      if (seen.refunded.amount_refunded === '2.00') break;
+      await sleep(100);
+    }
+    seen.second = (await call('POST', `/v1/sales/${refunded}/refunds`, { amount: '7.00' }, `refund-rest-${run}`)).status;
     const authKey = seen.auth.body.key as string;
     seen.get = (await call('GET', `/v1/sales/${authKey}`)).status;
     seen.void = (await call('POST', `/v1/sales/${authKey}/void`, undefined, `void-${run}`)).status;
@@ -106,6 +118,14 @@ suite('Redis restarted while shoppers\' writes are at the gateway', () => {
   it('when Redis is back, then the shopper reads and voids that authorization (before the write protocol kept its answer: 404 not_found for a minute, until the reconciler)', () => {
     expect({ get: seen.get, void: seen.void }).toEqual({ get: 200, void: 200 });
     expect(bff.sandbox.ledger.get(seen.auth?.body.key as string)).toMatchObject({ kind: 'authonly', state: 'voided' });
+  });
+
+  it('when a refund lands at the gateway while Redis is down, then once Redis is back its sale counts it refunded and the rest can be refunded (before: held as in flight for good, amount_refunded 0.00, the next refund refused)', () => {
+    expect(seen.refund?.status).toBe(201);
+    expect(seen.refunded).toMatchObject({ amount_refunded: '2.00' });
+    expect(seen.second).toBe(201);
+    // The gateway lowered the sale by the first (refund:adjust), and the rest voided it (creditvoid): each once.
+    expect(bff.sandbox.ledger.get(refunded)).toMatchObject({ captured: '7.00', adjusted: '2.00', state: 'voided' });
   });
 
   it('when the key is sent again, then it replays the answer it gave (before: rebuilt by the reconciler later, status settled)', () => {
