@@ -39,6 +39,7 @@ import { createHandSettler } from './reconcile/settle-by-hand';
 import { createSettlements, type Settlements } from './settlements';
 import { createCardService } from './payment-methods/add-card';
 import { createCheckUndo } from './sales/check-on-card';
+import { createCheckKeys } from './payment-methods/check-key';
 import { canMintDevToken, mintDevToken } from './cli/token';
 import type { DemoOptions } from './http/demo';
 import { reconciledAnswer } from './http/reconciled-answers';
@@ -216,11 +217,15 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     onCustomerRemoved: async (custkey) => void (await subscriptions.service.cancelAllOf(custkey)),
   });
   // A check form's key the gateway debited on the card path: voided at once, or by the reconciler (check-on-card.ts).
-  const checks = createCheckUndo({ gateway, budget, logger, unknownRetryAfterSec });
-  const cards = createCardService({
+  // Sent with save_customer_paymethod (adding a card, a sale with save_payment_method), the bank method the gateway
+  // saved from it is removed too (guarantee 10): one mechanism for both writes and the reconciler (check-key.ts).
+  const checkKeys = createCheckKeys({
     gateway, budget, logger, unknownRetryAfterSec,
-    // A check form's key added as a card: its debit voided, the bank method it saved removed (guarantee 10).
-    checkKey: { checks, discard: (custkey, pmkey) => wallet.removals.discard(custkey, pmkey) },
+    checks: createCheckUndo({ gateway, budget, logger, unknownRetryAfterSec }),
+    discard: (custkey, pmkey) => wallet.removals.discard(custkey, pmkey),
+  });
+  const cards = createCardService({
+    gateway, budget, logger, unknownRetryAfterSec, checkKeys,
     verifyAmount: config.cards.verifyAmount,
     // Pay.js is served by the gateway's host (gateway-facts.md); PAYJS_URL overrides it.
     payJsUrl: config.cards.payJsUrl ?? new URL('/js/v2/pay.js', baseUrl).toString(),
@@ -232,7 +237,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     pending,
     store: idempotency,
     find: createWriteFinder({
-      gateway, budget, records, cards, checks, wallet, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
+      gateway, budget, records, cards, checkKeys, wallet, answer: reconciledAnswer, lookbackMarginMs: config.reconcile.lookbackMarginMs, maxProcessingMs: config.reconcile.maxProcessingMs,
       told: (invoice) => webhookStore.salesByInvoice(invoice),
     }),
     settings: config.reconcile,
@@ -289,7 +294,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
   const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
-  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), checks, leaseMs: writeLeaseMs });
+  const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), checkKeys, leaseMs: writeLeaseMs });
   const subscriptions = createSubscriptions({
     redis, config, checkout, view: wallet.view, walletStore, events, appended, logger, leaseMs: writeLeaseMs, registry: metrics.registry, clock,
     render: (outcome, facts) => renderSale(outcome, facts, 'renewal'),

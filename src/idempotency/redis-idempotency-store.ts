@@ -42,7 +42,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
         redis.tgIdemBegin(
           rk, fingerprint, attempt, Math.max(1, Math.floor(opts.leaseMs)), retentionMs, opts.invoice ?? '', resume ? '1' : '0',
           ctx?.op ?? '', ctx?.customer ?? '', ctx?.sale ?? '', ctx?.amount ?? '', ctx?.payment_method ?? '',
-          ctx?.bank?.authorization ?? '', ctx?.bank?.sec ?? '',
+          ctx?.bank?.authorization ?? '', ctx?.bank?.sec ?? '', ctx?.save ? '1' : '',
         ),
       );
     } catch (err) {
@@ -100,27 +100,28 @@ function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): Beg
 
 
 /**
- * The stored context fields (op, customer, sale, amount, payment method, a bank payment's authorization and SEC code;
- * '' = absent); undefined for a record without one.
+ * The stored context fields (op, customer, sale, amount, payment method, a bank payment's authorization and SEC code,
+ * a payment key kept ('1'); '' = absent); undefined for a record without one.
  */
-export function contextOf([op, customer, sale, amount, paymentMethod, bankAuthorization, bankSec]: readonly (string | undefined)[]): WriteContext | undefined {
+export function contextOf([op, customer, sale, amount, paymentMethod, bankAuthorization, bankSec, save]: readonly (string | undefined)[]): WriteContext | undefined {
   if (!op) return undefined;
   const ctx: WriteContext = { op, customer: customer ?? '' };
   if (sale) ctx.sale = sale;
   if (amount) ctx.amount = amount;
   if (paymentMethod) ctx.payment_method = paymentMethod;
   if (bankSec) ctx.bank = { authorization: bankAuthorization ?? '', sec: bankSec };
+  if (save === '1') ctx.save = true;
   return ctx;
 }
 
 /**
  * The 'unknown' reply of begin and inspect (lua/begin.lua): invoice, reason, since, attempts, context (op,
- * customer, sale, amount), started, next look, now, then the context's payment method and a bank payment's
- * authorization and SEC code (added last).
+ * customer, sale, amount), started, next look, now, then the context's payment method, a bank payment's
+ * authorization and SEC code, and whether a payment key was kept (added last).
  */
 function unknownRecord(r: readonly string[]): UnknownRecord {
   return {
-    invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]), context: contextOf([...r.slice(5, 9), r[12], r[13], r[14]]), startedMs: Number(r[9] ?? 0),
+    invoice: r[1] || undefined, reason: r[2] ?? '', sinceMs: Number(r[3]), attempts: Number(r[4]), context: contextOf([...r.slice(5, 9), r[12], r[13], r[14], r[15]]), startedMs: Number(r[9] ?? 0),
     ...(r[10] ? { nextLookMs: Number(r[10]) } : {}), ...(r[11] ? { nowMs: Number(r[11]) } : {}),
   };
 }

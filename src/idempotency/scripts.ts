@@ -6,7 +6,7 @@ import { luaIn, withScripts } from '../redis/scripts';
 export interface IdempotencyCommands {
   tgIdemBegin(
     key: string, fp: string, attempt: string, leaseMs: number, retentionMs: number, invoice: string, resume: string,
-    op: string, customer: string, sale: string, amount: string, paymentMethod: string, bankAuthorization: string, bankSec: string,
+    op: string, customer: string, sale: string, amount: string, paymentMethod: string, bankAuthorization: string, bankSec: string, save: string,
   ): Promise<unknown>;
   tgIdemComplete(key: string, attempt: string, response: string, retentionMs: number): Promise<unknown>;
   tgIdemMarkUnknown(key: string, attempt: string, invoice: string, reason: string, retentionMs: number): Promise<unknown>;

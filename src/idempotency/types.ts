@@ -51,6 +51,11 @@ export interface WriteContext {
    * sale the reconciler finds is recorded and answered with them as an answered one is (issue 38).
    */
   bank?: { authorization: string; sec: string };
+  /**
+   * A sale with a payment key kept on the customer (`save_payment_method`): a check form's key the gateway debited as
+   * a check saved a bank method, which the reconciler removes with the void (src/payment-methods/check-key.ts).
+   */
+  save?: true;
 }
 
 export interface UnknownRecord {

@@ -2,7 +2,7 @@ import type { GatewayClient } from '../gateway/client';
 import { GatewayRefusedError } from '../gateway/errors';
 import type { PaymentMethod, ResultCode, Transaction } from '../gateway/types';
 import { findNewMethod, savedCardOf } from './new-method';
-import { undoCheckKey, type CheckKeyDeps } from './check-key';
+import type { CheckKeys } from './check-key';
 import type { Logger } from '../observability/logger';
 import { chargedAsCheck } from '../sales/check-on-card';
 import type { Budget } from '../tokens/token-service';
@@ -88,7 +88,7 @@ export interface CardServiceDeps {
   /** How long the public key is kept in memory (it changes only when the merchant rotates it). */
   publicKeyTtlMs?: number;
   /** A check form's key debited as a check: its void, and the wallet's removal of the bank method it saved. */
-  checkKey: Pick<CheckKeyDeps, 'checks' | 'discard'>;
+  checkKeys: CheckKeys;
 }
 
 function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' | 'result' | 'auth_amount' | 'error' | 'error_code'>, voided: boolean): Verification {
@@ -102,7 +102,6 @@ function verificationOf(tx: Pick<Transaction, 'key' | 'refnum' | 'result_code' |
 
 export function createCardService(deps: CardServiceDeps): CardService {
   const { gateway, budget, logger } = deps;
-  const checkKeyDeps: CheckKeyDeps = { gateway, budget, logger, unknownRetryAfterSec: deps.unknownRetryAfterSec, ...deps.checkKey };
   let publicKey: { value: string; until: number } | undefined;
 
   /** Voids the verification; a refusal means it is no longer open (voided or lapsed), which is the goal. */
@@ -157,7 +156,7 @@ export function createCardService(deps: CardServiceDeps): CardService {
       const tx = (await budget.run('sale', () => gateway.authorize(request))).value;
       const verification = verificationOf(tx, false);
       if (chargedAsCheck(tx)) {
-        await undoCheckKey(checkKeyDeps, input.custkey, { key: tx.key, voided: false });
+        await deps.checkKeys.undo(input.custkey, { key: tx.key, voided: false }, true);
         return { kind: 'check_key', verification: { ...verification, voided: true } };
       }
       if (tx.result_code === 'D') return { kind: 'declined', verification };
@@ -169,7 +168,7 @@ export function createCardService(deps: CardServiceDeps): CardService {
     async complete(custkey, found) {
       const verification = verificationOf(found, found.voided);
       if (found.check) {
-        await undoCheckKey(checkKeyDeps, custkey, { key: found.key, voided: found.voided, created: found.check.created });
+        await deps.checkKeys.undo(custkey, { key: found.key, voided: found.voided, created: found.check.created }, true);
         return { kind: 'check_key', verification: { ...verification, voided: true } };
       }
       if (found.result_code === 'D') return { kind: 'declined', verification };

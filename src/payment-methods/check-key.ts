@@ -6,12 +6,14 @@ import type { Budget } from '../tokens/token-service';
 import { WriteOutcomeUnknownError } from '../writes/errors';
 
 /**
- * A check form's `payment_key` sent to add a card: the verification's `authonly` the gateway debited as a check
- * (SANDBOX_CARD_SALE_CHECK_KEY `charged`, src/sales/check-on-card.ts), and with `save_customer_paymethod` the
- * account saved as a bank method. Adding a card never leaves a debit or a bank account kept without the shopper's
+ * A check form's `payment_key` sent as a card's with `save_customer_paymethod`: to add a card (the verification's
+ * `authonly`), or paid with `save_payment_method` and no `authorization` (checkout's `cc:sale` or `authonly`), which
+ * the gateway debited as a check (SANDBOX_CARD_SALE_CHECK_KEY `charged`, src/sales/check-on-card.ts) and whose
+ * account it saved as a bank method. Adding a card never leaves a debit or a bank account kept without the shopper's
  * authorization (contract, "Bank payments"): the debit is voided while pending (CheckUndo), and the bank method is
  * removed through the wallet's removal steps (tombstone, wait for charges in flight, the gateway's DELETE, evict:
- * guarantee 10, so nothing charges it once the answer is out), then the answer is the refused key's 400.
+ * guarantee 10, so nothing charges it once the answer is out), then the answer is the refusal's 400; a sale with
+ * `save_payment_method` gets the same undo.
  *
  * Which method: the gateway's answer does not name it (gateway-facts.md, the wallet). It is the customer's newest
  * bank method (`pay_type` check) added no earlier than the check itself (both stamped by the gateway's clock,
@@ -42,8 +44,26 @@ export function savedByCheck(methods: readonly PaymentMethod[], created: string)
     .reduce<PaymentMethod | undefined>((best, m) => (!best || m.added >= best.added ? m : best), undefined);
 }
 
+/**
+ * The one undo of such a key, for every write that may send one (adding a card, a checkout's sale) and for the
+ * reconciler finishing either: the check voided and, when the command asked to save the account (`saved`), the bank
+ * method it saved removed. Any failure throws WriteOutcomeUnknownError (money moved: the write stays unknown).
+ */
+export interface CheckKeys {
+  undo(custkey: string, check: CheckOnCard, saved: boolean): Promise<void>;
+}
+
+export function createCheckKeys(deps: CheckKeyDeps): CheckKeys {
+  return {
+    async undo(custkey, check, saved) {
+      if (saved) return undoCheckKey(deps, custkey, check);
+      if (!check.voided) await deps.checks.undo(check.key);
+    },
+  };
+}
+
 /** Voids the check and removes the bank method it saved; any failure leaves the write to the reconciler (unknown). */
-export async function undoCheckKey(deps: CheckKeyDeps, custkey: string, check: CheckOnCard): Promise<void> {
+async function undoCheckKey(deps: CheckKeyDeps, custkey: string, check: CheckOnCard): Promise<void> {
   const { gateway, budget } = deps;
   // Throws WriteOutcomeUnknownError itself when the void is not shown done.
   if (!check.voided) await deps.checks.undo(check.key);

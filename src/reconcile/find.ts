@@ -16,7 +16,8 @@ import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find
 import { parseTransactionDetail } from '../gateway/parse';
 import { createCreditScan } from './find-refund';
 import { decideRefund } from './refund-decision';
-import { detailIsCheck, type CheckUndo } from '../sales/check-on-card';
+import { detailIsCheck } from '../sales/check-on-card';
+import type { CheckKeys } from '../payment-methods/check-key';
 
 export { canonicalExplanation, explanations } from './refund-decision';
 
@@ -53,8 +54,11 @@ export interface WriteFinderDeps {
   maxProcessingMs: number;
   /** Finishes a card verification found open (void, then the new payment method). */
   cards: Pick<CardService, 'complete'>;
-  /** Voids a check debited on the card path with no authorization (a check form's key sent as a card's). */
-  checks: CheckUndo;
+  /**
+   * Voids a check debited on the card path with no authorization (a check form's key sent as a card's) and, for a
+   * sale that kept its key (`save_payment_method`), removes the bank method it saved.
+   */
+  checkKeys: CheckKeys;
   /**
    * The sales the gateway's webhooks told of under an invoice (src/webhooks): a sale or authorization found there
    * is resolved with no gateway read (the webhook usually arrives before tokengate's own attempt is known to
@@ -124,11 +128,12 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     }
     if (!tx) return { kind: 'absent' };
     // Sent as a card's (a payment key without authorization) and debited as a check: no debit may stand without
-    // the shopper's authorization, so it is voided (again harmless) before the key answers the refusal.
+    // the shopper's authorization, so it is voided (again harmless) before the key answers the refusal; nor may a
+    // bank account it saved stay kept (save_payment_method: removed, as the write itself does).
     // A webhook's object is a subset (it may lack the card): the look-up decides then.
     const check = keyAsCard && detailIsCheck(tx) ? (told ? await read(() => gateway.getTransaction(tx.key)) : tx) : undefined;
     if (check && detailIsCheck(check)) {
-      if (statusOf(check) !== 'voided') await deps.checks.undo(check.key);
+      await deps.checkKeys.undo(customer, { key: check.key, voided: statusOf(check) === 'voided', created: check.created }, record.context?.save === true);
       return answer(record, { op: 'check_voided', detail: check });
     }
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures

@@ -9,7 +9,8 @@ import type { GuardedAttempt, SaleGuard } from '../wallet/sale-guard';
 import { sentness, unwrapNotSent, WriteNotSentError, type Attempt, type WriteProtocol, type WriteResult, type Written } from '../writes';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { BankSales } from './bank-sale';
-import { chargedAsCheck, type CheckUndo } from './check-on-card';
+import { chargedAsCheck } from './check-on-card';
+import type { CheckKeys } from '../payment-methods/check-key';
 import { SaleInputError } from './sale-errors';
 import type { NewCards } from './new-card';
 import { factsOfSale, type SaleAsked, type SaleFacts } from './sale-object';
@@ -100,8 +101,11 @@ export interface CheckoutDeps {
    * method (404).
    */
   bankMethods?: { kept(custkey: string, pmkey: string): Promise<boolean>; read(caller: Caller, custkey: string, pmkey: string): Promise<boolean> };
-  /** A check form's key the gateway debited as a check on the card path (no authorization): voided at once. */
-  checks: CheckUndo;
+  /**
+   * A check form's key the gateway debited as a check on the card path (no authorization): voided at once, and with
+   * `save_payment_method` the bank method the gateway saved from it removed (the add-card write's undo).
+   */
+  checkKeys: CheckKeys;
 }
 
 const authorizationRequired = () => new SaleInputError('body.authorization', 'required_for_bank_payment');
@@ -150,8 +154,9 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
     const outcome = await sales.chargeNewCard(charge, { slot, beforeSend: guarded.beforeSend });
     if (chargedAsCheck(outcome.transaction)) {
       // A check form's key the gateway debited as a check (check-on-card.ts): no authorization was given, so the
-      // debit is voided now and the answer is the refusal's (400 naming body.authorization), kept for the key.
-      await deps.checks.undo(outcome.transaction.key);
+      // debit is voided now, the bank account it saved (save_payment_method) removed, and the answer is the
+      // refusal's (400 naming body.authorization), kept for the key.
+      await deps.checkKeys.undo(input.customer, { key: outcome.transaction.key, voided: false }, save);
       const tx = outcome.transaction;
       return { outcome: { kind: 'error', transaction: { ...tx, result_code: 'E', result: 'Error', error: 'A bank account\'s payment key sent without an authorization: voided', error_code: '' } }, voidedCheck: true };
     }
@@ -188,6 +193,9 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
         fingerprint,
         context: {
           op: input.capture ? ('sale' as const) : ('authorize' as const), customer: input.customer, amount: input.amount, payment_method: paymentMethod ?? '',
+          // A payment key kept on the customer: a check form's the gateway debited as a check saved a bank method the
+          // reconciler must remove with the void (src/reconcile/find.ts).
+          ...(input.paymentKey !== undefined && input.save === true ? { save: true as const } : {}),
           ...(input.authorization ? { bank: { authorization: input.authorization.text, sec: secOf(input) } } : {}),
         },
         invoice,

@@ -133,6 +133,15 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       expect(await store.inspect('u1', key)).toMatchObject({ state: 'unknown', record: { context } });
     });
 
+    test('when a payment-key sale kept on the customer dies mid-call, then its unknown record says the key was kept (a bank method it saved is removed with its check), in begin and inspect alike', async () => {
+      const context = { op: 'sale', customer: 'cust-9', amount: '31.00', save: true as const };
+      started(await store.begin('u1', key, fp, { leaseMs: 60, invoice: 'inv-9', context }));
+      await sleep(100);
+      const again = await store.begin('u1', key, fp, lease);
+      const inspected = await store.inspect('u1', key);
+      expect([again.kind === 'outcome_unknown' && again.record.context, inspected.state === 'unknown' && inspected.record.context]).toEqual([context, context]);
+    });
+
     test('when the lease expired but nobody took over, then the late complete still stores the real answer', async () => {
       const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 60 }));
       await sleep(100);

@@ -83,6 +83,31 @@ for (const reading of ['refused', 'charged'] as const) {
       expect(verifications().map((e) => e.ach?.status)).toEqual(reading === 'charged' ? ['V'] : []);
     });
 
+    it('when the key is paid with save_payment_method and no authorization, then 400 names body.authorization, no debit stands and no bank account is kept, at the gateway or in the wallet', async () => {
+      const c = customer(20);
+      const before = bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key);
+      const wallet = async (fresh: boolean) => {
+        const listed = await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c), undefined, fresh ? { 'cache-control': 'no-cache' } : {});
+        expect(listed.status).toBe(200);
+        return (listed.body.data as { key: string }[]).map((m) => m.key);
+      };
+      // The customer's view is held before the sale: what it lists after comes from tokengate's own view.
+      const held = await wallet(false);
+      const key = id('save-no-auth');
+      const body = { payment_key: bankKey(), save_payment_method: true };
+      const res = await pay(c, body, key);
+      expect([res.status, res.body.error?.code, res.body.error?.details]).toEqual([400, 'invalid_request', REFUSAL]);
+      expect(standing(c)).toEqual([]);
+      expect(debits(c).map((e) => e.ach?.status)).toEqual(reading === 'charged' ? ['V'] : []);
+      // The bank account the gateway saved from the key (charged) is removed: the gateway holds the methods it held.
+      expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
+      expect([await wallet(false), await wallet(true)]).toEqual([held, held]);
+      // Money moved (charged) and was given back: the key keeps its 400 and nothing more is sent or kept.
+      const again = await pay(c, body, key);
+      expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([400, reading === 'charged' ? 'true' : null]);
+      expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
+    });
+
     if (reading === 'refused') {
       it('when the corrected request (with the authorization) is sent under the same Idempotency-Key, then 201 and the account is debited once', async () => {
         const c = customer(15);
@@ -176,6 +201,32 @@ for (const reading of ['refused', 'charged'] as const) {
         expect([answer.status, answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([400, REFUSAL, 'true']);
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
       });
+
+      for (const lost of ['sale', 'void'] as const) {
+        it(`when a check form's key is paid with save_payment_method and no authorization and the ${lost}'s answer is lost, then the reconciler voids the check, removes the bank account it saved, and the key answers the 400`, async () => {
+          const c = customer(lost === 'sale' ? 9 : 10);
+          const before = bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key);
+          const key = id(`save-${lost}-lost`);
+          const body = { payment_key: bankKey(), save_payment_method: true };
+          bff.sandbox.faults.next(lost === 'sale' ? { kind: 'hang', match: 'sale', when: 'after' } : { kind: 'hang', match: 'void', when: 'before' });
+          const first = await pay(c, body, key);
+          expect(first.status).toBe(lost === 'sale' ? 504 : 409);
+          // The bank account the gateway saved from the key, while the outcome is unknown.
+          const saved = bff.sandbox.fixtures.paymentMethods(c).filter((m) => !before.includes(m.key)).map((m) => m.key);
+          expect(saved).toHaveLength(1);
+          let answer = first;
+          await eventually(async () => (answer = await pay(c, body, key)).status === 400);
+          expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
+          expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
+          expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
+          const listed = await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c));
+          expect((listed.body.data as { key: string }[]).map((m) => m.key).filter((k) => saved.includes(k))).toEqual([]);
+          // Never charged from then on, even with the shopper's authorization: the method is gone.
+          const paid = await pay(c, { payment_method: saved[0], authorization: { text: AGREED } }, id('pay-removed'));
+          expect(paid.status).toBe(404);
+          expect(standing(c)).toEqual([]);
+        });
+      }
 
       it('when the sale\'s own answer is lost, then the reconciler finds the check by its invoice, voids it, and the key answers the 400', async () => {
         const c = customer(18);

@@ -16,6 +16,6 @@ if state == 'in_progress' then
   redis.call('PEXPIRE', key, ARGV[1])
 end
 local f = redis.call('HMGET', key, 'invoice', 'reason', 'since', 'attempts', 'op', 'customer', 'sale', 'amount', 'started', 'created', 'next_look',
-  'payment_method', 'bank_authorization', 'bank_sec')
+  'payment_method', 'bank_authorization', 'bank_sec', 'save')
 return {'unknown', f[1] or '', f[2] or '', f[3] or '0', f[4] or '1', f[5] or '', f[6] or '', f[7] or '', f[8] or '', f[9] or f[10] or '0',
-  f[11] or '', string.format('%d', now), f[12] or '', f[13] or '', f[14] or ''}
+  f[11] or '', string.format('%d', now), f[12] or '', f[13] or '', f[14] or '', f[15] or ''}
