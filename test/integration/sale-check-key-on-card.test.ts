@@ -44,6 +44,13 @@ for (const reading of ['refused', 'charged'] as const) {
     /** The customer's check debits of 31.00 that stand (not voided). */
     const standing = (custkey: string) => bff.sandbox.ledger.entries().filter((e) => e.custkey === custkey && e.ach !== undefined && e.amount === '31.00' && !e.voided && e.ach.status !== 'V');
     const debits = (custkey: string) => bff.sandbox.ledger.entries().filter((e) => e.custkey === custkey && e.ach !== undefined && e.amount === '31.00');
+    /** The bank account saved from the key is gone at the gateway, and never charged from then on, even with the shopper's authorization. */
+    const expectSavedGone = async (custkey: string, before: string[], saved: string[]) => {
+      expect(bff.sandbox.fixtures.paymentMethods(custkey).map((m) => m.key)).toEqual(before);
+      const paid = await pay(custkey, { payment_method: saved[0], authorization: { text: AGREED } }, id('pay-removed'));
+      expect(paid.status).toBe(404);
+      expect(standing(custkey)).toEqual([]);
+    };
 
     it('when the key is sent without authorization, then 400 names body.authorization and no check debit stands', async () => {
       const c = customer(14);
@@ -179,11 +186,7 @@ for (const reading of ['refused', 'charged'] as const) {
         expect([answer.status, answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([400, [{ path: 'body.payment_key', rule: 'refused_by_gateway' }], 'true']);
         const verifications = bff.sandbox.ledger.entries().filter((e) => e.custkey === c && e.ach !== undefined);
         expect(verifications.map((e) => e.ach?.status)).toEqual(['V']);
-        expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
-        // Never charged from then on, even with the shopper's authorization: the method is gone.
-        const paid = await pay(c, { payment_method: saved[0], authorization: { text: AGREED } }, id('pay-removed'));
-        expect(paid.status).toBe(404);
-        expect(standing(c)).toEqual([]);
+        await expectSavedGone(c, before, saved);
       });
 
       it('when the void\'s answer is lost, then the caller hears outcome_unknown, the reconciler voids the check, and the key then answers the 400', async () => {
@@ -218,13 +221,9 @@ for (const reading of ['refused', 'charged'] as const) {
           await eventually(async () => (answer = await pay(c, body, key)).status === 400);
           expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
           expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
-          expect(bff.sandbox.fixtures.paymentMethods(c).map((m) => m.key)).toEqual(before);
           const listed = await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c));
           expect((listed.body.data as { key: string }[]).map((m) => m.key).filter((k) => saved.includes(k))).toEqual([]);
-          // Never charged from then on, even with the shopper's authorization: the method is gone.
-          const paid = await pay(c, { payment_method: saved[0], authorization: { text: AGREED } }, id('pay-removed'));
-          expect(paid.status).toBe(404);
-          expect(standing(c)).toEqual([]);
+          await expectSavedGone(c, before, saved);
         });
       }
 
