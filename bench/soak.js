@@ -333,6 +333,7 @@ async function main() {
   // A disagreement says what each side heard (issue: a refund voided at the gateway still counted): the view's
   // refunds, the ledger's, and every gateway webhook about the sale or its refunds with its delivery tries, so a
   // failed run (CI keeps only this log) can be read without the run's folder.
+  for (const t of ledger.twice ?? []) log(`refunds beyond the keys sent: ${t}`);
   if (viewDiffs.length > 0) try {
     const hooks = await sandbox.admin('GET', 'webhooks').catch(() => ({ events: [], attempts: [] }));
     for (const key of viewDiffs.map((d) => d.split(':')[0])) {
@@ -424,7 +425,7 @@ async function main() {
     faults: timeline.faults,
     ach: { clock_moved_hours: Math.round(ach.movedMs / 3_600_000), jumps: ach.jumps, bank_payments: load.bankSales.size, statuses: returns.byStatus, refund_of_returned_answers: refundOfReturned },
     settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, returned_lines: settled.returned, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
-    details: { settlements: settled.wrong.slice(0, 10), returned_events_missing: returns.eventsMissing.slice(0, 10), refunds_of_returned: returns.refundsAfterReturn.slice(0, 10), doubles: ledger.doubles, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
+    details: { settlements: settled.wrong.slice(0, 10), returned_events_missing: returns.eventsMissing.slice(0, 10), refunds_of_returned: returns.refundsAfterReturn.slice(0, 10), doubles: ledger.doubles, refunds_twice: ledger.twice, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
       `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,

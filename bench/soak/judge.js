@@ -94,17 +94,21 @@ function judgeLedger({ entries, transactions, operations, keys, invoicePrefix, r
     if (sale) refundKeys.set(sale, (refundKeys.get(sale) ?? 0) + 1);
   }
   const refundsMade = new Map();
+  const refundOps = new Map();
   for (const op of operations) {
     if (op.result_code !== 'A' || op.folded || !/^(refund|creditvoid|refund:adjust)$/.test(op.command)) continue;
     refundsMade.set(op.trankey, (refundsMade.get(op.trankey) ?? 0) + 1);
+    refundOps.set(op.trankey, [...(refundOps.get(op.trankey) ?? []), `${op.command} ${op.amount ?? ''} ${op.createdKey ?? ''}`.trim()]);
   }
   const refundsTwice = [...refundsMade].reduce((s, [sale, n]) => s + Math.max(0, n - (refundKeys.get(sale) ?? 0)), 0);
+  // Which sales, with what the gateway carried out and how many keys the soak sent: a failed run says where to look.
+  const twice = [...refundsMade].filter(([sale, n]) => n > (refundKeys.get(sale) ?? 0)).map(([sale]) => `${sale}: ${refundKeys.get(sale) ?? 0} keys, ${refundOps.get(sale).join(', ')}`);
 
   // Guarantee 10: no charge on a removed card after its removal answered.
   const removedAt = new Map(removed.map((r) => [r.pmkey, r.at]));
   const removedCharged = transactions.filter((t) => t.pmkey && removedAt.has(t.pmkey) && t.time > removedAt.get(t.pmkey) && t.result_code !== 'D').length;
 
-  return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, refundsTwice, removedCharged, invoices: byInvoice.size };
+  return { doubleCharges, doubles: doubles.slice(0, 10), beyondBounds, beyond: beyond.slice(0, 10), disagreements, disagree: disagree.slice(0, 10), followupsTwice, refundsTwice, twice: twice.slice(0, 10), removedCharged, invoices: byInvoice.size };
 }
 
 /**

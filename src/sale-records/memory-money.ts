@@ -3,7 +3,7 @@ import type { Kept } from './memory-sale-records';
 /** The memory store's steps of lua/hear.lua that move money back and forth (the Redis script's twins). */
 
 /** adjusted: the gateway's new amount, an authorization's hold or what a captured sale has left. */
-export function adjusted(r: Kept, there: number): [string, string, number] {
+export function adjusted(r: Kept, there: number, saleKey: string): [string, string, number] {
   if (r.state === 'authorized') {
     if (r.authorizedCents === there) return ['listed', r.state, 0];
     Object.assign(r, { authorizedCents: there, version: r.version + 1 });
@@ -11,10 +11,12 @@ export function adjusted(r: Kept, there: number): [string, string, number] {
   }
   if (r.state !== 'captured') return ['unchanged', r.state, 0];
   if (r.pendingRefundCents !== 0) return ['busy', r.state, 0];
-  const left = r.capturedCents - r.refundedCents;
+  // Standing credits (refunds with a transaction of their own) do not lower the sale's own amount (lua/hear.lua).
+  const credits = [...r.own.values(), ...r.external].filter((x) => x.key !== saleKey && !r.voidedRefunds?.has(x.key)).reduce((sum, x) => sum + x.cents, 0);
+  const left = r.capturedCents - (r.refundedCents - credits);
   if (there === left) return ['listed', r.state, 0];
   const captured = Math.max(r.capturedCents, there);
-  Object.assign(r, { capturedCents: captured, refundedCents: captured - there, version: r.version + 1 });
+  Object.assign(r, { capturedCents: captured, refundedCents: Math.min(captured, credits + captured - there), version: r.version + 1 });
   return ['applied', r.state, left - there];
 }
 

@@ -94,7 +94,7 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
         return ['applied', r.state, cents];
       }
       case 'adjusted':
-        return adjusted(r, heard.leftCents);
+        return adjusted(r, heard.leftCents, saleKeyOf(r));
       case 'refund_voided':
       case 'refund_restored':
         return refundMoved(r, heard.kind, heard.refundKey);

@@ -132,7 +132,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const args: string[] = [heard.kind];
       if (heard.kind === 'captured') args.push(String(heard.capturedCents), ...(heard.batch ? encodeBatchFields(heard.batch) : []));
       if (heard.kind === 'refunded') args.push(heard.refund.key, `${heard.refund.refnum}|${heard.refund.cents}|${heard.refund.created}|${heard.refund.statusCode}`);
-      if (heard.kind === 'adjusted') args.push(String(heard.leftCents));
+      if (heard.kind === 'adjusted') args.push(String(heard.leftCents), saleKey);
       if (heard.kind === 'refund_voided' || heard.kind === 'refund_restored') args.push(heard.refundKey);
       const [result, state, cents] = ((await call('hear', () => redis.tgSaleHear(recordKey(saleKey), ...args))) as unknown[]).map(String);
       if (heard.kind === 'captured' && result === 'changed') await indexBatch(saleKey, heard.batch?.key);

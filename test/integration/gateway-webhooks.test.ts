@@ -161,6 +161,25 @@ describe('gateway webhooks in', () => {
     await delivered([voided?.event_id as string]);
   });
 
+  it('when a part refund\'s adjustment is delivered after the batch closed and the rest was refunded as a credit, then the credit stays counted (the view reads the whole sale refunded)', async () => {
+    // Found by the soak: refund:adjust lowers the unsettled sale to what is left; a refund after the close is a
+    // credit, a transaction of its own, which leaves the sale's amount as it was. The late adjustment compared
+    // the sale's amount with captured less every refund, the credit included, and undid the credit.
+    const key = await sale('20.00');
+    bff.sandbox.webhooks.hold();
+    expect((await post(`/v1/sales/${key}/refunds`, { amount: '5.00' })).status).toBe(201);
+    await callSandbox(bff.sandbox.baseUrl, 'POST', 'batches/current/close');
+    const rest = await post(`/v1/sales/${key}/refunds`);
+    expect([rest.status, rest.body.amount, rest.body.key === key]).toEqual([201, '15.00', false]);
+    expect((await view(key)).body).toMatchObject({ amount_refunded: '20.00' });
+    const held = eventsAbout(key).filter((e) => e.held).map((e) => e.event_id);
+    expect(eventsAbout(key).map((e) => e.event_type)).toContain('transaction.sale.adjusted');
+    await bff.sandbox.webhooks.resume();
+    await delivered(held);
+    expect((await view(key)).body).toMatchObject({ status: 'settled', amount_refunded: '20.00' });
+    expect(await typesOf(key)).not.toContain('sale.adjusted');
+  });
+
   it('when the same event is delivered again (a replay, a duplicate), then it takes effect once and logs one event', async () => {
     const key = await sale('5.00');
     await atSandbox({ command: 'void', trankey: key });

@@ -70,6 +70,23 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.get(sale)).toMatchObject({ refundedCents: 200, pendingRefundCents: 200 });
   });
 
+  it('when the gateway tells the sale\'s adjusted amount after a later credit, then only the sale\'s own adjustments are compared: the credit stays refunded', async () => {
+    await records.create(sale, captured(2000));
+    // refund:adjust of the unsettled sale (its answer names the sale), then a credit of the rest (a key of its own).
+    await records.reserve(sale, 'refund', 'adj', 500);
+    await records.settle(sale, 'refund', 'adj', 'applied', undefined, undefined, { key: sale, refnum: '1', cents: 500, method: 'refund' });
+    await records.reserve(sale, 'refund', 'credit', 1500);
+    await records.settle(sale, 'refund', 'credit', 'applied', undefined, 'credit-key', { key: 'credit-key', refnum: '2', cents: 1500, method: 'refund' });
+    expect(await records.hear(sale, { kind: 'adjusted', leftCents: 1500 })).toBe('known');
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 2000, capturedCents: 2000 });
+    // An adjustment made elsewhere (the console gives 3.00 of the sale's own 5.00 back: 18.00) moves only its part.
+    expect(await records.hear(sale, { kind: 'adjusted', leftCents: 1800 })).toBe('applied');
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 1700, capturedCents: 2000 });
+    // The credit voided at the gateway is no credit any more: what is left refunded is the sale's own 2.00.
+    expect(await records.hear(sale, { kind: 'refund_voided', refundKey: 'credit-key' })).toBe('applied');
+    expect(await records.get(sale)).toMatchObject({ refundedCents: 200 });
+  });
+
   it('when an authorization is captured, then one capture at a time, never over the authorization; a release makes it capturable again', async () => {
     await records.create(sale, authorized(500));
     expect(await records.reserve(sale, 'refund', 'r', 1)).toMatchObject({ ok: false, reason: 'exceeds' });

@@ -12,11 +12,13 @@
 --                                 its answer or the reconciler accounts for it); else folded in as seen at the
 --                                 gateway ('rx:<key>' = entry '<refnum>|<cents>|<created>|<status>'), refunded
 --                                 raised by its cents (never past what was captured) → 'applied'
---   adjusted  cents               the gateway's new amount (issue 36): an authorization holds it → 'applied';
+--   adjusted  cents, sale key     the gateway's new amount (issue 36): an authorization holds it → 'applied';
 --                                 a captured sale has that much left: equal → 'listed' (tokengate's own
 --                                 refund:adjust); less → refunded raised, more → refunded lowered (and captured
 --                                 raised past it: an incremental authorization) → 'applied' and the cents moved
---                                 (positive: given back); a capture, void or refund in flight → 'busy'
+--                                 (positive: given back); a capture, void or refund in flight → 'busy'. What
+--                                 the sale has left is compared without its standing credits (refunds with a
+--                                 transaction of their own: their key is not the sale's), which stay refunded
 --   refund_voided key             a refund the record lists (tokengate's own 'rf:', or seen 'rx:') voided at the
 --                                 gateway: its cents no longer refunded, marked 'rv:<key>' → 'applied' and the
 --                                 cents; voided already → 'listed'; not listed → 'unknown_refund'
@@ -81,13 +83,33 @@ if kind == 'adjusted' then
   if state ~= 'captured' then return {'unchanged', state, 0} end
   if tonumber(f[4] or '0') ~= 0 then return {'busy', state, 0} end
   local captured = tonumber(f[2])
-  local left = captured - tonumber(f[3])
+  -- The gateway's amount is what the sale itself has left: a refund with a transaction of its own (a credit of a
+  -- settled sale: 'rf:' of another key than the sale's, or one seen 'rx:') does not lower it, so standing credits
+  -- are left out of the comparison and kept in `refunded` (an adjustment delivered after a later credit once
+  -- undid the credit: soak, 2026-11-28).
+  local credits = 0
+  local all = redis.call('HGETALL', KEYS[1])
+  local voided = {}
+  for i = 1, #all, 2 do
+    if string.sub(all[i], 1, 3) == 'rv:' then voided[string.sub(all[i], 4)] = true end
+  end
+  for i = 1, #all, 2 do
+    local kind3 = string.sub(all[i], 1, 3)
+    local key, cents
+    if kind3 == 'rf:' then
+      key, cents = string.match(all[i + 1], '^([^|]*)|[^|]*|(%d+)|')
+    elseif kind3 == 'rx:' then
+      key, cents = string.sub(all[i], 4), string.match(all[i + 1], '^[^|]*|(%d+)|')
+    end
+    if key and cents and key ~= ARGV[3] and not voided[key] then credits = credits + tonumber(cents) end
+  end
+  local left = captured - (tonumber(f[3]) - credits)
   if there == left then return {'listed', state, 0} end
   if there > captured then
     captured = there
     redis.call('HSET', KEYS[1], 'captured', captured)
   end
-  redis.call('HSET', KEYS[1], 'refunded', captured - there)
+  redis.call('HSET', KEYS[1], 'refunded', math.min(captured, credits + captured - there))
   bump()
   return {'applied', state, left - there}
 end
