@@ -56,17 +56,16 @@ export interface CheckKeys {
 export function createCheckKeys(deps: CheckKeyDeps): CheckKeys {
   return {
     async undo(custkey, check, saved) {
-      if (saved) return undoCheckKey(deps, custkey, check);
+      // Throws WriteOutcomeUnknownError itself when the void is not shown done.
       if (!check.voided) await deps.checks.undo(check.key);
+      if (saved) await removeSaved(deps, custkey, check);
     },
   };
 }
 
-/** Voids the check and removes the bank method it saved; any failure leaves the write to the reconciler (unknown). */
-async function undoCheckKey(deps: CheckKeyDeps, custkey: string, check: CheckOnCard): Promise<void> {
+/** Removes the bank method the check saved; any failure leaves the write to the reconciler (unknown). */
+async function removeSaved(deps: CheckKeyDeps, custkey: string, check: CheckOnCard): Promise<void> {
   const { gateway, budget } = deps;
-  // Throws WriteOutcomeUnknownError itself when the void is not shown done.
-  if (!check.voided) await deps.checks.undo(check.key);
   try {
     const created = check.created || (await budget.run('read', () => gateway.getTransaction(check.key))).value.created;
     const list = (await budget.run('read', () => gateway.listPaymentMethods(custkey, { limit: 100, offset: 0 }))).value;

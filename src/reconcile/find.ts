@@ -16,7 +16,7 @@ import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find
 import { parseTransactionDetail } from '../gateway/parse';
 import { createCreditScan } from './find-refund';
 import { decideRefund } from './refund-decision';
-import { detailIsCheck } from '../sales/check-on-card';
+import { chargedAsCheck } from '../sales/check-on-card';
 import type { CheckKeys } from '../payment-methods/check-key';
 
 export { canonicalExplanation, explanations } from './refund-decision';
@@ -115,24 +115,29 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     return undefined;
   }
 
+  /**
+   * A card-path authonly naming a check form's key, debited as a check sale instead (S, not A;
+   * src/sales/check-on-card.ts): the sale of the same search, when it reads as a check.
+   */
+  async function checkSaleOf(search: Omit<SaleSearch, 'startedMs'>, startedMs: number): Promise<TransactionDetail | undefined> {
+    const sale = await findSale({ ...search, command: 'sale', startedMs });
+    return sale && chargedAsCheck(sale) ? sale : undefined;
+  }
+
   async function sale(record: UnknownRecord, op: 'sale' | 'authorize', customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const search = { command: op === 'sale' ? 'sale' as const : 'authonly' as const, customer, invoice: record.invoice, amount };
     const told = await toldOf(search);
     const keyAsCard = !record.context?.bank && !record.context?.payment_method;
     let tx = told ?? await findSale({ ...search, startedMs: record.startedMs });
-    // An authonly naming a check form's key may have been debited as a check sale (S, not A): looked for too.
-    if (!tx && op === 'authorize' && keyAsCard) {
-      const sale = await findSale({ ...search, command: 'sale', startedMs: record.startedMs });
-      if (sale && detailIsCheck(sale)) tx = sale;
-    }
+    if (!tx && op === 'authorize' && keyAsCard) tx = await checkSaleOf(search, record.startedMs);
     if (!tx) return { kind: 'absent' };
     // Sent as a card's (a payment key without authorization) and debited as a check: no debit may stand without
     // the shopper's authorization, so it is voided (again harmless) before the key answers the refusal; nor may a
     // bank account it saved stay kept (save_payment_method: removed, as the write itself does).
     // A webhook's object is a subset (it may lack the card): the look-up decides then.
-    const check = keyAsCard && detailIsCheck(tx) ? (told ? await read(() => gateway.getTransaction(tx.key)) : tx) : undefined;
-    if (check && detailIsCheck(check)) {
+    const check = keyAsCard && chargedAsCheck(tx) ? (told ? await read(() => gateway.getTransaction(tx.key)) : tx) : undefined;
+    if (check && chargedAsCheck(check)) {
       await deps.checkKeys.undo(customer, { key: check.key, voided: statusOf(check) === 'voided', created: check.created }, record.context?.save === true);
       return answer(record, { op: 'check_voided', detail: check });
     }
@@ -155,13 +160,8 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   async function paymentMethod(record: UnknownRecord, customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
     const search = { command: 'authonly' as const, customer, invoice: record.invoice, amount };
-    let tx = (await toldOf(search)) ?? await findSale({ ...search, startedMs: record.startedMs });
-    // A check form's key may have been debited as a check sale (src/sales/check-on-card.ts): found, it is voided
-    // as a verification is (complete), so no debit stands.
-    if (!tx) {
-      const sale = await findSale({ ...search, command: 'sale', startedMs: record.startedMs });
-      if (sale && detailIsCheck(sale)) tx = sale;
-    }
+    // Found as the check sale it became, it is voided as a verification is (complete), so no debit stands.
+    const tx = (await toldOf(search)) ?? (await findSale({ ...search, startedMs: record.startedMs })) ?? (await checkSaleOf(search, record.startedMs));
     if (!tx) return { kind: 'absent' };
     const result = await deps.cards.complete(customer, {
       key: tx.key,
@@ -172,7 +172,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       voided: statusOf(tx) === 'voided',
       last4: tx.creditcard?.number.match(/(\d{4})\s*$/)?.[1],
       // A check form's key debited as a check: voided and its bank method removed (src/payment-methods/check-key.ts).
-      ...(detailIsCheck(tx) ? { check: { created: tx.created } } : {}),
+      ...(chargedAsCheck(tx) ? { check: { created: tx.created } } : {}),
     });
     return answer(record, { op: 'payment_method', transaction: tx.key, result });
   }

@@ -1,6 +1,5 @@
 import type { GatewayClient } from '../gateway/client';
 import { GatewayRefusedError } from '../gateway/errors';
-import type { Transaction, TransactionDetail } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { Budget } from '../tokens/token-service';
 import { WriteOutcomeUnknownError } from '../writes/errors';
@@ -19,15 +18,10 @@ import { statusOf } from './sale-view';
  * card is taken for a check: voiding a card sale that lacked it costs the shopper nothing, leaving a check standing
  * would. The reconciler reads the same from the look-up (`trantype`, `creditcard`) when the answer was lost.
  */
-export function chargedAsCheck(tx: Pick<Transaction, 'result_code' | 'trantype' | 'creditcard'>): boolean {
-  if (tx.result_code !== 'A' && tx.result_code !== 'P') return false;
-  return /check/i.test(tx.trantype ?? '') || tx.creditcard === undefined;
-}
-
-/** The look-up's reading of the same (a sale or authorization the reconciler found for a card-path write). */
-export function detailIsCheck(tx: Pick<TransactionDetail, 'result_code' | 'trantype' | 'creditcard'>): boolean {
+export function chargedAsCheck(tx: { result_code?: string; trantype?: string; creditcard?: unknown }): boolean {
+  // A look-up may carry no result_code (the reconciler's reading); an answer always does.
   if (tx.result_code !== undefined && tx.result_code !== 'A' && tx.result_code !== 'P') return false;
-  return /check/i.test(tx.trantype) || tx.creditcard === undefined;
+  return /check/i.test(tx.trantype ?? '') || tx.creditcard === undefined;
 }
 
 export interface CheckUndo {

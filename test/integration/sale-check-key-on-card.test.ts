@@ -44,6 +44,12 @@ for (const reading of ['refused', 'charged'] as const) {
     /** The customer's check debits of 31.00 that stand (not voided). */
     const standing = (custkey: string) => bff.sandbox.ledger.entries().filter((e) => e.custkey === custkey && e.ach !== undefined && e.amount === '31.00' && !e.voided && e.ach.status !== 'V');
     const debits = (custkey: string) => bff.sandbox.ledger.entries().filter((e) => e.custkey === custkey && e.ach !== undefined && e.amount === '31.00');
+    /** The same request under the same key, sent again until its answer is `done` (the reconciler has resolved it). */
+    const payUntil = async (custkey: string, body: Record<string, unknown>, key: string, done: (status: number) => boolean) => {
+      let answer!: Awaited<ReturnType<typeof pay>>;
+      await eventually(async () => done((answer = await pay(custkey, body, key)).status));
+      return answer;
+    };
     /** The bank account saved from the key is gone at the gateway, and never charged from then on, even with the shopper's authorization. */
     const expectSavedGone = async (custkey: string, before: string[], saved: string[]) => {
       expect(bff.sandbox.fixtures.paymentMethods(custkey).map((m) => m.key)).toEqual(before);
@@ -160,11 +166,7 @@ for (const reading of ['refused', 'charged'] as const) {
         bff.sandbox.faults.next({ kind: 'hang', match: 'authonly', when: 'after' });
         const first = await pay(c, body, key);
         expect(first.status).toBe(504);
-        let answer = first;
-        await eventually(async () => {
-          answer = await pay(c, body, key);
-          return answer.status === 400;
-        });
+        const answer = await payUntil(c, body, key, (status) => status === 400);
         expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
       });
@@ -196,11 +198,7 @@ for (const reading of ['refused', 'charged'] as const) {
         bff.sandbox.faults.next({ kind: 'hang', match: 'void', when: 'before' });
         const first = await pay(c, body, key);
         expect([first.status, first.body.error?.code]).toEqual([409, 'outcome_unknown']);
-        let answer = first;
-        await eventually(async () => {
-          answer = await pay(c, body, key);
-          return answer.status !== 409;
-        });
+        const answer = await payUntil(c, body, key, (status) => status !== 409);
         expect([answer.status, answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([400, REFUSAL, 'true']);
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
       });
@@ -217,8 +215,7 @@ for (const reading of ['refused', 'charged'] as const) {
           // The bank account the gateway saved from the key, while the outcome is unknown.
           const saved = bff.sandbox.fixtures.paymentMethods(c).filter((m) => !before.includes(m.key)).map((m) => m.key);
           expect(saved).toHaveLength(1);
-          let answer = first;
-          await eventually(async () => (answer = await pay(c, body, key)).status === 400);
+          const answer = await payUntil(c, body, key, (status) => status === 400);
           expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
           expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
           const listed = await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c));
@@ -234,11 +231,7 @@ for (const reading of ['refused', 'charged'] as const) {
         bff.sandbox.faults.next({ kind: 'hang', match: 'sale', when: 'after' });
         const first = await pay(c, body, key);
         expect(first.status).toBe(504);
-        let answer = first;
-        await eventually(async () => {
-          answer = await pay(c, body, key);
-          return answer.status === 400;
-        });
+        const answer = await payUntil(c, body, key, (status) => status === 400);
         expect([answer.body.error?.details, answer.headers.get('tokengate-reconciled')]).toEqual([REFUSAL, 'true']);
         expect(debits(c).map((e) => e.ach?.status)).toEqual(['V']);
         expect(standing(c)).toEqual([]);
