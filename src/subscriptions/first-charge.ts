@@ -3,7 +3,7 @@ import type { EventSink } from '../events/types';
 import type { StoredResponse, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import { appendEvents, createCommit } from './commit';
-import { isChangeable, periodDue, type Transition } from './lifecycle';
+import { canceledNow, isChangeable, periodDue, type Transition } from './lifecycle';
 import { outcomeOfAnswer } from './renewals';
 import type { FirstCharge, SubscriptionRecord, SubscriptionStore } from './types';
 
@@ -47,8 +47,7 @@ export function paidRecord(first: FirstCharge, sale: string): SubscriptionRecord
 
 /** What a customer's deletion makes of a subscription not ended yet: canceled now (service.ts, cancelAllOf). */
 export function canceledByDeletion(r: SubscriptionRecord): Transition | undefined {
-  if (!isChangeable(r.status)) return undefined;
-  return { next: { ...r, status: 'canceled', due_ms: null, cancel_at_period_end: false, version: r.version + 1 }, events: ['subscription.canceled'] };
+  return isChangeable(r.status) ? canceledNow(r) : undefined;
 }
 
 export interface FirstCharges {

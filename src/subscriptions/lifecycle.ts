@@ -49,6 +49,10 @@ export interface Transition {
   events: SubscriptionEventType[];
 }
 
+/** A subscription canceled now, nothing more due: a cancel that does not wait for the period's end, a customer's deletion. */
+export const canceledNow = (r: SubscriptionRecord): Transition =>
+  ({ next: { ...r, status: 'canceled', due_ms: null, cancel_at_period_end: false, version: r.version + 1 }, events: ['subscription.canceled'] });
+
 /**
  * The answer to attempt `attempt` on period `period`, applied once: a record whose period or attempt count has
  * moved on already holds it (a replay, another replica) and is left alone.

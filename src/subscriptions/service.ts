@@ -8,7 +8,7 @@ import type { Clock } from './clock';
 import { appendEvents, createCommit } from './commit';
 import { SubscriptionInputError, SubscriptionNotActiveError } from './errors';
 import { firstChargeKey, subscriptionKey, type FirstCharges } from './first-charge';
-import { isChangeable, periodDue, type Transition } from './lifecycle';
+import { canceledNow, isChangeable, periodDue, type Transition } from './lifecycle';
 import { firstPeriodFrom } from './periods';
 import type { PaymentMethods } from './payment-methods';
 import type { FirstCharge, Interval, SubscriptionRecord, SubscriptionStore } from './types';
@@ -217,7 +217,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         }
         const t = atPeriodEnd
           ? changed(r, { cancel_at_period_end: true })
-          : changed(r, { status: 'canceled', due_ms: null, cancel_at_period_end: false }, ['subscription.canceled']);
+          : canceledNow(r);
         if (await store.swap(t.next)) {
           await appendEvents(deps, t);
           logger.info('subscription canceled', { at_period_end: atPeriodEnd });
