@@ -34,8 +34,12 @@ export interface Bff {
   logs(): string;
   /** The service itself, in-process mode only: a test drives its loops (renewal passes, reconciler passes) by hand. */
   readonly service: Service | undefined;
-  /** Stops the service and starts a new one on the same Redis and key prefix (state must survive). */
-  restart(): Promise<void>;
+  /**
+   * Stops the service and starts a new one on the same Redis and key prefix (state must survive). `signal`
+   * (process mode only): how the process is stopped, e.g. SIGKILL for a replica that dies with what it held in
+   * memory. `between`: runs after the stop and before the start (e.g. Redis started again only once it is gone).
+   */
+  restart(options?: { signal?: NodeJS.Signals; between?: () => Promise<void> }): Promise<void>;
   /** Another replica beside this one: the same environment (Redis, key prefix, gateway), in this process; stopped with it. */
   replica(): Promise<{ url: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
@@ -113,9 +117,11 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
     get service() {
       return current.service;
     },
-    async restart() {
+    async restart({ signal, between }: { signal?: NodeJS.Signals; between?: () => Promise<void> } = {}) {
+      if (signal && mode !== 'process') throw new Error('restart({ signal }) needs mode: \'process\'');
       earlierLogs += current.logs();
-      await current.stop();
+      await current.stop(signal);
+      await between?.();
       current = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env, degraded);
     },
     async replica() {
@@ -136,7 +142,8 @@ interface Running {
   adminUrl: string;
   service?: Service;
   logs(): string;
-  stop(): Promise<void>;
+  /** `signal`: process mode only (SIGTERM by default). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 async function listen(server: http.Server): Promise<string> {
@@ -177,8 +184,8 @@ async function startAsProcess(env: Record<string, string>, degraded: boolean): P
     url: proc.url,
     adminUrl: proc.adminUrl,
     logs: () => proc.output(),
-    async stop() {
-      await proc.stop('SIGTERM');
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      await proc.stop(signal);
     },
   };
 }
