@@ -218,6 +218,14 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     const final = [mine, ...others].every((r) => r?.unknownSinceMs !== undefined && r.unknownSinceMs + deps.maxProcessingMs <= nowMs);
     let found: Found | undefined;
     if (op === 'refund') {
+      // Its reservation settled applied and its answer lost (a replica that kept the one and died before the
+      // other): the record says what the gateway answered. Never absent: the key would be freed and the same money
+      // refunded again (guarantee 7).
+      const settled = known && !mine ? moves.applied.get(id) : undefined;
+      if (settled) {
+        if (statusOf(tx) === 'voided') await records.markVoided(saleKey); // the write's last step, maybe lost with it
+        return answer(record, { op, detail: tx, refund: { key: settled.key, refnum: settled.refnum, amountCents: settled.cents, method: settled.method } });
+      }
       if (!known || !mine) return { kind: 'absent' };
       const decision = decideRefund({ tx, known, mine, others, final, credits, credited: creditedRefunds, settledAdjustCents: adjusts });
       if (decision.happened === 'unknown') throw new NotYetError(decision.why);

@@ -276,7 +276,8 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
     async moves(saleKey) {
       const r = records.get(saleKey);
       const reservations = [...(r?.reservations ?? new Map<string, Reservation>())].map(([id, { before: _before, ...x }]) => ({ id, ...x }));
-      return { reservations, creditedRefunds: new Set(r?.creditedRefunds) };
+      const applied = new Map([...(r?.own ?? new Map<string, ListedSaleRefund>())].map(([id, x]) => [id, { key: x.key, refnum: x.refnum, cents: x.cents, method: x.method }]));
+      return { reservations, creditedRefunds: new Set(r?.creditedRefunds), applied };
     },
     async markVoided(saleKey) {
       const r = records.get(saleKey);

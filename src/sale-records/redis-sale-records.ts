@@ -6,7 +6,7 @@ import { decodeSaleFields, encodeBatchFields, encodeSaleFields, SALE_FIELD_NAMES
 import { listedRefundsOf } from './refunds';
 import { changesOfHeard, changesOfRefresh, hearResultOf } from './changes';
 import { withSaleRecordScripts, type ScriptedClient } from './scripts';
-import { BATCH_INDEX_TTL_MS, type AchStatus, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
+import { BATCH_INDEX_TTL_MS, type AchStatus, type OwnRefund, SALE_RECORD_TTL_MS, type RecordChangeSink, type Reservation, type ReserveResult, type SaleRecord, type SaleRecords, type SaleState } from './types';
 
 export interface RedisSaleRecordsOptions {
   redis: Redis | Cluster;
@@ -212,6 +212,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
       const fields = await call('moves', () => redis.hgetall(recordKey(saleKey)));
       const reservations: Reservation[] = [];
       const creditedRefunds = new Set<string>();
+      const applied = new Map<string, OwnRefund>();
       for (const [field, value] of Object.entries(fields)) {
         // No time after unknown: marked before the time was kept.
         const m = RESERVATION.exec(value);
@@ -220,8 +221,13 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
         }
         // 'rk:<refund key>' = the reservation credited with it (lua/settle.lua)
         if (field.startsWith('rk:')) creditedRefunds.add(field.slice(3));
+        // 'rf:<reservation id>' = '<key>|<refnum>|<cents>|<unix s>|<method>' (lua/settle.lua)
+        if (field.startsWith('rf:')) {
+          const [key = '', refnum = '', cents = '0', , method] = value.split('|');
+          applied.set(field.slice(3), { key, refnum, cents: Number(cents), method: method === 'void' ? 'void' : 'refund' });
+        }
       }
-      return { reservations, creditedRefunds };
+      return { reservations, creditedRefunds, applied };
     },
     async markVoided(saleKey) {
       // Only an existing record changes (HSET on a missing key would create one without an owner).

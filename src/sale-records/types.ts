@@ -113,6 +113,12 @@ export interface SaleMoves {
   reservations: Reservation[];
   /** The gateway keys of refunds settled applied with their key (settle's `refundKey`). */
   creditedRefunds: ReadonlySet<string>;
+  /**
+   * tokengate's own refunds settled applied, by reservation id (the write's reference; settle's `listed`): a refund
+   * whose reservation is gone was settled, and this says how. The reconciler reads it when the settlement was kept
+   * and the key's answer was not (a replica that died between the two): the refund happened (src/reconcile/find.ts).
+   */
+  applied: ReadonlyMap<string, OwnRefund>;
 }
 
 export interface SaleRecords {

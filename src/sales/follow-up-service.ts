@@ -25,10 +25,23 @@ export class SaleRefusedError extends Error {
   }
 }
 
+/** A write of the sale's record that Redis could not take when the follow-up ended (src/writes/keep-later.ts). */
+export interface LaterPart {
+  what: string;
+  keep: () => Promise<unknown>;
+}
+
 export interface FollowUpResult {
   transaction: Transaction;
   /** The amount moved, cents (the capture's or the refund's). */
   amountCents: number;
+  /**
+   * What Redis could not take of the sale's record when the gateway answered (the settlement of its reservation, a
+   * void's mark): the write protocol keeps them BEFORE the write's answer (Written.before), so a kept answer means a
+   * settled reservation. A replica that dies first leaves the key to its lease and the reconciler, which settles the
+   * reservation from the gateway's records (or from the record, when the settlement was kept and the answer not).
+   */
+  later: LaterPart[];
 }
 
 /** A capture or a void done: the gateway's (minimal) answer and the sale's fields, as kept from now on. */
@@ -75,21 +88,30 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
   const pollMs = deps.voidPollMs ?? 50;
 
   /**
-   * Settles a reservation from how the call ended. One Redis could not take (a restart, a failover) is kept later
-   * (src/writes/keep-later.ts), as the write's answer is: left held, the sale would count a refund that landed as
-   * still in flight for good (its amount missing from the view, its voids and the gateway's events about it
-   * answered busy; found by the soak's Redis restart, 2026-11-28).
+   * Settles a reservation from how the call ended. One Redis could not take (a restart, a failover) is kept later:
+   * with `later` (the call answered), by the write protocol before the write's answer (Written.before), so an answer
+   * is never kept with its reservation held; without (the call failed: the key is unknown or freed), by its own
+   * keepLater (src/writes/keep-later.ts). Left held, the sale would count a refund that landed as still in flight
+   * for good (its amount missing from the view, its voids and the gateway's events about it answered busy; found
+   * by the soak's Redis restart, 2026-11-28).
    */
-  async function settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund): Promise<void> {
-    await keep(op, `settle ${how}`, () => records.settle(saleKey, op, reservation, how, appliedCents, refundKey, listed));
+  async function settle(saleKey: string, op: ReservedOp, reservation: string, how: Settlement, appliedCents?: number, refundKey?: string, listed?: OwnRefund, later?: LaterPart[]): Promise<void> {
+    await keep(op, `settle ${how}`, () => records.settle(saleKey, op, reservation, how, appliedCents, refundKey, listed), later);
   }
 
-  /** Runs a write of the sale's record now; failing, logs it and keeps trying until Redis takes it. */
-  async function keep(op: string, what: string, write: () => Promise<unknown>): Promise<void> {
+  /**
+   * Runs a write of the sale's record now; failing, logs it and hands it to `later` (the write protocol keeps it
+   * before the answer), or without one keeps trying itself until Redis takes it.
+   */
+  async function keep(op: string, what: string, write: () => Promise<unknown>, later?: LaterPart[]): Promise<void> {
     try {
       await write();
     } catch (err) {
       logger.error('could not record a follow-up\'s outcome on its sale now; recording it when Redis is back', { op, what, err });
+      if (later) {
+        later.push({ what, keep: write });
+        return;
+      }
       keepLater([{ what, keep: write }], {
         untilMs: Date.now() + KEEP_AT_LEAST_MS, log: logger, op, whenReady: deps.whenStoreReady,
         gaveUp: 'gave up recording a follow-up\'s outcome on its sale: the sale\'s record holds it as in flight until the gateway is read',
@@ -170,8 +192,9 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
       });
       // The captured authorization is in a batch now: kept with the settlement (one pipelined round trip).
       const after = fieldsAfterCapture(fields, tx);
-      await Promise.all([settle(saleKey, 'capture', reservation, 'applied', r.amountCents), after !== fields ? describe(saleKey, after, 'update') : undefined]);
-      return { transaction: tx, amountCents: r.amountCents, fields: after };
+      const later: LaterPart[] = [];
+      await Promise.all([settle(saleKey, 'capture', reservation, 'applied', r.amountCents, undefined, undefined, later), after !== fields ? describe(saleKey, after, 'update') : undefined]);
+      return { transaction: tx, amountCents: r.amountCents, fields: after, later };
     },
 
     async void(saleKey, found, reservation) {
@@ -186,7 +209,7 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
         if (after?.state === 'voided') {
           const fields = after.fields ?? (await fieldsFor(saleKey, { record: after }));
           const minimal = { type: 'transaction' as const, key: saleKey, refnum: fields.refnum, is_duplicate: 'N', result_code: 'A' as const, result: 'Approved', authcode: fields.authcode };
-          return { transaction: minimal, amountCents: 0, fields, voidedBy: 'another' };
+          return { transaction: minimal, amountCents: 0, fields, voidedBy: 'another', later: [] };
         }
         if (!after || after.state === 'voiding' || after.state === 'capturing' || after.pendingRefundCents !== 0) {
           throw refused('busy');
@@ -198,8 +221,9 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
         // cc:void:release: the contract's void also releases the held funds at once.
         return [f, (await budget.run('capture', () => gateway.void({ trankey: saleKey, release: true }))).value] as const;
       });
-      await settle(saleKey, 'void', reservation, 'applied');
-      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents, fields, voidedBy: 'this' };
+      const later: LaterPart[] = [];
+      await settle(saleKey, 'void', reservation, 'applied', undefined, undefined, undefined, later);
+      return { transaction: tx, amountCents: record.state === 'authorized' ? record.authorizedCents : record.capturedCents, fields, voidedBy: 'this', later };
     },
 
     async refund(saleKey, amountCents, reservation) {
@@ -246,9 +270,10 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
       // A refund with a transaction of its own is credited to this write: the reconciler never names it as
       // another (unknown) refund's (two refunds of one amount). refund:adjust of an unsettled sale has none.
       // Listed on the sale as answered, whatever command carried it (issue 25, item 6).
-      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined, { key: tx.key, refnum: tx.refnum, cents: r.amountCents, method });
-      if (method === 'void') await keep('refund', 'mark voided', () => records.markVoided(saleKey));
-      return { transaction: tx, amountCents: r.amountCents, method };
+      const later: LaterPart[] = [];
+      await settle(saleKey, 'refund', reservation, 'applied', r.amountCents, tx.key !== saleKey ? tx.key : undefined, { key: tx.key, refnum: tx.refnum, cents: r.amountCents, method }, later);
+      if (method === 'void') await keep('refund', 'mark voided', () => records.markVoided(saleKey), later);
+      return { transaction: tx, amountCents: r.amountCents, method, later };
     },
   };
 }

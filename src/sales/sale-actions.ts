@@ -2,7 +2,7 @@ import type { Caller } from '../access';
 import type { StoredResponse, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
 import type { WriteProtocol, WriteResult } from '../writes';
-import type { FollowUpService, RefundResult, SaleFollowUpResult } from './follow-up-service';
+import type { FollowUpResult, FollowUpService, LaterPart, RefundResult, SaleFollowUpResult } from './follow-up-service';
 import type { FoundSale, SaleLookup } from './sale-lookup';
 
 /** A follow-up as parsed by the HTTP edge: which sale, under which key, for which body. */
@@ -45,20 +45,28 @@ export interface SaleActionsDeps {
 export function createSaleActions(deps: SaleActionsDeps): SaleActions {
   const { lookup, followUps, writes } = deps;
 
-  async function run(op: 'capture' | 'void' | 'refund', request: FollowUpRequest, act: (found: FoundSale, reference: string) => Promise<StoredResponse>, log?: Logger): Promise<WriteResult> {
+  /**
+   * `act` moves the money and answers; what the sale's record could not take then (`later`: the settlement of its
+   * reservation) is kept before the answer (Written.before), so no answer is kept with its reservation held.
+   */
+  async function run(op: 'capture' | 'void' | 'refund', request: FollowUpRequest, act: (found: FoundSale, reference: string) => Promise<{ response: StoredResponse; later: LaterPart[] }>, log?: Logger): Promise<WriteResult> {
     const found = await lookup.locate(request.caller, request.saleKey);
     const context: WriteContext & { op: typeof op } = { op, customer: found.record.customer, sale: request.saleKey };
     if (request.amount !== undefined) context.amount = request.amount.text;
     const spec = { scope: request.caller.sub, key: request.idempotencyKey, fingerprint: request.fingerprint, context, leaseMs: deps.leaseMs };
-    return writes.execute(spec, async (attempt) => ({ response: await act(found, attempt.reference) }), log);
+    return writes.execute(spec, async (attempt) => {
+      const { response, later } = await act(found, attempt.reference);
+      return { response, before: later };
+    }, log);
   }
+  const answered = <R extends FollowUpResult>(result: R, render: (result: R) => StoredResponse) => ({ response: render(result), later: result.later });
 
   return {
     capture: (request, render, log) =>
-      run('capture', request, async (found, reference) => render(request.saleKey, found, await followUps.capture(request.saleKey, found, request.amount?.cents, reference)), log),
+      run('capture', request, async (found, reference) => answered(await followUps.capture(request.saleKey, found, request.amount?.cents, reference), (r) => render(request.saleKey, found, r)), log),
     void: (request, render, log) =>
-      run('void', request, async (found, reference) => render(request.saleKey, found, await followUps.void(request.saleKey, found, reference)), log),
+      run('void', request, async (found, reference) => answered(await followUps.void(request.saleKey, found, reference), (r) => render(request.saleKey, found, r)), log),
     refund: (request, render, log) =>
-      run('refund', request, async (_found, reference) => render(request.saleKey, await followUps.refund(request.saleKey, request.amount?.cents, reference)), log),
+      run('refund', request, async (_found, reference) => answered(await followUps.refund(request.saleKey, request.amount?.cents, reference), (r) => render(request.saleKey, r)), log),
   };
 }

@@ -71,6 +71,14 @@ export interface Written {
    * duplicate-folding retry's key goes back to outcome_unknown instead (an earlier attempt may have charged).
    */
   nothingMoved?: boolean;
+  /**
+   * Writes of the use case's records that Redis could not take when the gateway answered (a follow-up's
+   * settlement of its sale's reservation, src/sales/follow-up-service.ts): kept BEFORE the answer, each safe to
+   * repeat. The answer is kept only once they are: a kept answer never leaves them undone (the reconciler drops a
+   * key whose answer is kept). A replica that dies first leaves the key to its lease and the reconciler, which
+   * rebuilds both from the gateway's records (or from what was kept: src/reconcile/find.ts).
+   */
+  before?: ReadonlyArray<{ what: string; keep: () => Promise<unknown> }>;
 }
 
 export interface WriteResult {
@@ -191,6 +199,13 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       }
 
       const { response, alongside } = written;
+      // What the use case could not record then: tried once more now (Redis may be back); what still fails holds
+      // the answer back until it is kept (below).
+      let before = written.before ?? [];
+      if (before.length > 0) {
+        const tried = await Promise.allSettled(before.map((p) => p.keep()));
+        before = before.filter((_, i) => tried[i]?.status === 'rejected');
+      }
       count(context.op, resultOf(response.status));
       if (written.nothingMoved && response.status >= 400 && response.status < 500 && response.status !== 402) {
         event('released');
@@ -220,7 +235,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       // Issued in the same tick: ioredis auto-pipelining sends them in one write (one round trip). Only a resumed
       // attempt can sit in the reconciler's unknown set here, so only it untracks now.
       const [stored, records, untracked, appended] = await Promise.allSettled([
-        idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
+        before.length > 0 ? Promise.reject(new Error('kept once the use case\'s records are')) : idempotency.complete(scope, key, attempt, response), alongside?.(), begun.resumed ? pending.untrack(member) : undefined,
         events.length > 0 ? deps.events?.append(events) : undefined,
       ]);
       if (appended.status === 'fulfilled' && events.length > 0) deps.appended?.();
@@ -233,7 +248,14 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const replicated = stored.status === 'fulfilled' && records.status === 'fulfilled' && appended.status === 'fulfilled' && deps.replicated
         ? await deps.replicated().then(() => true, () => false) : true;
       const late: Array<{ what: string; keep: () => Promise<unknown> }> = [];
-      if (stored.status === 'rejected' || !replicated) late.push({ what: 'answer', keep: () => complete() });
+      if (stored.status === 'rejected' || !replicated) {
+        // One part, in order: the use case's records first (each safe to repeat), then the answer.
+        const first = before;
+        late.push({ what: first.length > 0 ? `${first.map((p) => p.what).join(', ')}, then answer` : 'answer', keep: async () => {
+          for (const p of first) await p.keep();
+          await complete();
+        } });
+      }
       if (stored.status === 'fulfilled') await settled(stored.value);
       if (records.status === 'rejected' || !replicated) late.push({ what: 'records', keep: () => alongside?.() ?? Promise.resolve() });
       if (appended.status === 'rejected' || !replicated) late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });

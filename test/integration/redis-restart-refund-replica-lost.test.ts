@@ -41,6 +41,7 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
     again?: Record<'part' | 'whole' | 'settled', Answer>;
     views?: Record<'part' | 'whole' | 'settled', Answer['body']>;
     rest?: { part: Answer; settled: Answer };
+    after?: { part: Answer['body']; settled: Answer['body'] };
     oldLogs?: string;
     tookMs?: number;
   } = {};
@@ -123,6 +124,7 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
       part: await call('POST', `/v1/sales/${sales.part}/refunds`, { amount: '7.00' }, `refund-part-rest-${run}`),
       settled: await call('POST', `/v1/sales/${sales.settled}/refunds`, { amount: '5.00' }, `refund-settled-rest-${run}`),
     };
+    seen.after = { part: await view(sales.part), settled: await view(sales.settled) };
     seen.tookMs = Date.now() - started;
   }, 120_000);
 
@@ -152,6 +154,9 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
     expect(seen.views?.whole).toMatchObject({ status: 'voided' });
     expect(seen.views?.settled).toMatchObject({ amount_refunded: '3.00' });
     expect([seen.rest?.part.status, seen.rest?.settled.status]).toEqual([201, 201]);
+    // The rest fits beside a held reservation too (held + rest ≤ captured): what the sale then counts tells.
+    expect(seen.after?.part).toMatchObject({ amount_refunded: '9.00', status: 'voided' });
+    expect(seen.after?.settled).toMatchObject({ amount_refunded: '8.00' });
   });
 
   it('then the gateway holds each refund once', () => {

@@ -15,8 +15,11 @@ export interface PrivateRedis {
   url: string;
   /** `redis-cli -p <port> shutdown nosave` (with AOF, the AOF is still written out); resolves once the process has exited. */
   shutdown(): Promise<void>;
-  /** Starts redis-server again on the same port and waits for PING. */
-  start(): Promise<void>;
+  /**
+   * Starts redis-server again on the same port and waits for PING. `extraArgs`: more settings for this run only
+   * (e.g. `--user default on nopass <key patterns> &* +@all`: the service's connection refused some keys).
+   */
+  start(extraArgs?: readonly string[]): Promise<void>;
   /** Shutdown (if running) and remove the data directory. */
   stop(): Promise<void>;
 }
@@ -41,9 +44,9 @@ export async function startPrivateRedis({ aof = false }: { aof?: boolean } = {})
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
 
-  async function start(): Promise<void> {
+  async function start(extraArgs: readonly string[] = []): Promise<void> {
     const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir], { stdio: 'ignore' });
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, ...extraArgs], { stdio: 'ignore' });
     child = proc;
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     const deadline = Date.now() + 5000;
