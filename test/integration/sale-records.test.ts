@@ -70,6 +70,15 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.get(sale)).toMatchObject({ refundedCents: 200, pendingRefundCents: 200 });
   });
 
+  it('when a refund settles applied with its answer, then its moves keep that answer by reservation id (the reconciler finds a refund whose answer was lost there), and a release keeps none', async () => {
+    await records.create(sale, captured(1000));
+    for (const id of ['a', 'b']) await records.reserve(sale, 'refund', id, 200);
+    await records.settle(sale, 'refund', 'a', 'applied', undefined, 'gw-refund-1', { key: 'gw-refund-1', refnum: '11', cents: 200, method: 'refund' });
+    await records.settle(sale, 'refund', 'b', 'released', undefined, undefined, { key: sale, refnum: '12', cents: 200, method: 'void' });
+    const moves = await records.moves(sale);
+    expect([...moves.applied]).toEqual([['a', { key: 'gw-refund-1', refnum: '11', cents: 200, method: 'refund' }]]);
+  });
+
   it('when the gateway tells the sale\'s adjusted amount after a later credit, then only the sale\'s own adjustments are compared: the credit stays refunded', async () => {
     await records.create(sale, captured(2000));
     // refund:adjust of the unsettled sale (its answer names the sale), then a credit of the rest (a key of its own).
