@@ -34,7 +34,7 @@ import { clockDrivingSandbox, postWebhooksToTokengate, startEmbeddedSandbox } fr
 import { createTokenService, type TokenService } from './tokens/token-service';
 import { createWriteProtocol, type WhenStoreReady } from './writes';
 import { createMemoryPendingWrites, createReconcileMetrics, createReconciler, createRedisPendingWrites, type Reconciler } from './reconcile';
-import { createWriteFinder } from './reconcile/find';
+import { createFollowThrough, createWriteFinder } from './reconcile/find';
 import { createHandSettler } from './reconcile/settle-by-hand';
 import { createSettlements, type Settlements } from './settlements';
 import { createCardService } from './payment-methods/add-card';
@@ -246,6 +246,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     events,
     appended,
     resolved: async (write, context, response) => resolvedRenewals.resolved?.(write, context, response),
+    followThrough: createFollowThrough({ gateway, budget, records }),
   });
   reconciler.start();
   const lookup = createSaleLookup({

@@ -22,6 +22,8 @@ interface MemoryRecord {
   started: number;
   /** JSON, as in Redis, so a replay can never alias an object the caller keeps mutating. */
   response: string | undefined;
+  /** Completed, and what its write records beside the answer is to be re-applied (markFollowing). */
+  follow?: boolean;
   expiresAt: number;
 }
 
@@ -73,7 +75,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
       return { kind: 'started', attempt, invoice, resumed: false };
     }
     if (rec.fp !== fp) return { kind: 'mismatch' };
-    if (rec.state === 'completed') return { kind: 'completed', response: JSON.parse(rec.response ?? 'null') as StoredResponse };
+    if (rec.state === 'completed') return { kind: 'completed', response: JSON.parse(rec.response ?? 'null') as StoredResponse, ...(rec.follow ? { following: true } : {}) };
     if (rec.state === 'in_progress') {
       if (rec.leaseUntil - t > 0) return inProgress(rec.leaseUntil - t, inProgressRetryAfterSec);
       expireLease(rec, t);
@@ -136,7 +138,9 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async inspect(scope, key) {
       const rec = get(scope, key);
       if (!rec) return { state: 'absent' };
-      if (rec.state === 'completed') return { state: 'completed' };
+      if (rec.state === 'completed') {
+        return rec.follow ? { state: 'completed', follow: { context: rec.context && structuredClone(rec.context), response: JSON.parse(rec.response ?? '') as StoredResponse } } : { state: 'completed' };
+      }
       const t = now();
       if (rec.state === 'in_progress') {
         if (rec.leaseUntil - t > 0) return { state: 'in_progress', leaseRemainingMs: rec.leaseUntil - t };
@@ -158,6 +162,14 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async setNextLook(scope, key, atMs) {
       const rec = get(scope, key);
       if (rec?.state === 'unknown') rec.nextLook = atMs;
+    },
+    async markFollowing(scope, key) {
+      const rec = get(scope, key);
+      if (rec?.state === 'completed') rec.follow = true;
+    },
+    async followed(scope, key) {
+      const rec = get(scope, key);
+      if (rec) delete rec.follow;
     },
   };
 }

@@ -74,6 +74,12 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     async setNextLook(scope, key, atMs) {
       await call('setNextLook', () => redis.tgIdemNextLook(recordKey(scope, key), Math.round(atMs)));
     },
+    async markFollowing(scope, key) {
+      await call('markFollowing', () => redis.tgIdemMarkFollowing(recordKey(scope, key)));
+    },
+    async followed(scope, key) {
+      await call('followed', () => redis.hdel(recordKey(scope, key), 'follow'));
+    },
   };
 }
 
@@ -85,7 +91,7 @@ function parseBegin(reply: unknown, attempt: string, retryAfterSec: number): Beg
     case 'in_progress':
       return inProgress(Number(r[1]), retryAfterSec);
     case 'completed':
-      return { kind: 'completed', response: JSON.parse(r[1] ?? '') as StoredResponse };
+      return { kind: 'completed', response: JSON.parse(r[1] ?? '') as StoredResponse, ...(r[2] === '1' ? { following: true } : {}) };
     case 'mismatch':
       return { kind: 'mismatch' };
     case 'unknown':
@@ -132,7 +138,7 @@ function parseInspect(reply: unknown): InspectResult {
     case 'absent':
       return { state: 'absent' };
     case 'completed':
-      return { state: 'completed' };
+      return r[1] === '1' ? { state: 'completed', follow: { response: JSON.parse(r[2] ?? '') as StoredResponse, context: contextOf(r.slice(3, 11)) } } : { state: 'completed' };
     case 'in_progress':
       return { state: 'in_progress', leaseRemainingMs: Number(r[1]) };
     case 'unknown':

@@ -15,6 +15,7 @@ export interface IdempotencyCommands {
   tgIdemResolve(key: string, attempts: number, response: string, retentionMs: number): Promise<unknown>;
   tgIdemRelease(key: string, attempts: number): Promise<unknown>;
   tgIdemNextLook(key: string, atMs: number): Promise<unknown>;
+  tgIdemMarkFollowing(key: string): Promise<unknown>;
 }
 
 export type ScriptedClient = (Redis | Cluster) & IdempotencyCommands;
@@ -29,6 +30,7 @@ const SCRIPTS = [
   lua('tgIdemResolve', 'resolve.lua', 1),
   lua('tgIdemRelease', 'release.lua', 1),
   lua('tgIdemNextLook', 'next-look.lua', 1),
+  lua('tgIdemMarkFollowing', 'mark-following.lua', 1),
 ];
 
 export function withIdempotencyScripts(redis: Redis | Cluster): ScriptedClient {

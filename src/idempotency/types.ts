@@ -80,7 +80,11 @@ export interface UnknownRecord {
 /** What the reconciler sees of a record (issue 12); `attempts` guards its resolve/release against races. */
 export type InspectResult =
   | { state: 'absent' }
-  | { state: 'completed' }
+  /**
+   * `follow`: its answer is kept and what the write records beside it may not be (markFollowing): the reconciler
+   * re-applies it from what the write was and what it answered, then clears the mark (followed).
+   */
+  | { state: 'completed'; follow?: { context: WriteContext | undefined; response: StoredResponse } }
   | { state: 'in_progress'; leaseRemainingMs: number }
   | { state: 'unknown'; record: UnknownRecord };
 
@@ -89,8 +93,11 @@ export type BeginResult =
   | { kind: 'started'; attempt: string; invoice: string | undefined; resumed: boolean }
   /** Another request with this key is running → 409 idempotency_in_progress with Retry-After. */
   | { kind: 'in_progress'; retryAfterSec: number; leaseRemainingMs: number }
-  /** Replay `response` with `Idempotent-Replayed: true`. */
-  | { kind: 'completed'; response: StoredResponse }
+  /**
+   * Replay `response` with `Idempotent-Replayed: true`. `following`: its follow-through is marked pending
+   * (markFollowing): the reconciler's due entry is its, and the replay leaves it in place.
+   */
+  | { kind: 'completed'; response: StoredResponse; following?: boolean }
   /** Same key, different request → 422 idempotency_key_reused. */
   | { kind: 'mismatch' }
   /** An earlier attempt may have charged → 409 outcome_unknown (or retryUnknown with folding on). */
@@ -138,6 +145,15 @@ export interface IdempotencyStore {
   release(scope: string, key: string, attempts: number): Promise<TransitionResult>;
   /** Records when the reconciler looks next, for the Retry-After of a 409 outcome_unknown. */
   setNextLook(scope: string, key: string, atMs: number): Promise<void>;
+  /**
+   * The key's answer is kept and what its write records beside it (the use case's records, its payment events) was
+   * refused (a Cluster node down while the answer's is up): marked so that the reconciler, finding the completed
+   * key due, re-applies them (inspect's `follow`) although the replica that answered may die first. A record not
+   * completed is left alone. Called only when a part failed: the common completion never pays for it.
+   */
+  markFollowing(scope: string, key: string): Promise<void>;
+  /** The reconciler re-applied what markFollowing marked: the mark goes. */
+  followed(scope: string, key: string): Promise<void>;
 }
 
 export interface IdempotencyStoreSettings {

@@ -17,6 +17,8 @@ export interface SaleLookup {
   amount: string;
   /** When the attempt started (ms since the epoch). */
   startedMs: number;
+  /** The attempt's write reference: a transaction whose record names it is this attempt's, never another key's. */
+  writer?: string;
 }
 
 export type Read = <T>(call: () => Promise<GatewayResult<T>>) => Promise<T>;
@@ -25,8 +27,11 @@ export interface FindSaleDeps {
   gateway: Pick<GatewayClient, 'listCustomerTransactions' | 'listBatches' | 'listBatchTransactions'>;
   /** Runs one gateway read through the budget at the reconciler's priority. */
   read: Read;
-  /** A transaction another key already accounts for is not this attempt's (two keys, same invoice and amount). */
-  isTaken(transactionKey: string): Promise<boolean>;
+  /**
+   * A transaction another key already accounts for is not this attempt's (two keys, same invoice and amount); one
+   * whose record names `writer` is this attempt's own (its replica kept the record and died before the answer).
+   */
+  isTaken(transactionKey: string, writer?: string): Promise<boolean>;
   /** The gateway's `created` carries no zone: page this much further back than the attempt's start. */
   lookbackMarginMs: number;
   pageSize?: number;
@@ -63,7 +68,7 @@ export function createSaleFinder(deps: FindSaleDeps): (lookup: SaleLookup) => Pr
     const horizon = lookup.startedMs - deps.lookbackMarginMs;
     for (let offset = 0; ; offset += limit) {
       const list = await page(offset);
-      for (const tx of list.data) if (matches(tx, lookup) && !(await isTaken(tx.key))) return tx;
+      for (const tx of list.data) if (matches(tx, lookup) && !(await isTaken(tx.key, lookup.writer))) return tx;
       const last = list.data[list.data.length - 1];
       if (!last || list.data.length < limit || offset + list.data.length >= list.total) return undefined;
       if (createdMs(last.created) < horizon) return undefined;

@@ -1,7 +1,7 @@
 import type { GatewayClient } from '../gateway/client';
 import type { GatewayResult, TransactionDetail } from '../gateway/types';
 import { fromCents } from '../gateway/money';
-import type { UnknownRecord } from '../idempotency';
+import type { StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { UpstreamScheduler } from '../limiter';
 import type { OwnRefund, Reservation, SaleFields, SaleMoves, SaleRecord, SaleRecords } from '../sale-records';
 import { achStatusOfCode, fieldsOfDetail, recordFromDetail, shownCapturedCents, statusOf } from '../sales/sale-view';
@@ -69,6 +69,46 @@ export interface WriteFinderDeps {
   wallet: { customers: Pick<WalletCustomers, 'findCreated' | 'releaseClaim'>; removals: Pick<WalletRemovals, 'finish'> };
 }
 
+/**
+ * The record of a sale the gateway holds for a write (found by the reconciler, or re-applied to a completed key):
+ * its customer, its fields, the payment method charged and a bank payment's authorization (what only the write
+ * knew, from its context), and the write that made it.
+ */
+function saleRecordFound(tx: TransactionDetail, context: WriteContext | undefined, customer: string, writer: string): SaleRecord {
+  const seeded = recordFromDetail(tx);
+  const paymentMethod = context?.payment_method;
+  // A bank payment keeps what only its write knew (the authorization, the SEC code), and where its debit stands.
+  const bank = context?.bank;
+  const fields = seeded.fields && {
+    ...seeded.fields,
+    ...(paymentMethod ? { payment_method: paymentMethod } : {}),
+    ...(bank && tx.result_code === 'A' ? { bank: { ...bank, ach_status: achStatusOfCode(tx.status_code) ?? 'P' } } : bank ? { bank } : {}),
+  };
+  return { ...seeded, customer, ...(fields ? { fields } : {}), writer };
+}
+
+/**
+ * What a completed write records beside its answer, re-applied by the reconciler when its follow-through is marked
+ * pending (IdempotencyStore.markFollowing: the answer was kept, the rest refused, and the replica may have died
+ * before keeping it). A sale's or authorization's record (its customer's from then on, in its batch's index) is
+ * made from the gateway's look-up of the sale its answer names, unless it exists (created only when absent). The
+ * payment events are the reconciler's (derived from the answer, once per change). Throws when it could not read
+ * the gateway (tried again later).
+ */
+export type FollowThrough = (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
+
+export function createFollowThrough(deps: Pick<WriteFinderDeps, 'gateway' | 'budget' | 'records'>): FollowThrough {
+  const { gateway, budget, records } = deps;
+  return async (write, context, response) => {
+    if (context?.op !== 'sale' && context?.op !== 'authorize') return;
+    const body = response.body as { key?: unknown; error?: { transaction?: { key?: unknown } } } | null;
+    const key = response.status === 201 ? body?.key : response.status === 402 ? body?.error?.transaction?.key : undefined;
+    if (typeof key !== 'string' || key === '' || (await records.get(key)) !== undefined) return;
+    const tx = (await budget.run('read', () => gateway.getTransaction(key), { maxWaitMs: 0 })).value;
+    await records.create(key, saleRecordFound(tx, context, context.customer, writeReference(write.scope, write.key)));
+  };
+}
+
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
 export class NotYetError extends Error {}
 
@@ -94,11 +134,20 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   const findSale = createSaleFinder({
     gateway,
     read,
-    // A transaction with a sale record belongs to another key (or was already resolved): never claim it twice.
-    isTaken: async (key) => (await records.get(key)) !== undefined,
+    isTaken: (key, writer) => taken(key, writer),
     lookbackMarginMs: deps.lookbackMarginMs,
   });
   const creditsSince = createCreditScan({ gateway, read });
+
+  /**
+   * A transaction with a sale record belongs to another key (or was already resolved): never claim it twice. Unless
+   * the record names this write (`writer`): its replica kept the record and died before keeping the answer, and
+   * calling the sale absent would free the key for a second charge.
+   */
+  async function taken(key: string, writer: string | undefined): Promise<boolean> {
+    const kept = await records.get(key);
+    return kept !== undefined && (writer === undefined || kept.writer !== writer);
+  }
 
   /** The newest transaction the webhooks told of that matches the attempt and no other key accounts for. */
   async function toldOf(search: Omit<SaleSearch, 'startedMs'>): Promise<TransactionDetail | undefined> {
@@ -110,7 +159,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       } catch {
         continue;
       }
-      if (matches(tx, search) && (await records.get(tx.key)) === undefined) return tx;
+      if (matches(tx, search) && !(await taken(tx.key, search.writer))) return tx;
     }
     return undefined;
   }
@@ -124,9 +173,10 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     return sale && chargedAsCheck(sale) ? sale : undefined;
   }
 
-  async function sale(record: UnknownRecord, op: 'sale' | 'authorize', customer: string, amount: string): Promise<FindResult> {
+  async function sale(write: PendingWrite, record: UnknownRecord, op: 'sale' | 'authorize', customer: string, amount: string): Promise<FindResult> {
     if (!record.invoice) throw new Error('the record keeps no invoice');
-    const search = { command: op === 'sale' ? 'sale' as const : 'authonly' as const, customer, invoice: record.invoice, amount };
+    const writer = writeReference(write.scope, write.key);
+    const search = { command: op === 'sale' ? 'sale' as const : 'authonly' as const, customer, invoice: record.invoice, amount, writer };
     const told = await toldOf(search);
     const keyAsCard = !record.context?.bank && !record.context?.payment_method;
     let tx = told ?? await findSale({ ...search, startedMs: record.startedMs });
@@ -143,16 +193,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
     }
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
     // and voids answer with its fields (the payment method charged included).
-    const seeded = recordFromDetail(tx);
-    const paymentMethod = record.context?.payment_method;
-    // A bank payment keeps what only its write knew (the authorization, the SEC code), and where its debit stands.
-    const bank = record.context?.bank;
-    const fields = seeded.fields && {
-      ...seeded.fields,
-      ...(paymentMethod ? { payment_method: paymentMethod } : {}),
-      ...(bank && tx.result_code === 'A' ? { bank: { ...bank, ach_status: achStatusOfCode(tx.status_code) ?? 'P' } } : bank ? { bank } : {}),
-    };
-    await records.create(tx.key, { ...seeded, customer, ...(fields ? { fields } : {}) }, { stale: told !== undefined });
+    await records.create(tx.key, saleRecordFound(tx, record.context, customer, writer), { stale: told !== undefined });
     return answer(record, { op, detail: tx });
   }
 
@@ -261,7 +302,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       case 'sale':
       case 'authorize':
         if (!ctx.amount) throw new Error('the record keeps no amount');
-        return sale(record, ctx.op, ctx.customer, ctx.amount);
+        return sale(write, record, ctx.op, ctx.customer, ctx.amount);
       case 'payment_method':
         if (!ctx.amount) throw new Error('the record keeps no amount');
         return paymentMethod(record, ctx.customer, ctx.amount);

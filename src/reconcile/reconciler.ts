@@ -90,6 +90,14 @@ export interface ReconcilerDeps {
    * resolution that ended the record calls it; a failure is logged, and the use case's replay is the net.
    */
   resolved?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<unknown>;
+  /**
+   * A completed key whose follow-through is marked pending (IdempotencyStore.markFollowing: its answer was kept and
+   * what its write records beside it was refused, and its replica may have died before keeping that): the use
+   * case's records, re-applied from the gateway (src/reconcile/find.ts, createFollowThrough; each created only when
+   * absent). The reconciler then appends the write's payment events (once per change) and calls `resolved`, as for
+   * a write it found, and clears the mark. Throws when it could not yet (tried again after `retryMs`).
+   */
+  followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
 }
 
 /** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
@@ -118,7 +126,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   }
 
   /** The resolved write's use-case records (ReconcilerDeps.resolved); a failure is logged. */
-  async function follow(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+  async function follow(write: PendingWrite, record: Pick<UnknownRecord, 'context'>, response: StoredResponse): Promise<void> {
     try {
       await deps.resolved?.(write, record.context, response);
     } catch (err) {
@@ -126,9 +134,39 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     }
   }
 
+  /**
+   * A completed key whose follow-through is marked pending: what its write records beside the answer, re-applied
+   * (ReconcilerDeps.followThrough), its events and `resolved` as for a write found, then the mark cleared. Each part
+   * is safe to repeat: the replica that answered may have kept some of it, or keep it still.
+   */
+  async function followThrough({ member, write }: DueEntry, context: WriteContext | undefined, response: StoredResponse): Promise<void> {
+    const op = context?.op ?? 'unknown';
+    try {
+      await deps.followThrough?.(write, context, response);
+      // Not through emit(), which only logs a failure: the mark stays until the events are in the log.
+      const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }) : [];
+      if (events.length > 0) {
+        await deps.events?.append(events);
+        deps.appended?.();
+      }
+    } catch (err) {
+      logger.warn('reconcile: could not re-apply a completed write\'s records or events yet; trying again later', { operation: op, err });
+      await pending.reschedule(member, now() + settings.retryMs);
+      return;
+    }
+    await follow(write, { context }, response);
+    await store.followed(write.scope, write.key);
+    logger.info('reconcile: a completed write\'s records and events re-applied', { ...which(write), operation: op });
+    await pending.untrack(member);
+  }
+
   async function handle(entry: DueEntry): Promise<void> {
     const { member, write } = entry;
     const seen = await store.inspect(write.scope, write.key);
+    if (seen.state === 'completed' && seen.follow) {
+      await followThrough(entry, seen.follow.context, seen.follow.response);
+      return;
+    }
     if (seen.state === 'absent' || seen.state === 'completed') {
       await pending.untrack(member);
       return;

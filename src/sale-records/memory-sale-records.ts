@@ -112,8 +112,8 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
   // Bounded like any memory a caller can fill: the oldest memories go first.
   const unknown = new Map<string, number>();
   const recordOf = (r: Kept): SaleRecord => {
-    const { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, fields } = r;
-    return { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, ...(fields ? { fields: structuredClone(fields) } : {}) };
+    const { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, fields, writer } = r;
+    return { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, ...(fields ? { fields: structuredClone(fields) } : {}), ...(writer ? { writer } : {}) };
   };
   return {
     async get(saleKey) {

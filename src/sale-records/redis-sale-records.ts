@@ -29,7 +29,7 @@ const RESERVATION = /^(capture|refund|void):(\d+)(?::(?:authorized|captured))?(:
 
 /**
  * The record's hash fields as a SaleRecord, or undefined when they are not one (no owner, unknown state).
- * `values` in the order customer, state, authorized, captured, refunded, pending_refund, then SALE_FIELD_NAMES.
+ * `values` in the order customer, state, authorized, captured, refunded, pending_refund, then SALE_FIELD_NAMES, then writer.
  */
 function recordOf(values: readonly (string | null | undefined)[]): SaleRecord | undefined {
   const [customer, state, authorized, captured, refunded, pending] = values;
@@ -42,14 +42,16 @@ function recordOf(values: readonly (string | null | undefined)[]): SaleRecord | 
     refundedCents: Number(refunded ?? 0),
     pendingRefundCents: Number(pending ?? 0),
   };
-  const fields = decodeSaleFields(values.slice(6));
+  const fields = decodeSaleFields(values.slice(6, 6 + SALE_FIELD_NAMES.length));
   if (fields) record.fields = fields;
+  const writer = values[6 + SALE_FIELD_NAMES.length];
+  if (writer) record.writer = writer;
   return record;
 }
 
 
 
-const RECORD_FIELDS = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES] as const;
+const RECORD_FIELDS = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES, 'writer'] as const;
 
 /** SaleRecords on Redis: every call is one command or one Lua script (one round trip). */
 export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRecords {
@@ -122,7 +124,7 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async create(saleKey, r: SaleRecord, opts = {}) {
       // A record made from a webhook's subset reads as stale (seen 0): its first read refreshes it in spare budget.
-      const fields = [...(r.fields ? encodeSaleFields(r.fields) : []), ...(opts.stale ? ['seen', '0'] : [])];
+      const fields = [...(r.fields ? encodeSaleFields(r.fields) : []), ...(opts.stale ? ['seen', '0'] : []), ...(r.writer ? ['writer', r.writer] : [])];
       await Promise.all([
         call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs, ...fields)),
         indexBatch(saleKey, r.fields?.batch?.key),

@@ -81,6 +81,13 @@ export interface SaleRecord {
   pendingRefundCents: number;
   /** Absent on records kept before the fields were (they are read from the gateway once, then kept). */
   fields?: SaleFields;
+  /**
+   * The write that made the sale (its write reference, src/writes/reference.ts), when tokengate's write or its
+   * reconciler made the record. The reconciler looking for a write whose answer was lost claims a transaction with a
+   * record only when the record names this write: its replica may have kept the record and died before the answer
+   * (src/reconcile/find.ts). Absent on records seeded from a look-up, and on those kept before it was.
+   */
+  writer?: string;
 }
 
 export type ReserveResult =

@@ -229,7 +229,8 @@ export function createCheckout(deps: CheckoutDeps): Checkout {
           const also = alsoRecord?.(outcome, facts);
           const alongside = () => Promise.all([
             // A check voided for want of an authorization is no sale of the caller's (the reconciler's path keeps none either).
-            saleKey && !voidedCheck ? records.create(saleKey, saleRecordOf(outcome, input, facts.fields)) : undefined,
+            // Named by this write (attempt.reference): the reconciler then knows the record as this key's own.
+            saleKey && !voidedCheck ? records.create(saleKey, { ...saleRecordOf(outcome, input, facts.fields), writer: attempt.reference }) : undefined,
             guarded.leave(),
             stored ? newCards.keep(input.customer, stored) : undefined,
             also?.(),

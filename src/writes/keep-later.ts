@@ -29,9 +29,11 @@ export interface KeepLaterOptions {
  * completing checks the attempt still owns the key, records are created only when absent, events are appended
  * once per change, a reservation is settled once (lua/settle.lua answers 0 for one already gone). A process that
  * dies first leaves the key to its lease and the reconciler (guarantee 6), which rebuilds the answer from the
- * gateway. The write protocol keeps its answer, records and events with it (protocol.ts), a follow-up's settlement
- * of its sale's reservation first, in one part before the answer (Written.before: a kept answer never leaves its
- * reservation held); a follow-up that failed keeps its settlement itself (src/sales/follow-up-service.ts).
+ * gateway. The write protocol keeps a write's parts in one part with the answer last (protocol.ts): a follow-up's
+ * settlement of its sale's reservation (Written.before), then the records and events Redis did not take, then the
+ * answer, so a kept answer never leaves the rest undone (the reconciler drops a key whose answer is kept). An answer
+ * Redis took while refusing the rest marks its key for the reconciler (IdempotencyStore.markFollowing) beside
+ * keeping the rest here. A follow-up that failed keeps its settlement itself (src/sales/follow-up-service.ts).
  */
 export function keepLater(parts: Array<{ what: string; keep: () => Promise<unknown> }>, options: KeepLaterOptions): void {
   const { untilMs, log, op, whenReady, replicated } = options;

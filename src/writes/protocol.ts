@@ -19,7 +19,9 @@ import { writeReference } from './reference';
  *             unknown one outcome_unknown (or, sales with duplicate folding on, re-sends with the same invoice).
  *   run       the use case: sends the write once and renders the answer to store and send.
  *   complete  stores that answer for replays, together with the use case's own records (`alongside`, issued in
- *             the same tick so ioredis pipelines them: no extra sequential round trip).
+ *             the same tick so ioredis pipelines them: no extra sequential round trip). What Redis does not take is
+ *             kept later (keep-later.ts) with the answer last; an answer taken without the rest marks the key for
+ *             the reconciler, which re-applies the rest if this replica dies first (neither costs the common path).
  *   failure   proven not sent → the key is freed (abandon); maybe sent → the key is marked outcome_unknown and
  *             the write is never re-sent. The error is rethrown for the HTTP edge to answer.
  */
@@ -154,8 +156,9 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         case 'completed':
           event('replay');
           count(context.op, 'replay');
-          // The entry this replay tracked has nothing to wait for (not awaited: a replay answers at once).
-          pending.untrack(member).catch((err: unknown) => log.debug('could not untrack a replayed key', { err }));
+          // The entry this replay tracked has nothing to wait for (not awaited: a replay answers at once), unless the
+          // key's follow-through is marked pending: the entry is the reconciler's, which re-applies it.
+          if (!begun.following) pending.untrack(member).catch((err: unknown) => log.debug('could not untrack a replayed key', { err }));
           return { response: begun.response, replayed: true };
         case 'in_progress':
           event('conflict');
@@ -248,17 +251,33 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const replicated = stored.status === 'fulfilled' && records.status === 'fulfilled' && appended.status === 'fulfilled' && deps.replicated
         ? await deps.replicated().then(() => true, () => false) : true;
       const late: Array<{ what: string; keep: () => Promise<unknown> }> = [];
+      const records_: { what: string; keep: () => Promise<unknown> } = { what: 'records', keep: () => alongside?.() ?? Promise.resolve() };
+      const events_ = { what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } };
+      // What the write records beside its answer and Redis did not take (or a failover could lose).
+      const follow = [...(records.status === 'rejected' || !replicated ? [records_] : []), ...(events.length > 0 && (appended.status === 'rejected' || !replicated) ? [events_] : [])];
       if (stored.status === 'rejected' || !replicated) {
-        // One part, in order: the use case's records first (each safe to repeat), then the answer.
-        const first = before;
-        late.push({ what: first.length > 0 ? `${first.map((p) => p.what).join(', ')}, then answer` : 'answer', keep: async () => {
-          for (const p of first) await p.keep();
+        // One part, in order, the answer last: the use case's records kept before it (Written.before), then the
+        // records and events Redis did not take (each safe to repeat), then the answer. Kept apart, a replica could
+        // keep the answer and die before the rest, and the reconciler drops a key whose answer is kept: the sale's
+        // record (its customer's 404) and its event lost for good. Until the answer is kept, the key reads in
+        // progress, and at its lease end the reconciler rebuilds all of it from the gateway (it knows a record this
+        // write kept as its own: the record names the write, src/reconcile/find.ts).
+        const steps = [...before, ...follow];
+        late.push({ what: [...steps.map((p) => p.what), 'answer'].join(', then '), keep: async () => {
+          for (const p of steps) await p.keep();
           await complete();
         } });
+        if (stored.status === 'fulfilled') await settled(stored.value);
+      } else if (follow.length > 0) {
+        // The answer is kept and the rest refused (a Cluster node down while the answer's is up): the key is marked
+        // and stays in the reconciler's due set (due at its lease end, never forgotten now), so that if this replica
+        // dies before keeping the rest, the reconciler re-applies it to the completed key (src/reconcile). Only on
+        // this path: the common completion pays nothing for it.
+        late.push({ what: 'follow-through mark', keep: () => Promise.all([idempotency.markFollowing(scope, key), pending.track(member, Date.now() + spec.leaseMs)]) });
+        late.push(...follow);
+      } else {
+        await settled(stored.value);
       }
-      if (stored.status === 'fulfilled') await settled(stored.value);
-      if (records.status === 'rejected' || !replicated) late.push({ what: 'records', keep: () => alongside?.() ?? Promise.resolve() });
-      if (appended.status === 'rejected' || !replicated) late.push({ what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } });
       if (late.length > 0) {
         log.error('could not keep all of a write\'s answer now; keeping it when Redis is back', { op: context.op, parts: late.map((l) => l.what) });
         keepLater(late, { untilMs: Date.now() + Math.max(spec.leaseMs, KEEP_AT_LEAST_MS), log, op: context.op, whenReady: deps.whenStoreReady, replicated: deps.replicated });

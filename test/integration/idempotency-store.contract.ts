@@ -263,6 +263,24 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
         if (again.kind === 'outcome_unknown') expect(Math.abs((again.record.nowMs ?? 0) - Date.now())).toBeLessThan(60_000);
       });
 
+      test('when a completed key\'s follow-through is marked pending, then inspect hands the reconciler its answer and context, a replay says so, and followed clears it; a key not completed is never marked', async () => {
+        const context = { op: 'sale', customer: 'c1', amount: '10.00', payment_method: 'pm1' };
+        await store.markFollowing('u1', key);
+        expect(await store.inspect('u1', key)).toEqual({ state: 'absent' });
+        const { attempt } = started(await store.begin('u1', key, fp, { ...lease, context }));
+        await store.markFollowing('u1', key);
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'in_progress' });
+        await store.complete('u1', key, attempt, answer);
+        expect(await store.inspect('u1', key)).toEqual({ state: 'completed' });
+        expect(await store.begin('u1', key, fp, lease)).not.toHaveProperty('following');
+        await store.markFollowing('u1', key);
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'completed', follow: { context, response: { status: 201, body: { key: 'tx1' } } } });
+        expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'completed', following: true, response: { status: 201 } });
+        await store.followed('u1', key);
+        expect(await store.inspect('u1', key)).toEqual({ state: 'completed' });
+        expect(await store.begin('u1', key, fp, lease)).not.toHaveProperty('following');
+      });
+
       test('when an owner past its lease completes late, then the reconciler can no longer release the key', async () => {
         const { attempt } = started(await store.begin('u1', key, fp, { leaseMs: 30 }));
         await sleep(60);

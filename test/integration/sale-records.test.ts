@@ -33,6 +33,17 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     sale = `tx${randomBytes(5).toString('hex')}`;
   });
 
+  it('when a record is made by a write, then it names the write (the reconciler knows it as that key\'s own), and a second create changes nothing', async () => {
+    await records.create(sale, { ...captured(1000), writer: 'w-1' });
+    expect(await records.get(sale)).toMatchObject({ capturedCents: 1000, writer: 'w-1' });
+    expect((await records.view(sale))?.record).toMatchObject({ writer: 'w-1' });
+    await records.create(sale, { ...captured(500), writer: 'w-2' });
+    expect(await records.get(sale)).toMatchObject({ capturedCents: 1000, writer: 'w-1' });
+    const seeded = `${sale}-seeded`;
+    await records.create(seeded, captured(1000));
+    expect(await records.get(seeded)).not.toHaveProperty('writer');
+  });
+
   it('when refunds are reserved, then their total never passes what was captured, and a refused one reserves nothing', async () => {
     await records.create(sale, captured(1000));
     expect(await records.reserve(sale, 'refund', 'r1', 600)).toEqual({ ok: true, amountCents: 600, whole: false });

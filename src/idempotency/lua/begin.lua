@@ -6,6 +6,7 @@
 --   save ('1': a sale's payment key kept on the customer),
 --   started (latest attempt).
 --   The reconciler (issue 12) adds next_look (unknown: its next look) and reconciled (completed by it).
+--   follow ('1': completed, and what the write records beside its answer was not kept with it; mark-following.lua).
 -- Time comes from Redis TIME so replicas with skewed clocks agree on lease expiry.
 --
 -- begin / retryUnknown. KEYS[1] record. ARGV: fingerprint, attempt id, lease ms, retention ms,
@@ -30,7 +31,8 @@ if not state then
   return {'started', invoice, 0}
 end
 if redis.call('HGET', key, 'fp') ~= fp then return {'mismatch'} end
-if state == 'completed' then return {'completed', redis.call('HGET', key, 'response')} end
+-- A completed key marked `follow` says so (its replay must leave the reconciler's due entry in place).
+if state == 'completed' then return {'completed', redis.call('HGET', key, 'response'), redis.call('HGET', key, 'follow') or ''} end
 if state == 'in_progress' then
   local remaining = tonumber(redis.call('HGET', key, 'lease_until')) - now
   if remaining > 0 then return {'in_progress', remaining} end

@@ -1,11 +1,17 @@
 -- inspect: the record's state for the reconciler (issue 12). An in_progress record whose lease is over is
 -- turned 'unknown' exactly as begin does (its owner died or hung: the write may have been sent).
 -- KEYS[1] record. ARGV: retention ms.
--- Returns {'absent'} | {'completed'} | {'in_progress', remaining ms} | the 'unknown' reply of begin.lua.
+-- Returns {'absent'} | {'completed'} | {'completed', '1', response, op, customer, sale, amount, payment_method,
+-- bank_authorization, bank_sec, save} (its follow-through marked pending: mark-following.lua)
+-- | {'in_progress', remaining ms} | the 'unknown' reply of begin.lua.
 local key = KEYS[1]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'absent'} end
-if state == 'completed' then return {'completed'} end
+if state == 'completed' then
+  if redis.call('HGET', key, 'follow') ~= '1' then return {'completed'} end
+  local f = redis.call('HMGET', key, 'response', 'op', 'customer', 'sale', 'amount', 'payment_method', 'bank_authorization', 'bank_sec', 'save')
+  return {'completed', '1', f[1] or '', f[2] or '', f[3] or '', f[4] or '', f[5] or '', f[6] or '', f[7] or '', f[8] or '', f[9] or ''}
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if state == 'in_progress' then
