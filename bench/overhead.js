@@ -462,4 +462,4 @@ async function runOverhead(ctx) {
   };
 }
 
-module.exports = { runOverhead };
+module.exports = { runOverhead, runCannon, summarise, cpuSnapshot, cpuDelta, OVERHEAD_ENDPOINT_KEY };
