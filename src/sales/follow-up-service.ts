@@ -4,7 +4,7 @@ import type { RefundRequest, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
 import type { OwnRefund, ReservedOp, SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
-import { WriteNotSentError, sentness } from '../writes/not-sent';
+import { WriteNotSentError, sentness, unwrapNotSent } from '../writes/not-sent';
 import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from '../writes/keep-later';
 import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
@@ -176,7 +176,20 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
     try {
       return await call();
     } catch (err) {
-      await settle(saleKey, op, reservation, sentness(err) === 'no' ? 'released' : 'unknown');
+      if (sentness(err) !== 'no') {
+        await settle(saleKey, op, reservation, 'unknown');
+        throw err;
+      }
+      // Released before the key is freed: the other way round, a replica that died between the two would leave the
+      // reservation held for good (the sale's refunds short, its voids busy) with no key for the reconciler to
+      // resolve it from. One Redis cannot take now goes to the write protocol, which frees the key after it.
+      const release = () => records.settle(saleKey, op, reservation, 'released');
+      try {
+        await release();
+      } catch (storeErr) {
+        logger.error('could not release a follow-up\'s reservation now; its key is freed once it is', { op, err: storeErr });
+        throw new WriteNotSentError(err, [{ what: 'settle released', keep: release }]);
+      }
       throw err;
     }
   }
@@ -263,7 +276,8 @@ export function createFollowUpService(deps: FollowUpServiceDeps): FollowUpServic
         // The gateway says less is left than the record does (money refunded outside tokengate): its view is
         // read and folded in, so the caller's next refund asks for what is really left. This one stays refused:
         // its Idempotency-Key never reaches the gateway twice (guarantee 7).
-        if (err instanceof GatewayRefusedError && err.reason === 'refund_exceeds') await refreshAfterRefusal(saleKey);
+        const cause = unwrapNotSent(err); // wrapped when its reservation's release waits for Redis (reserved)
+        if (cause instanceof GatewayRefusedError && cause.reason === 'refund_exceeds') await refreshAfterRefusal(saleKey);
         throw err;
       }
       const method = whole && tx.key === saleKey ? 'void' : 'refund';

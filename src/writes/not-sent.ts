@@ -8,10 +8,22 @@ import { LimiterUnavailableError, RateLimitExceededError } from '../limiter/erro
  * reservations; `cause` is what the caller is answered.
  */
 export class WriteNotSentError extends Error {
-  constructor(override readonly cause: unknown) {
+  /**
+   * `before`: writes of the use case's records that must be kept before the key is freed (a follow-up's release of
+   * its sale's reservation that Redis could not take): freed first, a replica that died before keeping them would
+   * leave the reservation held for good with no key left for the reconciler to resolve it from.
+   */
+  constructor(override readonly cause: unknown, readonly before: ReadonlyArray<{ what: string; keep: () => Promise<unknown> }> = []) {
     super('write not sent', { cause });
     this.name = new.target.name;
   }
+}
+
+/** What must be kept before a not-sent write's key is freed (WriteNotSentError.before, at any depth of the chain). */
+export function keptBeforeFreeing(err: unknown): ReadonlyArray<{ what: string; keep: () => Promise<unknown> }> {
+  const out: Array<{ what: string; keep: () => Promise<unknown> }> = [];
+  for (let e = err; e instanceof WriteNotSentError; e = e.cause) out.push(...e.before);
+  return out;
 }
 
 /** `cause` of a WriteNotSentError chain (possibly nested), else the error itself. */

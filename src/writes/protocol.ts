@@ -6,7 +6,7 @@ import type { Metrics } from '../observability/metrics';
 import { encodePendingWrite, type PendingWrites } from '../reconcile';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
 import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from './keep-later';
-import { sentness, unwrapNotSent } from './not-sent';
+import { keptBeforeFreeing, sentness, unwrapNotSent } from './not-sent';
 import { writeReference } from './reference';
 
 /**
@@ -134,6 +134,27 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
   const count = (operation: string, result: string) => metrics?.writes.inc({ operation, result });
   const event = (name: string) => metrics?.idempotency.inc({ event: name });
 
+  /**
+   * Frees the key of a write proven not sent, once what the use case must record first is kept
+   * (WriteNotSentError.before: a follow-up's release of its sale's reservation). What Redis cannot take now is kept
+   * later, the key freed after it; a replica that dies first leaves the key to its lease and the reconciler, which
+   * finds the write absent at the gateway and releases the reservation itself.
+   */
+  async function freeKey(err: unknown, free: () => Promise<unknown>, log: Logger, op: string, leaseMs: number): Promise<void> {
+    const first = keptBeforeFreeing(err);
+    const tried = await Promise.allSettled(first.map((p) => p.keep()));
+    const left = first.filter((_, i) => tried[i]?.status === 'rejected');
+    if (left.length === 0) {
+      await free();
+      return;
+    }
+    log.error('could not record a write that was not sent; freeing its key once it is', { op, parts: left.map((p) => p.what) });
+    keepLater([{ what: `${left.map((p) => p.what).join(', then ')}, then free the key`, keep: async () => {
+      for (const p of left) await p.keep();
+      await free();
+    } }], { untilMs: Date.now() + Math.max(leaseMs, KEEP_AT_LEAST_MS), log, op, whenReady: deps.whenStoreReady });
+  }
+
   return {
     async execute(spec, run, log = deps.logger) {
       const { scope, key, fingerprint, context } = spec;
@@ -192,7 +213,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
         log.warn('write failed', { op: context.op, sent, reason });
         count(context.op, sent === 'no' ? 'not_sent' : 'outcome_unknown');
         try {
-          if (sent === 'no') await Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]);
+          if (sent === 'no') await freeKey(err, () => Promise.all([idempotency.abandon(scope, key, attempt), pending.untrack(member)]), log, context.op, spec.leaseMs);
           else await Promise.all([idempotency.markOutcomeUnknown(scope, key, attempt, { invoice, reason }), pending.track(member, Date.now())]);
         } catch (storeErr) {
           // Maybe sent and not marked: the key turns outcome_unknown when its lease ends, so never twice.
