@@ -153,7 +153,11 @@ async function main() {
   const extraEnvOf = (i) => Object.fromEntries((process.env[`SOAK_REPLICA_${i + 1}_ENV`] ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const slots = [0, 1, 2].map((i) => replicaSlot(i, runDir, () => ({ ...envOf(), ...extraEnvOf(i) })));
   const ingress = await startIngress(slots);
-  const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs: Math.max(60_000, opts.durationMs / 4) });
+  const batchCloseMs = Math.max(60_000, opts.durationMs / 4);
+  const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs });
+  // Production looks at the closed batches hourly, 24 times a batch's day; the soak closes a batch every few
+  // minutes and looks as often for each (the net under a replica killed while reading a batch its webhook named).
+  const settlementLookMs = Math.max(10_000, Math.round(batchCloseMs / 24));
   const envOf = () => ({
     PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'info',
     ...redis.env, REDIS_KEY_PREFIX: 'tg',
@@ -162,7 +166,7 @@ async function main() {
     JWT_SECRET: creds.jwtSecret, JWT_ISSUER: creds.issuer, JWT_AUDIENCE: creds.audience, JWT_ALGORITHMS: 'HS256',
     GATEWAY_WEBHOOK_SECRET: creds.gatewayWebhookSecret,
     EVENTS_WEBHOOK_URLS: receiver.url, EVENTS_WEBHOOK_SECRET: creds.eventsSecret, EVENTS_RETRY_SCHEDULE_MS: '1000,2000,5000,10000,30000,60000',
-    ...RECONCILE, ...waits,
+    ...RECONCILE, ...waits, SETTLEMENTS_LOOK_MS: String(settlementLookMs),
     ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}),
   });
   for (const s of slots) await s.start();
@@ -427,7 +431,7 @@ async function main() {
     settlements: { batches: closedBatches.length, unread, judged_sales: settled.judged, returned_lines: settled.returned, injected: load.settlementFaults ?? [], lines: settled.lines, seconds: settlementsS },
     details: { settlements: settled.wrong.slice(0, 10), returned_events_missing: returns.eventsMissing.slice(0, 10), refunds_of_returned: returns.refundsAfterReturn.slice(0, 10), doubles: ledger.doubles, refunds_twice: ledger.twice, beyond: ledger.beyond, disagree: ledger.disagree, money_views: viewDiffs, still_unknown: stillUnknown.slice(0, 10), mismatches, events_missing: missing.slice(0, 10), card_data: [...logs.found, ...redisScan.found].slice(0, 10), errors },
     notes: [
-      `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(Math.max(60_000, opts.durationMs / 4) / 1000)} s, duplicates 5 % of its webhooks and shuffles them within 2 s.`,
+      `tokengate: ${RECONCILE.GATEWAY_TIMEOUT_MS} ms gateway timeout, reconcile deadline ${RECONCILE.RECONCILE_DEADLINE_MS} ms, a sale waits at most ${waits.LIMITER_SALE_MAX_WAIT_MS} ms and a read ${waits.LIMITER_READ_MAX_WAIT_MS} ms for a gateway slot (${waits === LIMITER_WAITS.short ? `a run under ${SHORT_RUN_MS / 60_000} minutes: production's 30 s and 10 s would hold a killed replica's keys in progress 56 s, here ${writeLeaseMs / 1000} s` : 'production\'s defaults'}); sandbox answers in 100 +- 50 ms, closes a batch every ${Math.round(batchCloseMs / 1000)} s (each replica looks at the closed batches every ${Math.round(settlementLookMs / 1000)} s), duplicates 5 % of its webhooks and shuffles them within 2 s.`,
       `load: ${visitsPerSecond} visits/s from ${load.shoppers.length} shoppers (${load.skipped} skipped: no idle shopper); the event-loop figure is the median of each replica's per-interval p99, the worst replica.`,
     ],
   };

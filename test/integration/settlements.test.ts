@@ -231,6 +231,31 @@ describe('settlements: one read per batch', () => {
     }
   });
 
+  it('when a replica died reading a batch that closed before one kept since, then the next look reads it (before: the look stopped at the newest kept batch and the older one was never read)', async () => {
+    // The sentinel soak of 2026-11-28: replica-3 answered a batch's settlement.batch.success and was SIGKILLed 3 s
+    // later, mid-read; the next batches were kept by the others, and 363 sales were in no settlement for good.
+    const lost = await consoleEntry(sandbox, { kind: 'sale', amount: '4.00' });
+    const older = sandbox.ledger.closeBatch();
+    await consoleEntry(sandbox, { kind: 'sale', amount: '5.00' });
+    const newer = sandbox.ledger.closeBatch();
+    const client = clientFor(sandbox);
+    const store = createRedisSettlementStore({ redis, keyPrefix: prefix });
+    const settler = createSettler({
+      store, gateway: client, budget: { run: <T>(_cls: string, call: () => Promise<T>) => call() } as never, records: createMemorySaleRecords(),
+      events: createMemoryEventLog({ retentionMs: 60_000 }), metrics: createSettlementMetrics(new Registry()), logger: createLogger({ level: 'error' }),
+    });
+    try {
+      expect(await settler.settle(newer)).toBe('settled'); // the webhook's read on a replica that lived
+      expect(await store.get(older)).toBeUndefined(); // the one lost with its replica
+      expect(await settler.look()).toBeGreaterThanOrEqual(1);
+      expect((await store.get(older))?.lines.map((l) => l.transaction)).toEqual([lost]);
+      // Looking again reads nothing more: every batch is kept.
+      expect(await settler.look()).toBe(0);
+    } finally {
+      client.close();
+    }
+  });
+
   it('when two replicas are told of one closed batch at once, then its transactions are read once, page by page, in the background class, and reading it again later costs nothing', async () => {
     for (let i = 0; i < 5; i++) await consoleEntry(sandbox, { kind: 'sale', amount: `${i + 1}.00` });
     const batch = sandbox.ledger.closeBatch();
