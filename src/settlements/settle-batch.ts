@@ -90,6 +90,13 @@ function orderOf(batch: Batch): number {
   return Math.floor(closedMs / 1000) * 1000 + (Number.parseInt(batch.sequence, 10) % 1000 || 0);
 }
 
+/**
+ * How long a look defers a batch while a write that could be in it is still unknown (its sale would read
+ * `not_ours`, and a kept settlement is never read again): from when this settler first saw it closed, as the
+ * webhook's read waits (look.ts, 120 tries 5 s apart); past it, what is read is kept.
+ */
+const LOOK_WAITS_MS = 10 * 60_000;
+
 /** How long one page's read waits for a background slot before it fails (and look.ts tries again later). */
 const READ_WAIT_MS = 60_000;
 
@@ -165,6 +172,9 @@ export function createSettler(deps: SettlerDeps): Settler {
     }
   }
 
+  /** When this settler's looks first saw each unkept batch closed (LOOK_WAITS_MS); bounded by the lookback's batches. */
+  const firstSeen = new Map<string, number>();
+
   return {
     settle: (batch, options) => settle(batch, undefined, options),
     async look() {
@@ -177,7 +187,16 @@ export function createSettler(deps: SettlerDeps): Settler {
           const closedMs = closedMsOf(batch.closed);
           if (closedMs !== undefined && closedMs < horizon) return settled;
           // A kept one costs its claim's Redis call, no gateway call; the look goes on past it to the horizon.
-          if ((await settle(batch.key, batch)) === 'settled') settled += 1;
+          // Like the webhook's read, it waits while a write that could be in the batch is unknown (a 60 s soak's
+          // look every 10 s kept three sales not_ours that the reconciler found moments later), a while at most.
+          const seen = firstSeen.get(batch.key) ?? Date.now();
+          firstSeen.set(batch.key, seen);
+          try {
+            if ((await settle(batch.key, batch, Date.now() - seen < LOOK_WAITS_MS ? { waitSince: seen } : {})) === 'settled') settled += 1;
+            firstSeen.delete(batch.key);
+          } catch (err) {
+            if (!(err instanceof SettlementNotYetError)) throw err; // the next look tries it again
+          }
         }
         offset += page.data.length;
         if (page.data.length === 0 || offset >= page.total) return settled;

@@ -256,6 +256,29 @@ describe('settlements: one read per batch', () => {
     }
   });
 
+  it('when a look finds a closed batch while a write that could be in it is still unknown, then it waits for it (before: kept its sale not_ours for good)', async () => {
+    // The CI soak of 2026-11-28 (looks every 10 s): a look read a batch before the reconciler had found three sales
+    // whose answers were lost, and kept them not_ours; a kept settlement is never read again.
+    await consoleEntry(sandbox, { kind: 'sale', amount: '6.00' }); // no record of it: what an unknown sale reads as
+    const batch = sandbox.ledger.closeBatch();
+    const client = clientFor(sandbox);
+    const store = createRedisSettlementStore({ redis, keyPrefix: prefix });
+    let unknown = true;
+    const settler = createSettler({
+      store, gateway: client, budget: { run: <T>(_cls: string, call: () => Promise<T>) => call() } as never, records: createMemorySaleRecords(), unresolved: async () => unknown,
+      events: createMemoryEventLog({ retentionMs: 60_000 }), metrics: createSettlementMetrics(new Registry()), logger: createLogger({ level: 'error' }),
+    });
+    try {
+      await settler.look();
+      expect(await store.get(batch)).toBeUndefined();
+      unknown = false; // the reconciler resolved it
+      await settler.look();
+      expect(await store.get(batch)).toBeDefined();
+    } finally {
+      client.close();
+    }
+  });
+
   it('when two replicas are told of one closed batch at once, then its transactions are read once, page by page, in the background class, and reading it again later costs nothing', async () => {
     for (let i = 0; i < 5; i++) await consoleEntry(sandbox, { kind: 'sale', amount: `${i + 1}.00` });
     const batch = sandbox.ledger.closeBatch();
