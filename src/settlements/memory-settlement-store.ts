@@ -1,11 +1,12 @@
 import { countByVerdict } from './match';
-import { heldBy, type CreditReturn, type Settlement, type SettlementStore, type SettlementSummary } from './types';
+import { heldBy, type CreditReturn, type DueBatch, type Settlement, type SettlementStore, type SettlementSummary } from './types';
 
 /** The same in process memory (development mode, tests): one process, so the claim is a map. */
 export function createMemorySettlementStore(now: () => number = Date.now): SettlementStore {
   const kept = new Map<string, { settlement: Settlement; closedMs: number }>();
   const claims = new Map<string, { owner: string; until: number }>();
   const creditBacks = new Map<string, CreditReturn>();
+  const due = new Map<string, DueBatch & { atMs: number }>();
   let swept = -1;
   let sweeper: { owner: string; until: number } | undefined;
   const summaryOf = ({ lines: _lines, ...summary }: Settlement): SettlementSummary => structuredClone(summary);
@@ -88,6 +89,21 @@ export function createMemorySettlementStore(now: () => number = Date.now): Settl
     async sweepDone(owner, endedMs) {
       swept = Math.max(swept, endedMs);
       if (sweeper?.owner === owner) sweeper = undefined;
+    },
+    async markDue(batch, heardMs, atMs) {
+      if (!due.has(batch)) due.set(batch, { batch, heardMs, tries: 0, atMs });
+    },
+    async takeDue(nowMs, leaseMs, limit) {
+      const taken = [...due.values()].filter((d) => d.atMs <= nowMs).sort((a, b) => a.atMs - b.atMs).slice(0, limit);
+      for (const d of taken) d.atMs = nowMs + leaseMs;
+      return taken.map(({ batch, heardMs, tries }) => ({ batch, heardMs, tries }));
+    },
+    async dueAgain({ batch, tries }, atMs) {
+      const d = due.get(batch);
+      if (d) Object.assign(d, { atMs, tries });
+    },
+    async dueDone(batch) {
+      due.delete(batch);
     },
   };
 }

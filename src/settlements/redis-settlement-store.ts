@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { guarded } from '../redis/guarded';
 import { withSettlementScripts } from './scripts';
-import { heldBy, SETTLEMENT_TTL_MS, type CreditReturn, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary } from './types';
+import { heldBy, SETTLEMENT_TTL_MS, type CreditReturn, type DueBatch, type Settlement, type SettlementLine, type SettlementStore, type SettlementSummary } from './types';
 
 export interface RedisSettlementStoreOptions {
   redis: Redis | Cluster;
@@ -14,7 +14,8 @@ export interface RedisSettlementStoreOptions {
 /**
  * SettlementStore on Redis, every key under one hash tag `{<prefix>:settlements}` (one Cluster slot, so each
  * script's keys share it): `:s:<batch>` (hash: summary, lines as JSON), `:list` (sorted set: the batch's close
- * ms → batch), `:claim:<batch>` (the replica reading it). Batch keys are the gateway's, URI-encoded.
+ * ms → batch), `:claim:<batch>` (the replica reading it), `:due` (sorted set: when to take it → batch, the batches
+ * to read) with `:due-of` (hash: batch → JSON {heardMs, tries}). Batch keys are the gateway's, URI-encoded.
  */
 /** A line's entry in the open bank lines' index: [member, end of review ms], -1 when the line is not open. */
 export function openOf(batch: string, line: SettlementLine): [string, number] {
@@ -24,6 +25,8 @@ export function openOf(batch: string, line: SettlementLine): [string, number] {
 
 /** How long a start's held-index backfill may take before another start takes it over (the mark is a claim till then). */
 const HELD_BACKFILL_CLAIM_MS = 10 * 60_000;
+/** The due set lives this long after its last write (the look's lookback, and a day). */
+const DUE_TTL_MS = 8 * 24 * 3600_000;
 
 export function createRedisSettlementStore(options: RedisSettlementStoreOptions): SettlementStore {
   const redis = withSettlementScripts(options.redis);
@@ -44,6 +47,11 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
   const heldBackfillKey = `${tag}:of-backfilled:credits`;
   // A credit of tokengate's that came back (JSON CreditReturn), kept as long as settlements: `:back:<credit>`.
   const backKey = (credit: string) => `${tag}:back:${encodeURIComponent(credit)}`;
+  // The batches due to be read (look.ts), by when to take each, and what each entry knows (JSON {heardMs, tries}).
+  // Written in one MULTI (both under the tag: one slot). Both expire DUE_TTL_MS after their last write: a batch
+  // due longer than the look's lookback is past reading by any path.
+  const dueKey = `${tag}:due`;
+  const dueOfKey = `${tag}:due-of`;
   /** Each id's value under keyOf(id), where one is kept: MGET 500 keys at a time (all under the store's one tag). */
   const readEach = async <T>(what: string, ids: readonly string[], keyOf: (id: string) => string, parse: (raw: string) => T): Promise<Map<string, T>> => {
     const out = new Map<string, T>();
@@ -160,6 +168,33 @@ export function createRedisSettlementStore(options: RedisSettlementStoreOptions)
     },
     async sweepDone(owner, endedMs) {
       await call('sweep done', () => redis.tgSettleSweepDone(sweptKey, sweepClaimKey, owner, endedMs, ttlMs));
+    },
+    async markDue(batch, heardMs, atMs) {
+      await call('due', () => redis.multi().zadd(dueKey, 'NX', atMs, batch).hsetnx(dueOfKey, batch, JSON.stringify({ heardMs, tries: 0 }))
+        .pexpire(dueKey, DUE_TTL_MS).pexpire(dueOfKey, DUE_TTL_MS).exec());
+    },
+    async takeDue(nowMs, leaseMs, limit) {
+      const batches = await call('due take', () => redis.zrangebyscore(dueKey, '-inf', nowMs, 'LIMIT', 0, limit));
+      if (batches.length === 0) return [];
+      // Not atomic with the read above: two replicas may take one batch; the claim still makes one read of it.
+      const multi = redis.multi();
+      for (const b of batches) multi.zadd(dueKey, 'XX', nowMs + leaseMs, b);
+      multi.hmget(dueOfKey, ...batches);
+      const replies = (await call('due lease', () => multi.exec())) ?? [];
+      const [err, raw] = replies[replies.length - 1] ?? [null, []];
+      const infos = err ? [] : (raw as Array<string | null>);
+      return batches.map((batch, i): DueBatch => {
+        const info = infos[i] ? (JSON.parse(infos[i] as string) as { heardMs?: number; tries?: number }) : {};
+        return { batch, heardMs: info.heardMs ?? nowMs, tries: info.tries ?? 0 };
+      });
+    },
+    async dueAgain({ batch, heardMs, tries }, atMs) {
+      // A batch done meanwhile (kept by another replica) is not made due again (XX); its info field may linger
+      // until the hash expires.
+      await call('due again', () => redis.multi().zadd(dueKey, 'XX', atMs, batch).hset(dueOfKey, batch, JSON.stringify({ heardMs, tries })).pexpire(dueOfKey, DUE_TTL_MS).exec());
+    },
+    async dueDone(batch) {
+      await call('due done', () => redis.multi().zrem(dueKey, batch).hdel(dueOfKey, batch).exec());
     },
   };
 }

@@ -66,7 +66,7 @@ export function createSettlements(deps: SettlementsDeps): Settlements {
     store, records, settler, events, appended, metrics, logger, now: deps.clockNow,
     missingAfterMs: config.missingAfterMs, everyMs: config.sweepEveryMs, bank,
   });
-  const look = createSettlementLook({ settler, everyMs: config.lookMs, logger, sweep, metrics });
+  const look = createSettlementLook({ settler, everyMs: config.lookMs, logger, sweep, metrics, due: store });
   look.start();
   return { store, settler, look, bank };
 }

@@ -19,7 +19,11 @@ export interface SettlerDeps {
   metrics: SettlementMetrics;
   logger: Logger;
   pageSize?: number;
-  /** How long one replica holds a batch's read (a replica that dies mid-read frees it this much later). */
+  /**
+   * How long one replica's claim on a batch's read lasts unless renewed (it is renewed every third of it while the
+   * read goes on): a replica that dies mid-read frees the batch this much later (default 10 s; it was 5 minutes,
+   * unrenewed, and a batch whose reader was SIGKILLed waited that long for anyone else).
+   */
   claimTtlMs?: number;
   /** A periodic look reads batches closed at most this long ago (the first look, or after a long outage). */
   lookbackMs?: number;
@@ -97,13 +101,16 @@ function orderOf(batch: Batch): number {
  */
 const LOOK_WAITS_MS = 10 * 60_000;
 
+/** A read's claim lasts this long unless renewed (renewed every third of it while the read goes on). */
+const CLAIM_TTL_MS = 10_000;
+
 /** How long one page's read waits for a background slot before it fails (and look.ts tries again later). */
 const READ_WAIT_MS = 60_000;
 
 export function createSettler(deps: SettlerDeps): Settler {
   const { store, gateway, budget, metrics } = deps;
   const pageSize = deps.pageSize ?? 100;
-  const claimTtlMs = deps.claimTtlMs ?? 5 * 60_000;
+  const claimTtlMs = deps.claimTtlMs ?? CLAIM_TTL_MS;
   const lookbackMs = deps.lookbackMs ?? 7 * 24 * 3600_000;
   const read = async <T>(what: string, call: () => Promise<GatewayResult<T>>): Promise<T> => {
     metrics.gatewayCalls.inc({ call: what });
@@ -159,6 +166,10 @@ export function createSettler(deps: SettlerDeps): Settler {
     const owner = randomUUID();
     const claimed = await store.claim(batchKey, owner, claimTtlMs);
     if (claimed !== 'claimed') return claimed;
+    // The claim is renewed while the read goes on (claim.lua extends an owner's own claim). A lost renewal (Redis
+    // slow or away) lets another replica read too: the settlement is still kept once (save.lua), its events deduped.
+    const renew = setInterval(() => void store.claim(batchKey, owner, claimTtlMs).catch(() => undefined), Math.max(50, Math.floor(claimTtlMs / 3)));
+    renew.unref();
     try {
       const batch = known ?? (await read('batch', () => gateway.getBatch(batchKey)));
       if (batch.status !== 'closed') {
@@ -167,8 +178,11 @@ export function createSettler(deps: SettlerDeps): Settler {
       }
       return await settleRead(batch, owner, options);
     } catch (err) {
+      clearInterval(renew);
       await store.release(batchKey, owner).catch(() => undefined);
       throw err;
+    } finally {
+      clearInterval(renew);
     }
   }
 

@@ -121,6 +121,28 @@ export interface SettlementStore {
   claimSweep(owner: string, dueSinceMs: number, ttlMs: number): Promise<boolean>;
   /** The sweep ended at `endedMs` (tokengate's clock): the claim is given back. */
   sweepDone(owner: string, endedMs: number): Promise<void>;
+  /**
+   * Batches due to be read (look.ts), shared by every replica: a closed batch's webhook records it before it is
+   * answered (`heardMs`: when its close was heard), so a replica that dies reading it leaves it to the others.
+   * `atMs`: when to take it. A batch already due keeps its entry.
+   */
+  markDue(batch: string, heardMs: number, atMs: number): Promise<void>;
+  /**
+   * The batches due at `nowMs` (at most `limit`), each pushed `leaseMs` later (taken again then unless done or
+   * rescheduled: a replica that dies reading it leaves it to the next taker). One Redis call when none is due.
+   */
+  takeDue(nowMs: number, leaseMs: number, limit: number): Promise<DueBatch[]>;
+  /** The batch is to be taken again at `atMs` (its entry as `due` says: `tries` failed reads so far). */
+  dueAgain(due: DueBatch, atMs: number): Promise<void>;
+  /** The batch is read (kept) or given up: no longer due. */
+  dueDone(batch: string): Promise<void>;
+}
+
+/** A batch due to be read: when its close was heard, how many reads of it failed. */
+export interface DueBatch {
+  batch: string;
+  heardMs: number;
+  tries: number;
 }
 
 /** The key a kept line is found by in the held index (heldIn): a sale's, or a credit's naming its sale; else none. */

@@ -61,10 +61,11 @@ export interface IntakeDeps {
   /** Bank payments' `ach.*` events (ach-events.ts); without it they are ignored. */
   achEvents?: AchEvents;
   /**
-   * Told of each batch the gateway says closed (`settlement.batch.success`), after its sales are settled: the
-   * settlement is read behind the answer (src/settlements), never holding the webhook up.
+   * Told of each batch the gateway says closed (`settlement.batch.success`), after its sales are settled: awaited
+   * while the batch is recorded due (in Redis: any replica reads it if this one dies once the webhook is
+   * answered); the settlement is read behind the answer (src/settlements), never holding the webhook up.
    */
-  onBatchClosed?: (batch: string) => void;
+  onBatchClosed?: (batch: string) => void | Promise<void>;
   /**
    * Told of each batch the gateway says did not close (`settlement.batch.failure`): no money moved, its sales stay
    * unsettled as tokengate shows them, and no settlement is read; src/settlements counts and logs it.
@@ -139,7 +140,7 @@ export function createGatewayWebhookIntake(deps: IntakeDeps): GatewayWebhookInta
       const batch = event.object.key;
       if (typeof batch !== 'string' || batch === '') return 'invalid';
       const held = await records.settleBatch(batch);
-      deps.onBatchClosed?.(batch);
+      await deps.onBatchClosed?.(batch);
       return held > 0 ? 'applied' : 'unmatched';
     }
     const tx = readTransaction(event.object);

@@ -59,3 +59,14 @@ test('when persistence is checked on a cluster, then every master is asked, and 
   expect(report.map((n) => Number(n.node.split(':')[1])).sort()).toEqual((cluster as RedisCluster).nodes.map((n) => n.port).sort());
   expect(report.every((n) => n.aof === false)).toBe(true);
 });
+
+test('when a batch is marked due on a cluster, then it is taken, rescheduled and done (its two keys in one MULTI, one slot)', async () => {
+  const store = createRedisSettlementStore({ redis: client, keyPrefix: prefix });
+  const t = Date.now();
+  await store.markDue('cd1', t, t);
+  expect(await store.takeDue(t, 10_000, 10)).toEqual([{ batch: 'cd1', heardMs: t, tries: 0 }]);
+  await store.dueAgain({ batch: 'cd1', heardMs: t, tries: 1 }, t + 1);
+  expect(await store.takeDue(t + 1, 10_000, 10)).toEqual([{ batch: 'cd1', heardMs: t, tries: 1 }]);
+  await store.dueDone('cd1');
+  expect(await store.takeDue(t + 60_000, 10_000, 10)).toEqual([]);
+});

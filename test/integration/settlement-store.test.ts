@@ -18,6 +18,23 @@ describe.each([
   ['Redis, every key a script touches declared', () => createRedisSettlementStore({ redis: checked, keyPrefix: `${prefix}:${n++}` })],
   ['memory', () => createMemorySettlementStore()],
 ] as [string, () => SettlementStore][])('settlement store (%s)', (_name, make) => {
+  it('when a batch is marked due, then it is taken once it is due and held back a lease, due again when rescheduled, and gone once done; marking it again keeps its entry', async () => {
+    const store = make();
+    const t = 1_000_000;
+    expect(await store.takeDue(t, 10_000, 10)).toEqual([]);
+    await store.markDue('d1', t - 5, t);
+    await store.markDue('d2', t, t + 5_000);
+    await store.markDue('d1', t + 99, t + 99); // a second webhook changes nothing
+    expect(await store.takeDue(t, 10_000, 10)).toEqual([{ batch: 'd1', heardMs: t - 5, tries: 0 }]);
+    expect(await store.takeDue(t + 5_000, 10_000, 10)).toEqual([{ batch: 'd2', heardMs: t, tries: 0 }]); // d1 held till t + 10 s
+    expect((await store.takeDue(t + 10_000, 10_000, 10)).map((d) => d.batch)).toEqual(['d1']);
+    await store.dueAgain({ batch: 'd1', heardMs: t - 5, tries: 1 }, t + 12_000);
+    expect(await store.takeDue(t + 12_000, 10_000, 10)).toEqual([{ batch: 'd1', heardMs: t - 5, tries: 1 }]);
+    await store.dueDone('d1');
+    await store.dueAgain({ batch: 'd1', heardMs: t - 5, tries: 2 }, t); // done meanwhile: not due again
+    expect((await store.takeDue(t + 60_000, 10_000, 10)).map((d) => d.batch)).toEqual(['d2']);
+  });
+
   it('when two owners claim one batch, then one holds it; once kept, every claim answers kept and a second save changes nothing', async () => {
     const store = make();
     expect(await store.claim('b1', 'one', 60_000)).toBe('claimed');
