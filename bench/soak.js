@@ -156,7 +156,8 @@ async function main() {
   const batchCloseMs = Math.max(60_000, opts.durationMs / 4);
   const sandbox = await startSandbox(runDir, creds, { perMinute, perDay, webhookUrl: `${ingress.url}/v1/webhooks/gateway`, webhookSecret: creds.gatewayWebhookSecret, batchCloseMs });
   // Production looks at the closed batches hourly, 24 times a batch's day; the soak closes a batch every few
-  // minutes and looks as often for each (the net under a replica killed while reading a batch its webhook named).
+  // minutes and looks as often for each (the net under a lost webhook; a replica killed while reading a batch its
+  // webhook named leaves the batch due in Redis, which another replica takes within seconds).
   const settlementLookMs = Math.max(10_000, Math.round(batchCloseMs / 24));
   const envOf = () => ({
     PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: opts.clock ? 'test' : 'production', HOST: '127.0.0.1', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'info',
