@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { startBff, token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
+import { caller, untilAnswered } from '../support/replica-death';
 import { existsSync } from 'node:fs';
 
 /**
@@ -46,14 +47,7 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
     tookMs?: number;
   } = {};
 
-  const call = async (method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
-    const res = await fetch(`${bff.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json' } : {}), ...(key ? { 'idempotency-key': key } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
-  };
+  const call = caller<Answer['body']>(() => bff.url, () => bearer);
   const sell = async (amount: string, key: string): Promise<string> => {
     const a = await call('POST', '/v1/sales', { customer, payment_method: pm, amount }, key);
     expect(a.status).toBe(201);
@@ -64,17 +58,6 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
     whole: () => call('POST', `/v1/sales/${sales.whole}/refunds`, undefined, `refund-whole-${run}`),
     settled: () => call('POST', `/v1/sales/${sales.settled}/refunds`, { amount: '3.00' }, `refund-settled-${run}`),
   };
-
-  /** Sends the key again until it answers something other than 409 (in progress, then outcome_unknown). */
-  async function untilAnswered(send: () => Promise<Answer>): Promise<Answer> {
-    let last: Answer | undefined;
-    for (let i = 0; i < 120; i++) {
-      last = await send();
-      if (last.status !== 409) return last;
-      await sleep(500);
-    }
-    return last as Answer;
-  }
 
   beforeAll(async () => {
     if (!canRun) return;

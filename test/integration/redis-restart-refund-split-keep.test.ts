@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { startBff, token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
+import { caller, startRefusing, untilAnswered } from '../support/replica-death';
 
 /**
  * A refund answered while Redis was down leaves two things in its replica's memory, each kept later on its own
@@ -22,12 +23,6 @@ const suite = canRun ? describe : describe.skip;
 const run = randomBytes(3).toString('hex');
 const prefix = `refund-split-${run}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `--user default …` allowing every key but those whose name starts `{<prefix>:<word>:` (ACL key patterns are allow-lists). */
-function allExcept(word: string): string[] {
-  const patterns = [...word].map((_, i) => `~{${prefix}:${word.slice(0, i)}[^${word[i]}]*`);
-  return ['--user', 'default', 'on', 'nopass', ...patterns, `~{${prefix}:${word}[^:]*`, `~${prefix}:*`, '&*', '+@all'];
-}
 
 interface Answer {
   status: number;
@@ -52,25 +47,8 @@ suite('Redis back after a refund\'s answer, and its replica dies having kept onl
     tookMs?: number;
   } = {};
 
-  const call = async (method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
-    const res = await fetch(`${bff.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json' } : {}), ...(key ? { 'idempotency-key': key } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
-  };
+  const call = caller<Answer['body']>(() => bff.url, () => bearer);
   const refund = (which: 'answerKept' | 'settleKept') => () => call('POST', `/v1/sales/${sales[which]}/refunds`, { amount: '2.00' }, `refund-${which}-${run}`);
-
-  async function untilAnswered(send: () => Promise<Answer>): Promise<Answer> {
-    let last: Answer | undefined;
-    for (let i = 0; i < 120; i++) {
-      last = await send();
-      if (last.status !== 409) return last;
-      await sleep(500);
-    }
-    return last as Answer;
-  }
 
   /** The refund is at the gateway when Redis shuts down; Redis comes back refusing `word`'s keys; the replica dies. */
   async function refundThenDie(which: 'answerKept' | 'settleKept', refused: string): Promise<Answer> {
@@ -78,7 +56,7 @@ suite('Redis back after a refund\'s answer, and its replica dies having kept onl
     await sleep(300);
     await redis.shutdown();
     const answer = await sent;
-    await redis.start(allExcept(refused));
+    await redis.start(startRefusing(prefix, [refused]));
     await sleep(1500); // the replica keeps what Redis takes
     await bff.restart({ signal: 'SIGKILL', between: async () => { await redis.shutdown(); await redis.start(); } });
     return answer;
@@ -104,7 +82,7 @@ suite('Redis back after a refund\'s answer, and its replica dies having kept onl
       expect(sale.status).toBe(201);
       sales[which] = sale.body.key as string;
     }
-    seen.first = { answerKept: await refundThenDie('answerKept', 'sale'), settleKept: await refundThenDie('settleKept', 'idem') };
+    seen.first = { answerKept: await refundThenDie('answerKept', 'sale:'), settleKept: await refundThenDie('settleKept', 'idem:') };
     const [answerKept, settleKept] = await Promise.all([untilAnswered(refund('answerKept')), untilAnswered(refund('settleKept'))]);
     seen.again = { answerKept, settleKept };
     seen.views = { answerKept: (await call('GET', `/v1/sales/${sales.answerKept}`)).body, settleKept: (await call('GET', `/v1/sales/${sales.settleKept}`)).body };

@@ -5,6 +5,7 @@ import Redis from 'ioredis';
 import { startBff, token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
+import { keysExcept, startRefusing } from '../support/replica-death';
 
 /**
  * A sale's completion writes three things (src/writes/protocol.ts): the key's answer, the sale's record (which
@@ -33,21 +34,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Which = 'answerKept' | 'answerLost' | 'recordsRefused';
 const ALL: readonly Which[] = ['answerKept', 'answerLost', 'recordsRefused'];
 
-/**
- * ACL key patterns allowing every key but those whose name starts `{<prefix>:<word>` for one of `words` (ACL key
- * patterns are allow-lists: the complement of the words' prefixes, spelled as globs over a trie of the words).
- */
-function allExcept(words: readonly string[]): string[] {
-  const patterns = [`~${prefix}:*`];
-  const walk = (at: string): void => {
-    if (words.includes(at)) return;
-    const next = [...new Set(words.filter((w) => w.startsWith(at) && w.length > at.length).map((w) => w[at.length] as string))];
-    patterns.push(`~{${prefix}:${at}[^${next.join('')}]*`);
-    for (const c of next) walk(at + c);
-  };
-  walk('');
-  return patterns;
-}
 /** The sale records (`{p:sale:<key>}`), the batch index (`{p:batch:<batch>}`) and the event log (`{p:events}:…`). */
 const RECORDS_AND_EVENTS = ['sale:', 'batch:', 'events}'];
 
@@ -103,7 +89,7 @@ suite('a sale\'s replica dies having kept only part of its completion (answer, r
     await sleep(300);
     await redis.shutdown();
     const answer = await sent;
-    await redis.start(['--user', 'default', 'on', 'nopass', ...allExcept(words), '&*', '+@all']);
+    await redis.start(startRefusing(prefix, words));
     await sleep(1500); // the replica keeps what Redis takes
     await bff.restart({ signal: 'SIGKILL', between: async () => { await redis.shutdown(); await redis.start(); } });
     return answer;
@@ -129,7 +115,7 @@ suite('a sale\'s replica dies having kept only part of its completion (answer, r
     first.answerKept = await answeredWhileDown('answerKept', RECORDS_AND_EVENTS);
     first.answerLost = await answeredWhileDown('answerLost', ['idem:']);
     await warm('recordsRefused');
-    acl('resetkeys', ...allExcept(RECORDS_AND_EVENTS));
+    acl('resetkeys', ...keysExcept(prefix, RECORDS_AND_EVENTS));
     first.recordsRefused = await sale('recordsRefused')();
     await sleep(1500);
     await bff.restart({ signal: 'SIGKILL', between: async () => { acl('allkeys'); } });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { startBff, token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
+import { caller, keysExcept, untilAnswered } from '../support/replica-death';
 
 /**
  * A refund the gateway refused before processing it (429, errorcode 155: nothing sent) frees its Idempotency-Key
@@ -22,13 +23,6 @@ const run = randomBytes(3).toString('hex');
 const prefix = `release-first-${run}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** ACL key patterns of `default`: every key but the sale records' (`{<prefix>:sale:…`; patterns are allow-lists). */
-function allButSaleRecords(): string[] {
-  const word = 'sale';
-  const patterns = [...word].map((_, i) => `~{${prefix}:${word.slice(0, i)}[^${word[i]}]*`);
-  return [...patterns, `~{${prefix}:${word}[^:]*`, `~${prefix}:*`];
-}
-
 interface Answer {
   status: number;
   headers: Headers;
@@ -43,14 +37,7 @@ suite('A refund refused before processing, whose reservation\'s release Redis do
   const seen: { first?: Answer; again?: Answer; view?: Answer['body']; rest?: Answer; after?: Answer['body']; tookMs?: number } = {};
 
   const acl = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), 'ACL', 'SETUSER', 'default', ...args], { encoding: 'utf8' });
-  const call = async (method: string, path: string, body?: unknown, key?: string): Promise<Answer> => {
-    const res = await fetch(`${bff.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body ? { 'content-type': 'application/json' } : {}), ...(key ? { 'idempotency-key': key } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
-  };
+  const call = caller<Answer['body']>(() => bff.url, () => bearer);
   const refund = () => call('POST', `/v1/sales/${sale}/refunds`, { amount: '2.00' }, `refund-${run}`);
 
   beforeAll(async () => {
@@ -77,17 +64,13 @@ suite('A refund refused before processing, whose reservation\'s release Redis do
     bff.sandbox.faults.next({ kind: '429', match: 'refund' });
     const sent = refund();
     await sleep(300);
-    acl('resetkeys', ...allButSaleRecords());
+    acl('resetkeys', ...keysExcept(prefix, ['sale:']));
     seen.first = await sent;
     await sleep(1500); // what the replica could keep, it kept
     await bff.restart({ signal: 'SIGKILL', between: async () => { acl('allkeys'); } });
 
-    for (let i = 0; i < 120; i++) {
-      seen.again = await refund();
-      // 409 while the key is held (its lease, then the reconciler); 429/503 while the budget probes after the 429.
-      if (![409, 429, 503].includes(seen.again.status)) break;
-      await sleep(500);
-    }
+    // 409 while the key is held (its lease, then the reconciler); 429/503 while the budget probes after the 429.
+    seen.again = await untilAnswered(refund, [409, 429, 503]);
     seen.view = (await call('GET', `/v1/sales/${sale}`)).body;
     seen.rest = await call('POST', `/v1/sales/${sale}/refunds`, { amount: '7.00' }, `refund-rest-${run}`);
     seen.after = (await call('GET', `/v1/sales/${sale}`)).body;

@@ -1,0 +1,54 @@
+/**
+ * What the tests of a replica dying mid-write share (redis-restart-*-split-keep, redis-restart-refund-replica-lost,
+ * refund-release-before-free): Redis refusing one kind of key to the service by an ACL, a shopper's calls, and
+ * sending a key again until it is no longer held.
+ */
+
+/**
+ * ACL key patterns allowing every key of `prefix` but those whose name starts `{<prefix>:<word>` for one of `words`
+ * (ACL key patterns are allow-lists: the complement of the words' prefixes, spelled as globs over a trie of them).
+ * `words` name key families with their separator: `sale:` (sale records), `batch:`, `events}`, `idem:`.
+ */
+export function keysExcept(prefix: string, words: readonly string[]): string[] {
+  const patterns = [`~${prefix}:*`];
+  const walk = (at: string): void => {
+    if (words.includes(at)) return;
+    const next = [...new Set(words.filter((w) => w.startsWith(at) && w.length > at.length).map((w) => w[at.length] as string))];
+    patterns.push(`~{${prefix}:${at}[^${next.join('')}]*`);
+    for (const c of next) walk(at + c);
+  };
+  walk('');
+  return patterns;
+}
+
+/** redis-server arguments that start it with `default` refused those keys (keysExcept) and allowed all else. */
+export const startRefusing = (prefix: string, words: readonly string[]): string[] => ['--user', 'default', 'on', 'nopass', ...keysExcept(prefix, words), '&*', '+@all'];
+
+export interface Answer<Body> {
+  status: number;
+  headers: Headers;
+  body: Body;
+}
+
+/** A caller of the service at `url()` with `bearer()`: JSON in and out, an Idempotency-Key when given. */
+export function caller<Body>(url: () => string, bearer: () => string) {
+  return async (method: string, path: string, body?: unknown, key?: string): Promise<Answer<Body>> => {
+    const res = await fetch(`${url()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${bearer()}`, ...(body ? { 'content-type': 'application/json' } : {}), ...(key ? { 'idempotency-key': key } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Body };
+  };
+}
+
+/** Sends again until the answer is none of `held` (409: in progress, then outcome_unknown until reconciled). */
+export async function untilAnswered<A extends { status: number }>(send: () => Promise<A>, held: readonly number[] = [409]): Promise<A> {
+  let last: A | undefined;
+  for (let i = 0; i < 120; i++) {
+    last = await send();
+    if (!held.includes(last.status)) return last;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return last as A;
+}
