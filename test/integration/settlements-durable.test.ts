@@ -36,7 +36,7 @@ describe('settlements: a webhook\'s read outlives its replica', () => {
   beforeAll(async () => {
     // No look: only the webhook (and what it left in Redis) can bring the read about.
     bff = await startBff({ mode: 'process', env: { REDIS_KEY_PREFIX: prefix, GATEWAY_WEBHOOK_SECRET: SECRET, SETTLEMENTS_LOOK_MS: '0' } });
-  }, 30_000);
+  });
   afterAll(() => bff.stop());
 
   it('when the replica that answered a batch\'s settlement.batch.success is SIGKILLed mid-read, then another replica keeps the settlement within seconds (before: its claim held 5 minutes and nothing else would read it until the next look)', async () => {
@@ -63,5 +63,5 @@ describe('settlements: a webhook\'s read outlives its replica', () => {
     expect(keptInTime).toBe(true);
     const res = await request(survivor.url).get(`/v1/settlements/${batch}`).set('Authorization', `Bearer ${token({ sub: 'durable', scope: FINANCE })}`);
     expect((res.body.lines as Array<{ transaction: string }>).map((l) => l.transaction)).toEqual([sale]);
-  }, 50_000);
+  });
 });

@@ -94,6 +94,16 @@ describe('settlement store (every pipeline in one slot)', () => {
     expect(await store.backfillHeld()).toBe(2);
     expect(await store.heldIn(['b1s1', 'b2s2'])).toEqual(new Map([['b1s1', 'b1'], ['b2s2', 'b2']]));
   });
+
+  it('when a closed batch is due, taken, due again and done, then each step answers as stored', async () => {
+    const now = Date.now();
+    await store.markDue('b3', now, now);
+    expect(await store.takeDue(now, 10_000, 10)).toEqual([{ batch: 'b3', heardMs: now, tries: 0 }]);
+    await store.dueAgain({ batch: 'b3', heardMs: now, tries: 1 }, now);
+    expect(await store.takeDue(now, 10_000, 10)).toEqual([{ batch: 'b3', heardMs: now, tries: 1 }]);
+    await store.dueDone('b3');
+    expect(await store.takeDue(now + 60_000, 10_000, 10)).toEqual([]);
+  });
 });
 
 /** Transactions the check cannot run, each with why (none today): keep it short. */
