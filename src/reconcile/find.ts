@@ -134,7 +134,7 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   const findSale = createSaleFinder({
     gateway,
     read,
-    isTaken: (key, writer) => taken(key, writer),
+    isTaken: taken,
     lookbackMarginMs: deps.lookbackMarginMs,
   });
   const creditsSince = createCreditScan({ gateway, read });

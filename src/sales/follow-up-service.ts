@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger';
 import type { OwnRefund, ReservedOp, SaleFields, SaleRecord, SaleRecords, Settlement } from '../sale-records';
 import type { Budget } from '../tokens/token-service';
 import { WriteNotSentError, sentness, unwrapNotSent } from '../writes/not-sent';
-import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from '../writes/keep-later';
+import { KEEP_AT_LEAST_MS, keepLater, type LaterPart, type WhenStoreReady } from '../writes/keep-later';
 import { fromCents } from '../gateway/money';
 import { fieldsAfterCapture } from './sale-object';
 import type { FoundSale, SaleLookup } from './sale-lookup';
@@ -23,12 +23,6 @@ export class SaleRefusedError extends Error {
     super(`sale refused: ${reason}`);
     this.name = 'SaleRefusedError';
   }
-}
-
-/** A write of the sale's record that Redis could not take when the follow-up ended (src/writes/keep-later.ts). */
-export interface LaterPart {
-  what: string;
-  keep: () => Promise<unknown>;
 }
 
 export interface FollowUpResult {

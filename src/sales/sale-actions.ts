@@ -1,8 +1,8 @@
 import type { Caller } from '../access';
 import type { StoredResponse, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
-import type { WriteProtocol, WriteResult } from '../writes';
-import type { FollowUpResult, FollowUpService, LaterPart, RefundResult, SaleFollowUpResult } from './follow-up-service';
+import type { LaterPart, WriteProtocol, WriteResult } from '../writes';
+import type { FollowUpResult, FollowUpService, RefundResult, SaleFollowUpResult } from './follow-up-service';
 import type { FoundSale, SaleLookup } from './sale-lookup';
 
 /** A follow-up as parsed by the HTTP edge: which sale, under which key, for which body. */

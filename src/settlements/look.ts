@@ -33,11 +33,11 @@ const SWEEP_CHECK_MS = 3_600_000;
  */
 const READ_RETRY_MS = [5_000, 30_000, 120_000, 600_000];
 /**
- * A read deferred because an outcome is still unknown (SettlementNotYetError) is tried again this often, at most
- * this many times (10 minutes, past the reconcile deadline); the last one keeps what it reads.
+ * A read deferred because an outcome is still unknown (SettlementNotYetError) is tried again this often, until the
+ * settler's wait ends (10 minutes from the close heard, past the reconcile deadline: settle-batch.ts
+ * UNKNOWN_WAIT_MS); that read keeps what it finds.
  */
 const NOT_YET_RETRY_MS = 5_000;
-const NOT_YET_TRIES = 120;
 /**
  * Each replica takes the due batches this often (one Redis read when none is due, no gateway call): a batch whose
  * webhook was answered by a replica that died before keeping it is read by another within seconds (a soak's
@@ -89,14 +89,12 @@ export function createSettlementLook(deps: SettlementLookDeps): SettlementLook {
    * One due batch's read, through the claim (one read per batch across replicas). Kept: no longer due. Busy:
    * another replica reads it; the lease brings it back to whoever takes it next, to see. Failed: due again after
    * READ_RETRY_MS (the last delay over and over, until given up to the look); deferred (an outcome still unknown):
-   * due again in NOT_YET_RETRY_MS, the wait ending NOT_YET_TRIES of them after the close was heard.
+   * due again in NOT_YET_RETRY_MS (the settler ends the wait, SettleOptions.waitSince).
    */
   async function readDue(due: DueBatch): Promise<void> {
-    const now = Date.now();
-    const waiting = now - due.heardMs < NOT_YET_TRIES * NOT_YET_RETRY_MS;
     let outcome: Awaited<ReturnType<Settler['settle']>>;
     try {
-      outcome = await deps.settler.settle(due.batch, waiting ? { waitSince: due.heardMs } : {});
+      outcome = await deps.settler.settle(due.batch, { waitSince: due.heardMs });
     } catch (err) {
       const notYet = err instanceof SettlementNotYetError;
       if (!notYet) fail('read')(err);

@@ -54,8 +54,9 @@ export class SettlementNotYetError extends Error {
 }
 
 /**
- * `waitSince`: when the batch's close was first heard; a sale with no record while a write begun before then is
- * unresolved defers the read (SettlementNotYetError). Without it the read keeps what it finds.
+ * `waitSince`: when the batch's close was first heard (the webhook) or seen (a look); a sale with no record while a
+ * write begun before then is unresolved defers the read (SettlementNotYetError), for UNKNOWN_WAIT_MS at most from
+ * then. Without it, or past that, the read keeps what it finds.
  */
 export interface SettleOptions {
   waitSince?: number;
@@ -95,11 +96,11 @@ function orderOf(batch: Batch): number {
 }
 
 /**
- * How long a look defers a batch while a write that could be in it is still unknown (its sale would read
- * `not_ours`, and a kept settlement is never read again): from when this settler first saw it closed, as the
- * webhook's read waits (look.ts, 120 tries 5 s apart); past it, what is read is kept.
+ * How long a read defers a batch while a write that could be in it is still unknown (its sale would read
+ * `not_ours`, and a kept settlement is never read again), from `waitSince`: past the reconcile deadline; past it,
+ * what is read is kept. The webhook's read and the look wait alike.
  */
-const LOOK_WAITS_MS = 10 * 60_000;
+const UNKNOWN_WAIT_MS = 10 * 60_000;
 
 /** A read's claim lasts this long unless renewed (renewed every third of it while the read goes on). */
 const CLAIM_TTL_MS = 10_000;
@@ -146,7 +147,8 @@ export function createSettler(deps: SettlerDeps): Settler {
   async function settleRead(batch: Batch, owner: string, options: SettleOptions): Promise<SettleOutcome> {
     const all = await lines(batch.key);
     const unknownSale = all.some((l) => l.kind === 'sale' && l.verdict === 'not_ours');
-    if (options.waitSince !== undefined && unknownSale && deps.unresolved && (await deps.unresolved(options.waitSince))) throw new SettlementNotYetError();
+    const waiting = options.waitSince !== undefined && Date.now() - options.waitSince < UNKNOWN_WAIT_MS;
+    if (waiting && unknownSale && deps.unresolved && (await deps.unresolved(options.waitSince as number))) throw new SettlementNotYetError();
     const settlement = settlementOf(batch, all);
     await report(settlement);
     if (await store.save(settlement, owner, orderOf(batch))) {
@@ -170,23 +172,23 @@ export function createSettler(deps: SettlerDeps): Settler {
     // slow or away) lets another replica read too: the settlement is still kept once (save.lua), its events deduped.
     const renew = setInterval(() => void store.claim(batchKey, owner, claimTtlMs).catch(() => undefined), Math.max(50, Math.floor(claimTtlMs / 3)));
     renew.unref();
+    // Renewing stops before the claim is given back: a renewal after it would take the claim again.
+    let outcome: SettleOutcome | undefined;
     try {
       const batch = known ?? (await read('batch', () => gateway.getBatch(batchKey)));
-      if (batch.status !== 'closed') {
-        await store.release(batchKey, owner);
-        return 'open';
-      }
-      return await settleRead(batch, owner, options);
+      if (batch.status === 'closed') outcome = await settleRead(batch, owner, options);
     } catch (err) {
       clearInterval(renew);
       await store.release(batchKey, owner).catch(() => undefined);
       throw err;
-    } finally {
-      clearInterval(renew);
     }
+    clearInterval(renew);
+    if (outcome !== undefined) return outcome;
+    await store.release(batchKey, owner);
+    return 'open';
   }
 
-  /** When this settler's looks first saw each unkept batch closed (LOOK_WAITS_MS); bounded by the lookback's batches. */
+  /** When this settler's looks first saw each unkept batch closed (their `waitSince`); bounded by the lookback's batches. */
   const firstSeen = new Map<string, number>();
 
   return {
@@ -206,7 +208,7 @@ export function createSettler(deps: SettlerDeps): Settler {
           const seen = firstSeen.get(batch.key) ?? Date.now();
           firstSeen.set(batch.key, seen);
           try {
-            if ((await settle(batch.key, batch, Date.now() - seen < LOOK_WAITS_MS ? { waitSince: seen } : {})) === 'settled') settled += 1;
+            if ((await settle(batch.key, batch, { waitSince: seen })) === 'settled') settled += 1;
             firstSeen.delete(batch.key);
           } catch (err) {
             if (!(err instanceof SettlementNotYetError)) throw err; // the next look tries it again

@@ -6,6 +6,18 @@ import type { Logger } from '../observability/logger';
  */
 export type WhenStoreReady = (listener: () => void) => () => void;
 
+/** One write of a finished write's parts that Redis could not take: named for the logs, safe to repeat. */
+export interface LaterPart {
+  what: string;
+  keep: () => Promise<unknown>;
+}
+
+/** Tries each part once now (Redis may be back); answers the parts it still could not take. */
+export async function keepNow(parts: readonly LaterPart[]): Promise<LaterPart[]> {
+  const tried = await Promise.allSettled(parts.map((p) => p.keep()));
+  return parts.filter((_, i) => tried[i]?.status === 'rejected');
+}
+
 /** A write's answer is kept at least this long after it was given when Redis could not take it at once. */
 export const KEEP_AT_LEAST_MS = 10 * 60_000;
 
@@ -33,9 +45,10 @@ export interface KeepLaterOptions {
  * settlement of its sale's reservation (Written.before), then the records and events Redis did not take, then the
  * answer, so a kept answer never leaves the rest undone (the reconciler drops a key whose answer is kept). An answer
  * Redis took while refusing the rest marks its key for the reconciler (IdempotencyStore.markFollowing) beside
- * keeping the rest here. A follow-up that failed keeps its settlement itself (src/sales/follow-up-service.ts).
+ * keeping the rest here. A follow-up not sent has its release kept before its key is freed (WriteNotSentError.before);
+ * one of unknown outcome keeps its settlement itself (src/sales/follow-up-service.ts).
  */
-export function keepLater(parts: Array<{ what: string; keep: () => Promise<unknown> }>, options: KeepLaterOptions): void {
+export function keepLater(parts: LaterPart[], options: KeepLaterOptions): void {
   const { untilMs, log, op, whenReady, replicated } = options;
   let left = parts;
   const delay = 200;

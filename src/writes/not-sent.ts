@@ -1,4 +1,5 @@
 import { GatewayError } from '../gateway/errors';
+import type { LaterPart } from './keep-later';
 import { StoreUnavailableError } from '../redis/errors';
 import { LimiterUnavailableError, RateLimitExceededError } from '../limiter/errors';
 
@@ -13,15 +14,15 @@ export class WriteNotSentError extends Error {
    * its sale's reservation that Redis could not take): freed first, a replica that died before keeping them would
    * leave the reservation held for good with no key left for the reconciler to resolve it from.
    */
-  constructor(override readonly cause: unknown, readonly before: ReadonlyArray<{ what: string; keep: () => Promise<unknown> }> = []) {
+  constructor(override readonly cause: unknown, readonly before: readonly LaterPart[] = []) {
     super('write not sent', { cause });
     this.name = new.target.name;
   }
 }
 
 /** What must be kept before a not-sent write's key is freed (WriteNotSentError.before, at any depth of the chain). */
-export function keptBeforeFreeing(err: unknown): ReadonlyArray<{ what: string; keep: () => Promise<unknown> }> {
-  const out: Array<{ what: string; keep: () => Promise<unknown> }> = [];
+export function keptBeforeFreeing(err: unknown): LaterPart[] {
+  const out: LaterPart[] = [];
   for (let e = err; e instanceof WriteNotSentError; e = e.cause) out.push(...e.before);
   return out;
 }

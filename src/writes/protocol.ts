@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { encodePendingWrite, type PendingWrites } from '../reconcile';
 import { WriteInProgressError, WriteKeyReusedError, WriteOutcomeUnknownError } from './errors';
-import { KEEP_AT_LEAST_MS, keepLater, type WhenStoreReady } from './keep-later';
+import { KEEP_AT_LEAST_MS, keepLater, keepNow, type LaterPart, type WhenStoreReady } from './keep-later';
 import { keptBeforeFreeing, sentness, unwrapNotSent } from './not-sent';
 import { writeReference } from './reference';
 
@@ -80,7 +80,7 @@ export interface Written {
    * key whose answer is kept). A replica that dies first leaves the key to its lease and the reconciler, which
    * rebuilds both from the gateway's records (or from what was kept: src/reconcile/find.ts).
    */
-  before?: ReadonlyArray<{ what: string; keep: () => Promise<unknown> }>;
+  before?: readonly LaterPart[];
 }
 
 export interface WriteResult {
@@ -141,9 +141,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
    * finds the write absent at the gateway and releases the reservation itself.
    */
   async function freeKey(err: unknown, free: () => Promise<unknown>, log: Logger, op: string, leaseMs: number): Promise<void> {
-    const first = keptBeforeFreeing(err);
-    const tried = await Promise.allSettled(first.map((p) => p.keep()));
-    const left = first.filter((_, i) => tried[i]?.status === 'rejected');
+    const left = await keepNow(keptBeforeFreeing(err));
     if (left.length === 0) {
       await free();
       return;
@@ -225,11 +223,7 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       const { response, alongside } = written;
       // What the use case could not record then: tried once more now (Redis may be back); what still fails holds
       // the answer back until it is kept (below).
-      let before = written.before ?? [];
-      if (before.length > 0) {
-        const tried = await Promise.allSettled(before.map((p) => p.keep()));
-        before = before.filter((_, i) => tried[i]?.status === 'rejected');
-      }
+      const before = written.before?.length ? await keepNow(written.before) : [];
       count(context.op, resultOf(response.status));
       if (written.nothingMoved && response.status >= 400 && response.status < 500 && response.status !== 402) {
         event('released');
@@ -271,11 +265,11 @@ export function createWriteProtocol(deps: WriteProtocolDeps): WriteProtocol {
       // every part is kept again (each is safe to repeat) until the replicas hold it.
       const replicated = stored.status === 'fulfilled' && records.status === 'fulfilled' && appended.status === 'fulfilled' && deps.replicated
         ? await deps.replicated().then(() => true, () => false) : true;
-      const late: Array<{ what: string; keep: () => Promise<unknown> }> = [];
-      const records_: { what: string; keep: () => Promise<unknown> } = { what: 'records', keep: () => alongside?.() ?? Promise.resolve() };
-      const events_ = { what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } };
+      const late: LaterPart[] = [];
+      const recordsPart: LaterPart = { what: 'records', keep: () => alongside?.() ?? Promise.resolve() };
+      const eventsPart: LaterPart = { what: 'events', keep: async () => { await deps.events?.append(events); deps.appended?.(); } };
       // What the write records beside its answer and Redis did not take (or a failover could lose).
-      const follow = [...(records.status === 'rejected' || !replicated ? [records_] : []), ...(events.length > 0 && (appended.status === 'rejected' || !replicated) ? [events_] : [])];
+      const follow = [...(records.status === 'rejected' || !replicated ? [recordsPart] : []), ...(events.length > 0 && (appended.status === 'rejected' || !replicated) ? [eventsPart] : [])];
       if (stored.status === 'rejected' || !replicated) {
         // One part, in order, the answer last: the use case's records kept before it (Written.before), then the
         // records and events Redis did not take (each safe to repeat), then the answer. Kept apart, a replica could
