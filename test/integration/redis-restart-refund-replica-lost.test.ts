@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { startBff, token, type Bff } from '../support/bff';
+import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { caller, untilAnswered } from '../support/replica-death';
+import { caller, untilAnswered, startDyingService } from '../support/replica-death';
 import { existsSync } from 'node:fs';
 
 /**
@@ -66,14 +66,7 @@ suite('a refund\'s replica dies while Redis is down, before it kept the refund\'
     // The gateway takes 800 ms to answer, so the shutdown lands while the refunds are at the gateway. Short waits
     // and timeouts make the write lease (after which the reconciler looks) about 16 s. A process, so that it can
     // die (SIGKILL) with what it kept in memory.
-    bff = await startBff({
-      mode: 'process',
-      env: {
-        REDIS_URL: redis.url, REDIS_KEY_PREFIX: `refund-replica-lost-${run}`, GATEWAY_TIMEOUT_MS: '1500', LIMITER_SALE_MAX_WAIT_MS: '1000', LIMITER_READ_MAX_WAIT_MS: '1000',
-        RECONCILE_INTERVAL_MS: '200', RECONCILE_RETRY_MS: '300', RECONCILE_MAX_PROCESSING_MS: '2000',
-      },
-      sandbox: { latencyMs: 800 },
-    });
+    bff = await startDyingService(redis.url, `refund-replica-lost-${run}`);
     customer = bff.sandbox.fixtures.firstCustomer().key;
     pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
     bearer = token({ sub: `refunder-${run}`, custkey: customer, scope: 'sales:create sales:read refunds:create' }, { expiresIn: 600 });

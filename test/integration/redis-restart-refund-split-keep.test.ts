@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { startBff, token, type Bff } from '../support/bff';
+import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { caller, startRefusing, untilAnswered } from '../support/replica-death';
+import { backRefusingThenDie, caller, startDyingService, untilAnswered } from '../support/replica-death';
 
 /**
  * A refund answered while Redis was down leaves two things in its replica's memory, each kept later on its own
@@ -56,9 +56,7 @@ suite('Redis back after a refund\'s answer, and its replica dies having kept onl
     await sleep(300);
     await redis.shutdown();
     const answer = await sent;
-    await redis.start(startRefusing(prefix, [refused]));
-    await sleep(1500); // the replica keeps what Redis takes
-    await bff.restart({ signal: 'SIGKILL', between: async () => { await redis.shutdown(); await redis.start(); } });
+    await backRefusingThenDie(redis, bff, prefix, [refused]);
     return answer;
   }
 
@@ -66,14 +64,7 @@ suite('Redis back after a refund\'s answer, and its replica dies having kept onl
     if (!canRun) return;
     const started = Date.now();
     redis = await startPrivateRedis({ aof: true });
-    bff = await startBff({
-      mode: 'process',
-      env: {
-        REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, GATEWAY_TIMEOUT_MS: '1500', LIMITER_SALE_MAX_WAIT_MS: '1000', LIMITER_READ_MAX_WAIT_MS: '1000',
-        RECONCILE_INTERVAL_MS: '200', RECONCILE_RETRY_MS: '300', RECONCILE_MAX_PROCESSING_MS: '2000',
-      },
-      sandbox: { latencyMs: 800 },
-    });
+    bff = await startDyingService(redis.url, prefix);
     customer = bff.sandbox.fixtures.firstCustomer().key;
     pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
     bearer = token({ sub: `refunder-${run}`, custkey: customer, scope: 'sales:create sales:read refunds:create' }, { expiresIn: 600 });

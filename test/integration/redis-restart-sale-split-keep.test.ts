@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { startBff, token, type Bff } from '../support/bff';
+import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { keysExcept, startRefusing } from '../support/replica-death';
+import { backRefusingThenDie, keysExcept, startDyingService } from '../support/replica-death';
 
 /**
  * A sale's completion writes three things (src/writes/protocol.ts): the key's answer, the sale's record (which
@@ -89,9 +89,7 @@ suite('a sale\'s replica dies having kept only part of its completion (answer, r
     await sleep(300);
     await redis.shutdown();
     const answer = await sent;
-    await redis.start(startRefusing(prefix, words));
-    await sleep(1500); // the replica keeps what Redis takes
-    await bff.restart({ signal: 'SIGKILL', between: async () => { await redis.shutdown(); await redis.start(); } });
+    await backRefusingThenDie(redis, bff, prefix, words);
     return answer;
   }
 
@@ -99,14 +97,7 @@ suite('a sale\'s replica dies having kept only part of its completion (answer, r
     if (!canRun) return;
     const started = Date.now();
     redis = await startPrivateRedis({ aof: true });
-    bff = await startBff({
-      mode: 'process',
-      env: {
-        REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, GATEWAY_TIMEOUT_MS: '1500', LIMITER_SALE_MAX_WAIT_MS: '500', LIMITER_READ_MAX_WAIT_MS: '500',
-        RECONCILE_INTERVAL_MS: '200', RECONCILE_RETRY_MS: '300', RECONCILE_MAX_PROCESSING_MS: '2000', SETTLEMENTS_LOOK_MS: '200',
-      },
-      sandbox: { latencyMs: 800 },
-    });
+    bff = await startDyingService(redis.url, prefix, { LIMITER_SALE_MAX_WAIT_MS: '500', LIMITER_READ_MAX_WAIT_MS: '500', SETTLEMENTS_LOOK_MS: '200' });
     customer = bff.sandbox.fixtures.firstCustomer().key;
     pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
     shopper = token({ sub: `shopper-${run}`, custkey: customer, scope: 'sales:create sales:read' }, { expiresIn: 600 });

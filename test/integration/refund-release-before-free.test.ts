@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { startBff, token, type Bff } from '../support/bff';
+import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { caller, keysExcept, untilAnswered } from '../support/replica-death';
+import { caller, keysExcept, untilAnswered, startDyingService } from '../support/replica-death';
 
 /**
  * A refund the gateway refused before processing it (429, errorcode 155: nothing sent) frees its Idempotency-Key
@@ -44,14 +44,7 @@ suite('A refund refused before processing, whose reservation\'s release Redis do
     if (!canRun) return;
     const started = Date.now();
     redis = await startPrivateRedis({ aof: true });
-    bff = await startBff({
-      mode: 'process',
-      env: {
-        REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, GATEWAY_TIMEOUT_MS: '1500', LIMITER_SALE_MAX_WAIT_MS: '1000', LIMITER_READ_MAX_WAIT_MS: '1000',
-        RECONCILE_INTERVAL_MS: '200', RECONCILE_RETRY_MS: '300', RECONCILE_MAX_PROCESSING_MS: '2000',
-      },
-      sandbox: { latencyMs: 800 },
-    });
+    bff = await startDyingService(redis.url, prefix);
     const customer = bff.sandbox.fixtures.firstCustomer().key;
     const pm = (bff.sandbox.fixtures.paymentMethods(customer).find((p) => p.number.endsWith('2224')) as { key: string }).key;
     bearer = token({ sub: `refunder-${run}`, custkey: customer, scope: 'sales:create sales:read refunds:create' }, { expiresIn: 600 });

@@ -4,6 +4,25 @@
  * sending a key again until it is no longer held.
  */
 
+import { startBff, type Bff } from './bff';
+import type { PrivateRedis } from './private-redis';
+
+/**
+ * A service process (so that it can be SIGKILLed with what it keeps in memory) on its own Redis and key prefix, the
+ * gateway 800 ms slow (Redis can go away while a write is at it), waits and timeouts short enough that a write's
+ * lease (after which the reconciler looks) is about 16 s. `env` adds or overrides settings.
+ */
+export function startDyingService(redisUrl: string, prefix: string, env: Record<string, string> = {}): Promise<Bff> {
+  return startBff({
+    mode: 'process',
+    env: {
+      REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, GATEWAY_TIMEOUT_MS: '1500', LIMITER_SALE_MAX_WAIT_MS: '1000', LIMITER_READ_MAX_WAIT_MS: '1000',
+      RECONCILE_INTERVAL_MS: '200', RECONCILE_RETRY_MS: '300', RECONCILE_MAX_PROCESSING_MS: '2000', ...env,
+    },
+    sandbox: { latencyMs: 800 },
+  });
+}
+
 /**
  * ACL key patterns allowing every key of `prefix` but those whose name starts `{<prefix>:<word>` for one of `words`
  * (ACL key patterns are allow-lists: the complement of the words' prefixes, spelled as globs over a trie of them).
@@ -23,6 +42,16 @@ export function keysExcept(prefix: string, words: readonly string[]): string[] {
 
 /** redis-server arguments that start it with `default` refused those keys (keysExcept) and allowed all else. */
 export const startRefusing = (prefix: string, words: readonly string[]): string[] => ['--user', 'default', 'on', 'nopass', ...keysExcept(prefix, words), '&*', '+@all'];
+
+/**
+ * Redis (shut down while a write was at the gateway) comes back refusing `words`' keys to the service; once the
+ * replica has kept what Redis takes (1.5 s), it is SIGKILLed, and Redis starts again whole before a new one starts.
+ */
+export async function backRefusingThenDie(redis: PrivateRedis, bff: Bff, prefix: string, words: readonly string[]): Promise<void> {
+  await redis.start(startRefusing(prefix, words));
+  await new Promise((r) => setTimeout(r, 1500));
+  await bff.restart({ signal: 'SIGKILL', between: async () => { await redis.shutdown(); await redis.start(); } });
+}
 
 export interface Answer<Body> {
   status: number;
