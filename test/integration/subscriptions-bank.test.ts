@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { SUBMIT_HOUR } from '../../src/sandbox/ach/ach-clock';
+import { nextPacificHour } from '../../src/sandbox/ach/pacific';
 import { startBff, token, type Bff } from '../support/bff';
 import { eventually } from '../support/wait';
 import { call } from '../support/wallet';
@@ -123,7 +125,11 @@ test('when a renewal\'s bank debit fails after it was accepted (ach.failed), the
   await advance(DAY + 60_000);
   await eventually(async () => (await sub(key)).periods_charged === 1);
   const saleKey = (await sub(key)).history[0]?.sale as string;
-  bff.sandbox.clock.advance(DAY); // submitted to the bank
+  // Submitted to the bank: the clock moves to just past the next 5 pm Pacific cut-off, 15 hours before the 8 am one
+  // that settles it (a whole day moved from a sale made between 8 am and 5 pm Pacific passed both, and the view
+  // read 'submitted' only if a poll fell between the two webhooks).
+  const atSandbox = bff.sandbox.clock.now();
+  bff.sandbox.clock.advance(nextPacificHour(atSandbox, SUBMIT_HOUR) + 60_000 - atSandbox);
   await eventually(async () => (await call(bff.url, 'GET', `/v1/sales/${saleKey}`, service())).body.status === 'submitted');
 
   bff.sandbox.achFail(saleKey);
