@@ -2,7 +2,7 @@ import { RECONCILE_PASS_JITTER } from '../config/reconcile-deadline';
 import type { ReconcileConfig } from '../config/types';
 import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
-import type { EventSink } from '../events/types';
+import type { EventDraft, EventSink } from '../events/types';
 import { eventsOfWrite } from '../events/write-events';
 import { writeReference } from '../writes/reference';
 import type { ReconcileMetrics } from './metrics';
@@ -93,11 +93,13 @@ export interface ReconcilerDeps {
   /**
    * A completed key whose follow-through is marked pending (IdempotencyStore.markFollowing: its answer was kept and
    * what its write records beside it was refused, and its replica may have died before keeping that): the use
-   * case's records, re-applied from the gateway (src/reconcile/find.ts, createFollowThrough; each created only when
-   * absent). The reconciler then appends the write's payment events (once per change) and calls `resolved`, as for
-   * a write it found, and clears the mark. Throws when it could not yet (tried again after `retryMs`).
+   * case's records, re-derived for each write operation from its answer, its context or the gateway
+   * (src/reconcile/find.ts, createFollowThrough; each safe to repeat), answering the events the write handed over
+   * itself that it re-derived. The reconciler then appends the write's payment events with them (once per change)
+   * and calls `resolved`, as for a write it found, and clears the mark. Throws when it could not yet (tried again
+   * after `retryMs`).
    */
-  followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
+  followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<readonly EventDraft[] | void>;
 }
 
 /** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
@@ -142,9 +144,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   async function followThrough({ member, write }: DueEntry, context: WriteContext | undefined, response: StoredResponse): Promise<void> {
     const op = context?.op ?? 'unknown';
     try {
-      await deps.followThrough?.(write, context, response);
-      // Not through emit(), which only logs a failure: the mark stays until the events are in the log.
-      const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }) : [];
+      const given = (await deps.followThrough?.(write, context, response)) ?? [];
+      // Not through emit(), which only logs a failure: the mark stays until the events are in the log. Those the
+      // answer makes, and those the write handed over itself that the follow-through re-derived (Written.events).
+      const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }, given) : [];
       if (events.length > 0) {
         await deps.events?.append(events);
         deps.appended?.();
