@@ -152,12 +152,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
         await deps.events?.append(events);
         deps.appended?.();
       }
+      // Nor through follow(), which only logs a failure: a first charge's subscription or a renewal's period (the
+      // checkout's `alsoRecord`) is the use case's record beside the answer too, and the mark stays until it is kept.
+      await deps.resolved?.(write, context, response);
     } catch (err) {
       logger.warn('reconcile: could not re-apply a completed write\'s records or events yet; trying again later', { operation: op, err });
       await pending.reschedule(member, now() + settings.retryMs);
       return;
     }
-    await follow(write, { context }, response);
     await store.followed(write.scope, write.key);
     logger.info('reconcile: a completed write\'s records and events re-applied', { ...which(write), operation: op });
     await pending.untrack(member);
