@@ -97,7 +97,8 @@ export interface ReconcilerDeps {
    * (src/reconcile/find.ts, createFollowThrough; each safe to repeat), answering the events the write handed over
    * itself that it re-derived. The reconciler then appends the write's payment events with them (once per change)
    * and calls `resolved`, as for a write it found, and clears the mark. Throws when it could not yet (tried again
-   * after `retryMs`).
+   * after `retryMs`). Also run for a write found by a look or by hand, whose look re-made only some of it (a card
+   * verification's card is not in its customer's view): a failure is logged there.
    */
   followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<readonly EventDraft[] | void>;
 }
@@ -114,10 +115,13 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   let running: Promise<unknown> | undefined;
   let stopped = true;
 
-  /** The resolved write's payment events; a failure is logged (the gateway's webhook reports the same money). */
-  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+  /**
+   * The resolved write's payment events, with those the write hands over itself that the follow-through re-derived;
+   * a failure is logged (the gateway's webhook reports the same money).
+   */
+  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse, given: readonly EventDraft[] = []): Promise<void> {
     if (!deps.events || !record.context) return;
-    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) });
+    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) }, given);
     if (events.length === 0) return;
     try {
       await deps.events.append(events);
@@ -125,6 +129,22 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     } catch (err) {
       logger.error('reconcile: could not append the resolved write\'s payment events', { operation: record.context.op, err });
     }
+  }
+
+  /**
+   * A write found in the gateway's records (by a look or by hand): what its completion would have kept beside the
+   * answer and the look did not (the card a verification added, in its customer's view), re-derived as for a
+   * completed key (ReconcilerDeps.followThrough; each part safe to repeat, a sale's record the look made is found
+   * kept); then its events, with those re-derived, and `resolved`. A failure is logged.
+   */
+  async function foundThrough(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+    let given: readonly EventDraft[] = [];
+    try {
+      given = (await deps.followThrough?.(write, record.context, response)) ?? [];
+    } catch (err) {
+      logger.error('reconcile: could not re-apply what the resolved write records beside its answer', { operation: record.context?.op ?? 'unknown', err });
+    }
+    await Promise.all([emit(write, record, response, given), follow(write, record, response)]);
   }
 
   /** The resolved write's use-case records (ReconcilerDeps.resolved); a failure is logged. */
@@ -198,7 +218,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
         logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
-        await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
+        await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }
@@ -275,7 +295,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
       await pending.keepDecision(member, kept);
       logger.warn('reconcile: unknown outcome settled by hand: found', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, transaction: found.transaction, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
-      await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
+      await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
       return { result: 'settled', operation: op, response };
     }
     await found.onProven?.();
