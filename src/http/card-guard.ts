@@ -181,7 +181,9 @@ const headerNameVerdicts = new Map<string, HeaderNameVerdict>();
 function headerNameVerdictOf(name: string): HeaderNameVerdict {
   // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
   const norm = normaliseKey(name.replace(/^x-/i, ''));
-  return { card: CARD_NAMES.has(norm) || headerValueHoldsPan(name), bank: isBankLikeNormalised(norm), format: TRACE_FORMATS[name.toLowerCase()] };
+  const lower = name.toLowerCase();
+  // Own formats only: a header named `constructor` or `toString` must not find Object.prototype's function (it threw: 500).
+  return { card: CARD_NAMES.has(norm) || headerValueHoldsPan(name), bank: isBankLikeNormalised(norm), format: Object.hasOwn(TRACE_FORMATS, lower) ? TRACE_FORMATS[lower] : undefined };
 }
 
 /** One header value: card data first, then (the bank rule) bank numbers. */

@@ -292,3 +292,13 @@ describe('card-data guard: names worked out once (issue 40, item 1)', () => {
     expect(findRawPaymentData({ ...sale(), query: { note: PAN } })).toEqual({ location: 'query', kind: 'card' });
   });
 });
+
+describe('card-data guard: header names that are Object.prototype members', () => {
+  it('when a header is named constructor, toString or __proto__, then the request passes like any other', async () => {
+    const { app } = guardedApp();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const res = await request(app).get('/anything').set(name, 'x');
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+    }
+  });
+});
