@@ -75,7 +75,7 @@ export interface WriteFinderDeps {
  * knew, from its context), and the write that made it.
  */
 function saleRecordFound(tx: TransactionDetail, context: WriteContext | undefined, customer: string, writer: string): SaleRecord {
-  const seeded = recordFromDetail(tx);
+  const { seeded: _seed, ...seeded } = recordFromDetail(tx);
   const paymentMethod = context?.payment_method;
   // A bank payment keeps what only its write knew (the authorization, the SEC code), and where its debit stands.
   const bank = context?.bank;
@@ -91,9 +91,9 @@ function saleRecordFound(tx: TransactionDetail, context: WriteContext | undefine
  * What a completed write records beside its answer, re-applied by the reconciler when its follow-through is marked
  * pending (IdempotencyStore.markFollowing: the answer was kept, the rest refused, and the replica may have died
  * before keeping it). A sale's or authorization's record (its customer's from then on, in its batch's index) is
- * made from the gateway's look-up of the sale its answer names, unless it exists (created only when absent). The
- * payment events are the reconciler's (derived from the answer, once per change). Throws when it could not read
- * the gateway (tried again later).
+ * made from the gateway's look-up of the sale its answer names, unless it exists (created only when absent, or
+ * claimed when a read seeded it meanwhile). The payment events are the reconciler's (derived from the answer, once
+ * per change). Throws when it could not read the gateway (tried again later).
  */
 export type FollowThrough = (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
 
@@ -103,11 +103,17 @@ export function createFollowThrough(deps: Pick<WriteFinderDeps, 'gateway' | 'bud
     if (context?.op !== 'sale' && context?.op !== 'authorize') return;
     const body = response.body as { key?: unknown; error?: { transaction?: { key?: unknown } } } | null;
     const key = response.status === 201 ? body?.key : response.status === 402 ? body?.error?.transaction?.key : undefined;
-    if (typeof key !== 'string' || key === '' || (await records.get(key)) !== undefined) return;
+    if (typeof key !== 'string' || key === '') return;
+    // Absent, or seeded by a read meanwhile (no writer): made, or claimed, as this write's.
+    const kept = await records.get(key);
+    if (kept !== undefined && !unclaimed(kept)) return;
     const tx = (await budget.run('read', () => gateway.getTransaction(key), { maxWaitMs: 0 })).value;
     await records.create(key, saleRecordFound(tx, context, context.customer, writeReference(write.scope, write.key)));
   };
 }
+
+/** A record made by no write (seeded from a read of the sale) and claimed by none yet. */
+const unclaimed = (record: SaleRecord): boolean => record.writer === undefined && record.seeded === true;
 
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
 export class NotYetError extends Error {}
@@ -142,11 +148,14 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   /**
    * A transaction with a sale record belongs to another key (or was already resolved): never claim it twice. Unless
    * the record names this write (`writer`): its replica kept the record and died before keeping the answer, and
-   * calling the sale absent would free the key for a second charge.
+   * calling the sale absent would free the key for a second charge. Nor is a seeded record another's (made by no
+   * write: an internal read or action on a sale tokengate had no record of): it may be this write's sale, read before
+   * its answer was found; the write takes it by claiming it when the record is kept (`sale`, below), in one atomic
+   * step, so two writes never both do. A record with neither mark (kept before `writer` was) stays another's.
    */
   async function taken(key: string, writer: string | undefined): Promise<boolean> {
     const kept = await records.get(key);
-    return kept !== undefined && (writer === undefined || kept.writer !== writer);
+    return kept !== undefined && (writer === undefined || (kept.writer !== writer && !unclaimed(kept)));
   }
 
   /** The newest transaction the webhooks told of that matches the attempt and no other key accounts for. */
@@ -192,8 +201,11 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       return answer(record, { op: 'check_voided', detail: check });
     }
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
-    // and voids answer with its fields (the payment method charged included).
-    await records.create(tx.key, saleRecordFound(tx, record.context, customer, writer), { stale: told !== undefined });
+    // and voids answer with its fields (the payment method charged included). A seeded record is claimed here (the
+    // writer set only while none is): refused, another write claimed it since the search, which looks again.
+    if (!(await records.create(tx.key, saleRecordFound(tx, record.context, customer, writer), { stale: told !== undefined }))) {
+      throw new NotYetError('the sale found was claimed by another write meanwhile');
+    }
     return answer(record, { op, detail: tx });
   }
 
