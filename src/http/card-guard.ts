@@ -66,15 +66,17 @@ function inText(text: string, rules: Rules): PaymentDataKind | undefined {
  * every request (`authorization`, `content-type`, `customer`, `amount`, …), and their normalising, set lookups and
  * scans were most of the guard's cost on a sale (issue 40, item 1: 6 of its 8 µs went to seven header names). A
  * pure function of the name, so a remembered verdict is the one the walk would reach again. At most NAMES_KEPT
- * names per table; past that, a name is worked out each time (a caller sending ever-new names cannot grow it).
+ * names per table, each at most NAME_KEPT_CHARS long; past that, a name is worked out each time (a caller sending
+ * ever-new or huge names cannot grow it past ~64 KB a table).
  */
 const NAMES_KEPT = 512;
+const NAME_KEPT_CHARS = 64;
 
 function remembered<T>(table: Map<string, T>, name: string, work: (name: string) => T): T {
   const known = table.get(name);
   if (known !== undefined) return known;
   const verdict = work(name);
-  if (table.size < NAMES_KEPT) table.set(name, verdict);
+  if (table.size < NAMES_KEPT && name.length <= NAME_KEPT_CHARS) table.set(name, verdict);
   return verdict;
 }
 

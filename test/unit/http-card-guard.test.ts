@@ -285,6 +285,21 @@ describe('card-data guard: names worked out once (issue 40, item 1)', () => {
     }
   });
 
+  it('when a name is longer than a real header name or key, then it is worked out each time, not kept', () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      const long = `x-${'a'.repeat(100)}`;
+      const req = { ...sale(), headers: { [long]: 'v' }, body: { [long]: 'v' } };
+      expect(findRawPaymentData(req)).toBeUndefined();
+      spy.mockClear();
+      expect(findRawPaymentData(req)).toBeUndefined();
+      expect(spy.mock.calls.map(([name]) => name.length)).toEqual([100, 102]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('when a path or query holds a percent-encoded card number, then it is still found', () => {
     const encoded = PAN.split('').map((d) => `%3${d}`).join('');
     expect(findRawPaymentData({ ...sale(), originalUrl: `/v1/sales/${encoded}` })).toEqual({ location: 'path', kind: 'card' });
