@@ -72,11 +72,13 @@ function inText(text: string, rules: Rules): PaymentDataKind | undefined {
 const NAMES_KEPT = 512;
 const NAME_KEPT_CHARS = 64;
 
-function remembered<T>(table: Map<string, T>, name: string, work: (name: string) => T): T {
+function remembered<T extends { card: boolean; bank: boolean }>(table: Map<string, T>, name: string, work: (name: string) => T): T {
   const known = table.get(name);
   if (known !== undefined) return known;
   const verdict = work(name);
-  if (table.size < NAMES_KEPT && name.length <= NAME_KEPT_CHARS) table.set(name, verdict);
+  // Only a clean name is kept: a name that is or holds card or bank data must not stay in the process's memory
+  // (it is refused anyway, and the request with it; no caller sends it twice in normal use).
+  if (!verdict.card && !verdict.bank && table.size < NAMES_KEPT && name.length <= NAME_KEPT_CHARS) table.set(name, verdict);
   return verdict;
 }
 

@@ -300,6 +300,27 @@ describe('card-data guard: names worked out once (issue 40, item 1)', () => {
     }
   });
 
+  it('when a header name or body key is or holds card or bank data, then it is refused each time and never kept in memory', () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      const cases = [
+        { req: { ...sale(), headers: { [`x-ref-${PAN}`]: 'v' } }, found: { location: 'header', kind: 'card' } },
+        { req: { ...sale(), body: { [PAN]: 'v' } }, found: { location: 'body', kind: 'card' } },
+        { req: { ...sale(), body: { account_number: 'v' } }, found: { location: 'body', kind: 'bank' } },
+      ];
+      for (const { req, found } of cases) {
+        expect(findRawPaymentData(req)).toEqual(found);
+        spy.mockClear();
+        expect(findRawPaymentData(req)).toEqual(found);
+        // Worked out again: the verdict (and so the name) was not remembered.
+        expect(spy.mock.calls.some(([name]) => name.includes(PAN) || name.includes('account'))).toBe(true);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('when a path or query holds a percent-encoded card number, then it is still found', () => {
     const encoded = PAN.split('').map((d) => `%3${d}`).join('');
     expect(findRawPaymentData({ ...sale(), originalUrl: `/v1/sales/${encoded}` })).toEqual({ location: 'path', kind: 'card' });
