@@ -292,7 +292,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     : undefined;
   // A void waits for another follow-up of its sale at most as long as that one's gateway call can take.
   const followUps = createFollowUpService({ gateway, budget, records, logger, fold: lookup.fold, voidWaitMs: config.gateway.timeoutMs + 5_000, whenStoreReady });
-  const newCards = createNewCards({ gateway, budget, store: walletStore, records, logger });
+  const newCards = createNewCards({ gateway, budget, store: walletStore, records, events, appended, logger });
   // A bank payment under GATEWAY_CHECK_PAYMENT_KEY `refused` makes two calls (save, charge): within the lease's two.
   const bank = createBankSales({ gateway, budget, logger, checkPaymentKey: config.gateway.checkPaymentKey });
   const checkout = createCheckout({ sales, records, writes, guard: wallet.guard, newCards, bank, bankMethods: createBankMethods(walletStore, wallet.view), checkKeys, leaseMs: writeLeaseMs });

@@ -1,5 +1,5 @@
 import type { Caller } from '../access';
-import type { EventDraft } from '../events/types';
+import type { EventDraft, EventSink } from '../events/types';
 import type { GatewayClient } from '../gateway/client';
 import type { PaymentMethod, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
@@ -23,7 +23,10 @@ export interface NewCards {
   /** Into the customer's view (with the sale's completion). */
   keep(custkey: string, method: PaymentMethod): Promise<unknown>;
   addedEvent(method: PaymentMethod): EventDraft;
-  /** After the answer: named with a read that may wait, then kept in the view and on the sale's record. */
+  /**
+   * After the answer: named with a read that may wait, then kept in the view and on the sale's record, and told of
+   * (`payment_method.added`, through the event log, once per method: the same `change` as the answer's would be).
+   */
   nameLater(caller: Caller, custkey: string, tx: Transaction, facts: SaleFacts): void;
   /** The view may miss a card the gateway stored: read the gateway when next asked. */
   distrust(custkey: string): void;
@@ -34,11 +37,22 @@ export interface NewCardsDeps {
   budget: Budget;
   store: Pick<WalletStore, 'putMethod' | 'forget'>;
   records: Pick<SaleRecords, 'describe'>;
+  /** The payment event log: a card named after the answer is told of here (the answer could not hand its event over). */
+  events?: EventSink;
+  /** Called after events were appended (the delivery looks at once). */
+  appended?: () => void;
   logger: Logger;
 }
 
 export function createNewCards(deps: NewCardsDeps): NewCards {
   const { gateway, budget, store, records, logger } = deps;
+  const addedEvent = (method: PaymentMethod): EventDraft => ({ type: 'payment_method.added', change: `payment_method.added:${method.key}`, data: method });
+  /** A card named after the answer: its event, as the answer would have handed it over (Written.events). */
+  const tell = async (method: PaymentMethod): Promise<void> => {
+    if (!deps.events) return;
+    await deps.events.append([addedEvent(method)]);
+    deps.appended?.();
+  };
 
   function name(caller: Caller, custkey: string, saved: ReturnType<typeof savedCardOf>, maxWaitMs?: number): Promise<PaymentMethod | undefined> {
     const opts = { caller: caller.sub, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}) };
@@ -59,12 +73,12 @@ export function createNewCards(deps: NewCardsDeps): NewCards {
       }
     },
     keep: (custkey, method) => store.putMethod(custkey, method.key, method, false),
-    addedEvent: (method) => ({ type: 'payment_method.added', change: `payment_method.added:${method.key}`, data: method }),
+    addedEvent,
     nameLater(caller, custkey, tx, facts) {
       name(caller, custkey, savedCardOf(tx))
         .then(async (method) => {
           if (!method) throw new Error('the stored card is not among the customer\'s payment methods');
-          await Promise.all([store.putMethod(custkey, method.key, method, false), records.describe(tx.key, { ...facts.fields, payment_method: method.key }, 'update')]);
+          await Promise.all([store.putMethod(custkey, method.key, method, false), records.describe(tx.key, { ...facts.fields, payment_method: method.key }, 'update'), tell(method)]);
         })
         .catch((err: unknown) => {
           logger.warn('the card a sale stored was not named; the customer\'s view reads the gateway when next asked', { err });

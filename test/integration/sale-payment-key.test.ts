@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { startBff, token, type Bff } from '../support/bff';
 import { eventually } from '../support/wait';
 import { call, gatewayCalls, mintPaymentKey } from '../support/wallet';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * Paying with a new card in one call (issue 26, item 4): `POST /v1/sales` with `payment_key` instead of
@@ -152,11 +154,35 @@ describe('POST /v1/sales with a payment key', () => {
 
 describe('POST /v1/sales with a payment key, when no read slot is free at once', () => {
   let bff: Bff;
+  let receiver: WebhookReceiver;
+  const EVENTS_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
   // 3 calls per 3 s; reads may take 1 of them (2 are kept for sales and captures).
   beforeAll(async () => {
-    bff = await startBff({ budget: { perWindow: 3, windowMs: 3000, marginMs: 100 }, env: { LIMITER_SALE_RESERVED_SLOTS: '2' } });
+    receiver = await startWebhookReceiver();
+    bff = await startBff({
+      budget: { perWindow: 3, windowMs: 3000, marginMs: 100 },
+      env: { LIMITER_SALE_RESERVED_SLOTS: '2', EVENTS_WEBHOOK_URLS: receiver.url, EVENTS_WEBHOOK_SECRET: EVENTS_SECRET, EVENTS_POLL_MS: '50' },
+    });
   });
-  afterAll(() => bff?.stop());
+  afterAll(async () => {
+    await bff?.stop();
+    await receiver?.close();
+  });
+  const internal = () => token({ sub: `pk-events-${run}`, scope: 'customers:any events:read' });
+  /** The `payment_method.added` events the log holds for `pmkey`. */
+  const addedEvents = async (pmkey: string) => {
+    const all: { id: string; type: string; data: { key?: string } }[] = [];
+    for (let after: string | undefined; ;) {
+      const page = await call(bff.url, 'GET', `/v1/events?limit=1000${after ? `&after=${after}` : ''}`, internal());
+      expect(page.status).toBe(200);
+      const data = page.body.data as typeof all;
+      all.push(...data);
+      if (!page.body.has_more) break;
+      after = data[data.length - 1]?.id;
+    }
+    return all.filter((e) => e.type === 'payment_method.added' && e.data.key === pmkey);
+  };
+  const addedHits = (pmkey: string) => receiver.hits.filter((h) => h.payload?.type === 'payment_method.added' && h.payload?.data?.key === pmkey);
 
   it('when the read that names the stored card must wait, then the sale answers at once without it, and the card is named after', async () => {
     const c = (bff.sandbox.fixtures.customers[16] as { key: string }).key;
@@ -177,5 +203,37 @@ describe('POST /v1/sales with a payment key, when no read slot is free at once',
     const sale = await call(bff.url, 'GET', `/v1/sales/${res.body.key as string}`, shopper(c));
     expect(sale.body.payment_method).toBe(stored()?.key);
     expect(bff.sandbox.stats().endpoints.v2).toMatchObject({ rateLimited: 0 });
+  });
+
+  it('when the card is named after the answer, on a later window of the budget, then its payment_method.added is logged and delivered signed exactly once, with the method as the API lists it', async () => {
+    const c = (bff.sandbox.fixtures.customers[17] as { key: string }).key;
+    const pk = await mintPaymentKey(bff, shopper(c), '4000100011112224', '0633');
+    await new Promise((r) => setTimeout(r, 3200)); // the payment-config read leaves the window
+    // The window's one read slot goes to the wallet's first list: the naming read waits for the next window.
+    const before = (await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c))).body.data as Listed[];
+    const key = id('later-event');
+    const body = { customer: c, amount: '7.00', payment_key: pk, save_payment_method: true };
+    const res = await call(bff.url, 'POST', '/v1/sales', shopper(c), body, { 'idempotency-key': key });
+    expect(res.status).toBe(201);
+    expect(res.body.payment_method).toBeUndefined();
+    const stored = bff.sandbox.fixtures.paymentMethods(c).find((m) => !before.some((b) => b.key === m.key)) as { key: string };
+    expect(stored).toBeDefined();
+    let listed: Listed | undefined;
+    await eventually(async () => {
+      listed = ((await call(bff.url, 'GET', `/v1/customers/${c}/payment_methods`, shopper(c))).body.data as Listed[]).find((m) => m.key === stored.key);
+      return listed !== undefined;
+    }, 10_000, 200);
+    await eventually(async () => (await addedEvents(stored.key)).length > 0 && addedHits(stored.key).length > 0, 10_000, 100);
+    const [event] = await addedEvents(stored.key);
+    expect(event?.data).toMatchObject({ key: stored.key, ccnum4last: '2224', expires: '0633' });
+    expect(event?.data).toMatchObject(listed as object);
+    const [hit] = addedHits(stored.key);
+    expect(new Webhook(EVENTS_SECRET).verify(hit?.raw.toString('utf8') ?? '', hit?.headers as Record<string, string>)).toEqual(event);
+    // A replay of the sale tells of nothing again.
+    const replay = await call(bff.url, 'POST', '/v1/sales', shopper(c), body, { 'idempotency-key': key });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await addedEvents(stored.key)).toHaveLength(1);
+    expect(addedHits(stored.key)).toHaveLength(1);
   });
 });
