@@ -151,7 +151,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async resolve(scope, key, attempts, response): Promise<TransitionResult> {
       const rec = unknownAt(scope, key, attempts);
       if (!rec) return 'not_owner';
-      Object.assign(rec, { state: 'completed', response: storedResponseJson(response), owner: undefined, nextLook: undefined, expiresAt: now() + retentionMs });
+      Object.assign(rec, { state: 'completed', response: storedResponseJson(response), owner: undefined, nextLook: undefined, expiresAt: now() + retentionMs, follow: true });
       return 'done';
     },
     async release(scope, key, attempts): Promise<TransitionResult> {

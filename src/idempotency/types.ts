@@ -139,7 +139,11 @@ export interface IdempotencyStore {
   // if a duplicate-folding retry took the key over since, the transition is refused ('not_owner').
   /** Reads a record; an in_progress one whose lease is over turns 'unknown' (as begin does). */
   inspect(scope: string, key: string): Promise<InspectResult>;
-  /** Found in the gateway's records: 'unknown' → 'completed' with the real answer, replayed from now on. */
+  /**
+   * Found in the gateway's records: 'unknown' → 'completed' with the real answer, replayed from now on, and its
+   * follow-through marked pending in the same step (as markFollowing): the reconciler re-applies what the write
+   * records beside its answer until done, then calls `followed`. A crash in between leaves the mark.
+   */
   resolve(scope: string, key: string, attempts: number, response: StoredResponse): Promise<TransitionResult>;
   /** Proven absent after the gateway's longest processing time: the key is freed, a retry runs once. */
   release(scope: string, key: string, attempts: number): Promise<TransitionResult>;

@@ -87,7 +87,8 @@ export interface ReconcilerDeps {
    * (the write's `alsoRecord`), applied now as its completion would have, whichever path resolved it. A renewal's
    * subscription learns its period's answer and a bank debit's link to it here (src/subscriptions/renewals.ts):
    * before, only a replay of the renewal did, and a return that came first found no subscription. Only the
-   * resolution that ended the record calls it; a failure is logged, and the use case's replay is the net.
+   * resolution that ended the record calls it (and the follow-through passes after it, until it succeeds: each call
+   * safe to repeat); a failure keeps the key's follow-through mark, tried again after `retryMs`.
    */
   resolved?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<unknown>;
   /**
@@ -98,7 +99,7 @@ export interface ReconcilerDeps {
    * itself that it re-derived. The reconciler then appends the write's payment events with them (once per change)
    * and calls `resolved`, as for a write it found, and clears the mark. Throws when it could not yet (tried again
    * after `retryMs`). Also run for a write found by a look or by hand, whose look re-made only some of it (a card
-   * verification's card is not in its customer's view): a failure is logged there.
+   * verification's card is not in its customer's view): its key is resolved marked, so a failure is retried the same way.
    */
   followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<readonly EventDraft[] | void>;
 }
@@ -116,50 +117,11 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   let stopped = true;
 
   /**
-   * The resolved write's payment events, with those the write hands over itself that the follow-through re-derived;
-   * a failure is logged (the gateway's webhook reports the same money).
-   */
-  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse, given: readonly EventDraft[] = []): Promise<void> {
-    if (!deps.events || !record.context) return;
-    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) }, given);
-    if (events.length === 0) return;
-    try {
-      await deps.events.append(events);
-      deps.appended?.();
-    } catch (err) {
-      logger.error('reconcile: could not append the resolved write\'s payment events', { operation: record.context.op, err });
-    }
-  }
-
-  /**
-   * A write found in the gateway's records (by a look or by hand): what its completion would have kept beside the
-   * answer and the look did not (the card a verification added, in its customer's view), re-derived as for a
-   * completed key (ReconcilerDeps.followThrough; each part safe to repeat, a sale's record the look made is found
-   * kept); then its events, with those re-derived, and `resolved`. A failure is logged.
-   */
-  async function foundThrough(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
-    let given: readonly EventDraft[] = [];
-    try {
-      given = (await deps.followThrough?.(write, record.context, response)) ?? [];
-    } catch (err) {
-      logger.error('reconcile: could not re-apply what the resolved write records beside its answer', { operation: record.context?.op ?? 'unknown', err });
-    }
-    await Promise.all([emit(write, record, response, given), follow(write, record, response)]);
-  }
-
-  /** The resolved write's use-case records (ReconcilerDeps.resolved); a failure is logged. */
-  async function follow(write: PendingWrite, record: Pick<UnknownRecord, 'context'>, response: StoredResponse): Promise<void> {
-    try {
-      await deps.resolved?.(write, record.context, response);
-    } catch (err) {
-      logger.error('reconcile: could not record what the resolved write\'s use case keeps beside its answer', { operation: record.context?.op ?? 'unknown', err });
-    }
-  }
-
-  /**
    * A completed key whose follow-through is marked pending: what its write records beside the answer, re-applied
-   * (ReconcilerDeps.followThrough), its events and `resolved` as for a write found, then the mark cleared. Each part
-   * is safe to repeat: the replica that answered may have kept some of it, or keep it still.
+   * (ReconcilerDeps.followThrough), its events and `resolved`, then the mark cleared. Each part is safe to repeat:
+   * the replica that answered may have kept some of it, or keep it still. A write found in the gateway's records (by
+   * a look or by hand) is resolved marked (IdempotencyStore.resolve) and goes through here at once: a failure keeps
+   * the mark and its due entry, tried again after `retryMs` (before: logged, and its records never re-applied).
    */
   async function followThrough({ member, write }: DueEntry, context: WriteContext | undefined, response: StoredResponse): Promise<void> {
     const op = context?.op ?? 'unknown';
@@ -218,7 +180,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
         logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
-        await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
+        await followThrough(entry, record.context, response);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }
@@ -295,7 +257,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
       await pending.keepDecision(member, kept);
       logger.warn('reconcile: unknown outcome settled by hand: found', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, transaction: found.transaction, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
-      await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
+      await followThrough({ member, write }, record.context, response);
       return { result: 'settled', operation: op, response };
     }
     await found.onProven?.();

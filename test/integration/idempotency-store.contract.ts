@@ -235,8 +235,12 @@ export function describeIdempotencyStoreContract(name: string, make: MakeIdempot
       test('when the write is found, then resolve makes every retry replay the real answer', async () => {
         const attempts = await unknownKey();
         expect(await store.resolve('u1', key, attempts, answer)).toBe('done');
-        expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'completed', response: { status: 201, body: { key: 'tx1' } } });
+        // Marked in the same step: the reconciler's follow-through re-applies what the write records beside its answer.
+        expect(await store.inspect('u1', key)).toMatchObject({ state: 'completed', follow: { response: { status: 201, body: { key: 'tx1' } } } });
+        expect(await store.begin('u1', key, fp, lease)).toMatchObject({ kind: 'completed', following: true, response: { status: 201, body: { key: 'tx1' } } });
         expect(await store.resolve('u1', key, attempts, answer)).toBe('not_owner');
+        await store.followed('u1', key);
+        expect(await store.inspect('u1', key)).toEqual({ state: 'completed' });
       });
 
       test('when the write is proven absent, then release frees the key and a retry starts fresh', async () => {
