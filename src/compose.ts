@@ -246,7 +246,7 @@ export async function buildService(config: Config, logger: Logger, options: Buil
     events,
     appended,
     resolved: async (write, context, response) => resolvedRenewals.resolved?.(write, context, response),
-    followThrough: createFollowThrough({ gateway, budget, records }),
+    followThrough: createFollowThrough({ gateway, budget, records, wallet: walletStore }),
   });
   reconciler.start();
   const lookup = createSaleLookup({

@@ -1,5 +1,6 @@
 import { entryIdOf, eventOf, type EntryFields } from './entries';
 import type { DueEvent, EventLog, PaymentEvent } from './types';
+import { jsonOf } from '../idempotency/json-once';
 
 interface Entry {
   id: string;
@@ -61,7 +62,7 @@ export function createMemoryEventLog(options: { retentionMs: number; now?: () =>
         if (t > lastMs) [lastMs, seq] = [t, 0];
         else seq += 1;
         const id = `${lastMs}-${seq}`;
-        entries.push({ id, ms: lastMs, fields: { type: d.type, change: d.change, data: JSON.stringify(d.data ?? null) } });
+        entries.push({ id, ms: lastMs, fields: { type: d.type, change: d.change, data: jsonOf(d.data ?? null) as string } });
         marks.set(d.change, { id, until: t + options.retentionMs });
         trim();
       }

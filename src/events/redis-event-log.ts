@@ -6,6 +6,7 @@ import { guarded } from '../redis/guarded';
 import { luaIn, withScripts } from '../redis/scripts';
 import { entryIdOf, eventOf, type EntryFields } from './entries';
 import type { DueEvent, EventDraft, EventLog, PaymentEvent } from './types';
+import { jsonOf } from '../idempotency/json-once';
 
 /**
  * The event log on Redis Streams (style.md: an ordered log several replicas share, with consumer groups): one
@@ -59,9 +60,9 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const appendInTurn = coalescer<EventDraft>((_log, drafts) => {
     if (drafts.length === 1) {
       const d = drafts[0] as EventDraft;
-      return call('append', () => redis.tgEventAppend(log, mark(d.change), options.retentionMs, d.type, d.change, JSON.stringify(d.data ?? null)));
+      return call('append', () => redis.tgEventAppend(log, mark(d.change), options.retentionMs, d.type, d.change, jsonOf(d.data ?? null) as string));
     }
-    const args = drafts.flatMap((d) => [d.type, d.change, JSON.stringify(d.data ?? null)]);
+    const args = drafts.flatMap((d) => [d.type, d.change, jsonOf(d.data ?? null) as string]);
     return call('append', () => redis.tgEventAppendMany(1 + drafts.length, log, ...drafts.map((d) => mark(d.change)), options.retentionMs, ...args));
   });
 

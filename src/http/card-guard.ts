@@ -62,26 +62,78 @@ function inText(text: string, rules: Rules): PaymentDataKind | undefined {
 }
 
 /**
+ * What a name alone says, computed once per distinct name: the same header names and body keys come with nearly
+ * every request (`authorization`, `content-type`, `customer`, `amount`, …), and their normalising, set lookups and
+ * scans were most of the guard's cost on a sale (issue 40, item 1: 6 of its 8 µs went to seven header names). A
+ * pure function of the name, so a remembered verdict is the one the walk would reach again. At most NAMES_KEPT
+ * names per table, each at most NAME_KEPT_CHARS long; past that, a name is worked out each time (a caller sending
+ * ever-new or huge names cannot grow it past ~64 KB a table).
+ */
+const NAMES_KEPT = 512;
+const NAME_KEPT_CHARS = 64;
+
+function remembered<T extends { card: boolean; bank: boolean }>(table: Map<string, T>, name: string, work: (name: string) => T): T {
+  const known = table.get(name);
+  if (known !== undefined) return known;
+  const verdict = work(name);
+  // Only a clean name is kept: a name that is or holds card or bank data must not stay in the process's memory
+  // (it is refused anyway, and the request with it; no caller sends it twice in normal use).
+  if (!verdict.card && !verdict.bank && table.size < NAMES_KEPT && name.length <= NAME_KEPT_CHARS) table.set(name, verdict);
+  return verdict;
+}
+
+/** An object key's verdict: card or bank data by itself, and whether its value is a card's context. */
+interface KeyVerdict {
+  /** Card data whatever the context (a card field name, or a card number in the key). */
+  card: boolean;
+  /** `number`: card data inside a card's context only. */
+  isNumber: boolean;
+  /** A bank field name, or bank numbers in the key (the bank rule only). */
+  bank: boolean;
+  /** Its value is reached through a card-like key (`payment_card.number`). */
+  cardContext: boolean;
+}
+
+const keyVerdicts = new Map<string, KeyVerdict>();
+
+function keyVerdictOf(key: string): KeyVerdict {
+  const norm = normaliseKey(key);
+  return {
+    card: CARD_NAMES.has(norm) || hasPan(key),
+    isNumber: norm === 'number',
+    bank: isBankLikeNormalised(norm) || containsBankNumbers(key),
+    cardContext: isCardContext(norm),
+  };
+}
+
+/**
  * Which raw payment data a parsed JSON value or query object holds anywhere (names, string and number values,
  * arrays). Iterative, so deeply nested input cannot overflow the stack.
  */
 function findIn(root: unknown, rules: Rules): PaymentDataKind | undefined {
-  const stack: { value: unknown; cardContext: boolean }[] = [{ value: root, cardContext: false }];
-  while (stack.length > 0) {
-    const { value, cardContext } = stack.pop() as { value: unknown; cardContext: boolean };
+  // The values still to read, each beside whether it was reached through a card-like key (two arrays, no object per value).
+  const values: unknown[] = [root];
+  const contexts: boolean[] = [false];
+  while (values.length > 0) {
+    const value = values.pop();
+    const cardContext = contexts.pop() as boolean;
     if (typeof value === 'string') {
       const kind = inText(value, rules);
       if (kind) return kind;
     } else if (typeof value === 'number' || typeof value === 'bigint') {
       if (hasPan(String(value))) return 'card';
     } else if (Array.isArray(value)) {
-      for (const item of value) stack.push({ value: item, cardContext });
+      for (const item of value) {
+        values.push(item);
+        contexts.push(cardContext);
+      }
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) {
-        const norm = normaliseKey(key);
-        if (CARD_NAMES.has(norm) || (cardContext && norm === 'number') || hasPan(key)) return 'card';
-        if (rules.bank && (isBankLikeNormalised(norm) || containsBankNumbers(key))) return 'bank';
-        stack.push({ value: child, cardContext: isCardContext(norm) });
+      for (const key of Object.keys(value)) {
+        const verdict = remembered(keyVerdicts, key, keyVerdictOf);
+        if (verdict.card || (cardContext && verdict.isNumber)) return 'card';
+        if (rules.bank && verdict.bank) return 'bank';
+        values.push((value as Record<string, unknown>)[key]);
+        contexts.push(verdict.cardContext);
       }
     }
   }
@@ -121,19 +173,46 @@ const TRACE_FORMATS: Readonly<Record<string, RegExp>> = {
   traceparent: /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/i,
 };
 
+/** A header name's verdict (Node hands names lowercased): card or bank data in the name, and its trace format. */
+interface HeaderNameVerdict {
+  card: boolean;
+  bank: boolean;
+  format: RegExp | undefined;
+}
+
+const headerNameVerdicts = new Map<string, HeaderNameVerdict>();
+
+function headerNameVerdictOf(name: string): HeaderNameVerdict {
+  // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
+  const norm = normaliseKey(name.replace(/^x-/i, ''));
+  const lower = name.toLowerCase();
+  // Own formats only: a header named `constructor` or `toString` must not find Object.prototype's function (it threw: 500).
+  return { card: CARD_NAMES.has(norm) || headerValueHoldsPan(name), bank: isBankLikeNormalised(norm), format: Object.hasOwn(TRACE_FORMATS, lower) ? TRACE_FORMATS[lower] : undefined };
+}
+
+/** One header value: card data first, then (the bank rule) bank numbers. */
+function inHeaderValue(v: string, format: RegExp | undefined, rules: Rules): PaymentDataKind | undefined {
+  if (format?.test(v) ?? false) return undefined;
+  if (headerValueHoldsPan(v)) return 'card';
+  // A routing number glued to letters (a hex or base64 id) is never one (bank-data.ts): no delimited mode needed.
+  if (rules.bank && lastScanMayHoldRouting() && containsBankNumbers(v)) return 'bank';
+  return undefined;
+}
+
 function inHeaders(headers: NodeJS.Dict<string | string[]>, rules: Rules): PaymentDataKind | undefined {
-  for (const [name, value] of Object.entries(headers)) {
-    // A header NAME can carry a number too (X-Card-4000-1000-1111-2224).
-    const norm = normaliseKey(name.replace(/^x-/i, ''));
-    if (CARD_NAMES.has(norm) || headerValueHoldsPan(name)) return 'card';
-    if (rules.bank && isBankLikeNormalised(norm)) return 'bank';
-    const values = Array.isArray(value) ? value : [value ?? ''];
-    const format = TRACE_FORMATS[name.toLowerCase()];
-    for (const v of values) {
-      if (format?.test(v) ?? false) continue;
-      if (headerValueHoldsPan(v)) return 'card';
-      // A routing number glued to letters (a hex or base64 id) is never one (bank-data.ts): no delimited mode needed.
-      if (rules.bank && lastScanMayHoldRouting() && containsBankNumbers(v)) return 'bank';
+  for (const name of Object.keys(headers)) {
+    const verdict = remembered(headerNameVerdicts, name, headerNameVerdictOf);
+    if (verdict.card) return 'card';
+    if (rules.bank && verdict.bank) return 'bank';
+    const value = headers[name];
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        const kind = inHeaderValue(v, verdict.format, rules);
+        if (kind) return kind;
+      }
+    } else {
+      const kind = inHeaderValue(value ?? '', verdict.format, rules);
+      if (kind) return kind;
     }
   }
   return undefined;
@@ -153,14 +232,15 @@ function find(req: ScannedRequest, rules: Rules): PaymentDataFound | undefined {
   const at = req.originalUrl.indexOf('?');
   const rawPath = at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
   const rawQuery = at < 0 ? '' : req.originalUrl.slice(at + 1);
-  const decodedPath = safeDecode(rawPath);
+  // decodeURIComponent leaves a text with no `%` as it is: that text is scanned once, not twice.
+  const decodedPath = rawPath.includes('%') ? safeDecode(rawPath) : rawPath;
   // Bank numbers per segment: `/v1/sales/` would make the segment's numbers part of an identifier (bank-data.ts).
   const path =
     inText(rawPath, CARD_ONLY) ??
-    inText(decodedPath, CARD_ONLY) ??
+    (decodedPath !== rawPath ? inText(decodedPath, CARD_ONLY) : undefined) ??
     (rules.bank && lastScanMayHoldRouting() && decodedPath.split('/').some(containsBankNumbers) ? 'bank' : undefined);
   if (path) return { location: 'path', kind: path };
-  const query = inText(rawQuery, CARD_ONLY) ?? inText(safeDecode(rawQuery.replace(/\+/g, ' ')), CARD_ONLY) ?? findIn(req.query, rules);
+  const query = (rawQuery === '' ? undefined : inText(rawQuery, CARD_ONLY) ?? inText(safeDecode(rawQuery.replace(/\+/g, ' ')), CARD_ONLY)) ?? findIn(req.query, rules);
   // Bank numbers are looked for in each parameter's value only: the query's text joins parameters (`a=…&b=…`).
   if (query) return { location: 'query', kind: query };
   const body = req.body !== undefined ? findIn(req.body, rules) : undefined;

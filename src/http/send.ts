@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { StoredResponse } from '../idempotency';
+import { jsonOf } from '../idempotency/json-once';
 import type { WriteResult } from '../writes';
 
 /**
@@ -12,7 +13,8 @@ import type { WriteResult } from '../writes';
 export function send(res: Response, result: WriteResult | { response: StoredResponse; replayed: boolean }): void {
   res.status(result.response.status).set(result.response.headers);
   if (result.replayed) res.set('Idempotent-Replayed', 'true');
-  const body = JSON.stringify(result.response.body);
+  // The text the answer was kept with (json-once.ts), not a second stringify of the same body.
+  const body = jsonOf(result.response.body);
   // A 204 (a removal) or 304 has no body and no content headers, as Express's send strips them.
   if (body === undefined || res.statusCode === 204 || res.statusCode === 304) {
     res.end();

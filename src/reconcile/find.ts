@@ -11,6 +11,10 @@ import type { WalletCustomers } from '../wallet/customers';
 import type { CustomerObject } from '../wallet/objects';
 import type { WalletRemovals } from '../wallet/removals';
 import type { PendingWrite } from './pending-write';
+import type { EventDraft } from '../events/types';
+import { isWriteOp, type WriteOp } from '../events/write-events';
+import { GatewayNotFoundError } from '../gateway/errors';
+import type { WalletStore } from '../wallet/types';
 import type { FindResult, Finder } from './reconciler';
 import { createSaleFinder, matches, type SaleLookup as SaleSearch } from './find-sale';
 import { parseTransactionDetail } from '../gateway/parse';
@@ -75,7 +79,7 @@ export interface WriteFinderDeps {
  * knew, from its context), and the write that made it.
  */
 function saleRecordFound(tx: TransactionDetail, context: WriteContext | undefined, customer: string, writer: string): SaleRecord {
-  const seeded = recordFromDetail(tx);
+  const { seeded: _seed, ...seeded } = recordFromDetail(tx);
   const paymentMethod = context?.payment_method;
   // A bank payment keeps what only its write knew (the authorization, the SEC code), and where its debit stands.
   const bank = context?.bank;
@@ -90,24 +94,101 @@ function saleRecordFound(tx: TransactionDetail, context: WriteContext | undefine
 /**
  * What a completed write records beside its answer, re-applied by the reconciler when its follow-through is marked
  * pending (IdempotencyStore.markFollowing: the answer was kept, the rest refused, and the replica may have died
- * before keeping it). A sale's or authorization's record (its customer's from then on, in its batch's index) is
- * made from the gateway's look-up of the sale its answer names, unless it exists (created only when absent). The
- * payment events are the reconciler's (derived from the answer, once per change). Throws when it could not read
- * the gateway (tried again later).
+ * before keeping it). One row per write operation (WriteOp: a new operation does not type-check without its row),
+ * each re-deriving from the stored answer, the write's context or the gateway what the write kept beside its answer,
+ * each safe to repeat (the replica that answered may keep it still). The map: src/reconcile/README.md.
+ *   sale / authorize  the sale's record (its customer's from then on, in its batch's index), made from the gateway's
+ *                     look-up of the sale its answer names, unless it exists (created only when absent, or claimed
+ *                     when a read seeded it meanwhile); a card it stored (`save_payment_method`): the customer's view
+ *                     re-reads the gateway at its next read, and the card's `payment_method.added`, from the gateway;
+ *   payment_method    the card added: the customer's view re-reads the gateway at its next read (without it, a view
+ *                     loaded before the add listed the customer's cards without the one answered 201 until its
+ *                     freshness bound, a day by default);
+ *   others            nothing beside the answer to re-apply (a follow-up's settlement and a removal's tombstone are
+ *                     kept before the answer; a created customer's view, absent, reads the gateway when first asked).
+ * Answers the events the write handed over itself (Written.events) that its answer alone cannot make (the derived
+ * ones the reconciler appends: eventsOfWrite). The payment events are appended once per change. Throws when it
+ * could not read the gateway or keep a record (tried again later).
  */
-export type FollowThrough = (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
+export type FollowThrough = (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<readonly EventDraft[]>;
 
-export function createFollowThrough(deps: Pick<WriteFinderDeps, 'gateway' | 'budget' | 'records'>): FollowThrough {
-  const { gateway, budget, records } = deps;
-  return async (write, context, response) => {
-    if (context?.op !== 'sale' && context?.op !== 'authorize') return;
-    const body = response.body as { key?: unknown; error?: { transaction?: { key?: unknown } } } | null;
-    const key = response.status === 201 ? body?.key : response.status === 402 ? body?.error?.transaction?.key : undefined;
-    if (typeof key !== 'string' || key === '' || (await records.get(key)) !== undefined) return;
-    const tx = (await budget.run('read', () => gateway.getTransaction(key), { maxWaitMs: 0 })).value;
-    await records.create(key, saleRecordFound(tx, context, context.customer, writeReference(write.scope, write.key)));
-  };
+export interface FollowThroughDeps {
+  gateway: Pick<GatewayClient, 'getTransaction' | 'getPaymentMethod'>;
+  budget: Pick<UpstreamScheduler, 'run'>;
+  records: SaleRecords;
+  /** The customers' views: forgotten, a view reads the gateway's word (which has the write) at its next read. */
+  wallet: Pick<WalletStore, 'forget'>;
 }
+
+type Body = { key?: unknown; payment_method?: unknown; error?: { transaction?: { key?: unknown; payment_method?: unknown } } } | null;
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+export function createFollowThrough(deps: FollowThroughDeps): FollowThrough {
+  const { gateway, budget, records, wallet } = deps;
+  const read = async <T>(call: () => Promise<GatewayResult<T>>): Promise<T> => (await budget.run('read', call, { maxWaitMs: 0 })).value;
+
+  /** The sale's or authorization's record, made as this write's unless it exists (or claimed when seeded). */
+  async function saleRecord(write: PendingWrite, context: WriteContext, key: string, paymentMethod: string | undefined): Promise<void> {
+    // Absent, or seeded by a read meanwhile (no writer): made, or claimed, as this write's.
+    const kept = await records.get(key);
+    if (kept !== undefined && !unclaimed(kept)) return;
+    const tx = await read(() => gateway.getTransaction(key));
+    // A card the sale stored is the method it charged (the answer names it; the context, sent with a payment key, does not).
+    const ctx = paymentMethod && !context.payment_method ? { ...context, payment_method: paymentMethod } : context;
+    await records.create(key, saleRecordFound(tx, ctx, context.customer, writeReference(write.scope, write.key)));
+  }
+
+  /** A card the write stored: the customer's view re-reads the gateway; its event, as the write made it (the gateway's object). */
+  async function cardStored(custkey: string, pmkey: string): Promise<EventDraft> {
+    await wallet.forget(custkey);
+    let data: unknown;
+    try {
+      data = await read(() => gateway.getPaymentMethod(custkey, pmkey));
+    } catch (err) {
+      // Removed since (its removal's event follows this one): what the answer knows of it.
+      if (!(err instanceof GatewayNotFoundError)) throw err;
+      data = { type: 'customerpaymentmethod', key: pmkey, customer: custkey };
+    }
+    return { type: 'payment_method.added', change: `payment_method.added:${pmkey}`, data };
+  }
+
+  const charge = async (write: PendingWrite, context: WriteContext, response: StoredResponse): Promise<readonly EventDraft[]> => {
+    const body = response.body as Body;
+    const sale = response.status === 201 ? body : response.status === 402 ? body?.error?.transaction : undefined;
+    const key = text(sale?.key);
+    if (!key) return [];
+    // A payment key kept on the customer (`save_payment_method`): the card it stored, named by the answer.
+    const stored = context.save === true && !context.payment_method && response.status === 201 ? text(body?.payment_method) : undefined;
+    await saleRecord(write, context, key, stored);
+    return stored ? [await cardStored(context.customer, stored)] : [];
+  };
+
+  const none = async (): Promise<readonly EventDraft[]> => [];
+  const FOLLOW: { readonly [op in WriteOp]: (write: PendingWrite, context: WriteContext, response: StoredResponse) => Promise<readonly EventDraft[]> } = {
+    sale: charge,
+    authorize: charge,
+    // The settlement of the sale's reservation (and a void's mark) is kept before the answer (Written.before).
+    capture: none,
+    void: none,
+    refund: none,
+    payment_method: async (_write, context, response) => {
+      if (response.status !== 201) return [];
+      // The event the answer makes (the method it answers) is the reconciler's: eventsOfWrite.
+      await wallet.forget(context.customer);
+      return [];
+    },
+    // The customerid claim is settled before the answer; the view, never loaded, reads the gateway when first asked.
+    customer_create: none,
+    // The tombstone, the wait, the gateway's delete and the evictions all come before the answer (wallet/removals.ts).
+    payment_method_remove: none,
+    customer_delete: none,
+  };
+
+  return async (write, context, response) => (context && isWriteOp(context.op) ? FOLLOW[context.op](write, context, response) : []);
+}
+
+/** A record made by no write (seeded from a read of the sale) and claimed by none yet. */
+const unclaimed = (record: SaleRecord): boolean => record.writer === undefined && record.seeded === true;
 
 /** The look could not decide yet (another reservation on the sale is still in flight): try again later. */
 export class NotYetError extends Error {}
@@ -142,11 +223,14 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
   /**
    * A transaction with a sale record belongs to another key (or was already resolved): never claim it twice. Unless
    * the record names this write (`writer`): its replica kept the record and died before keeping the answer, and
-   * calling the sale absent would free the key for a second charge.
+   * calling the sale absent would free the key for a second charge. Nor is a seeded record another's (made by no
+   * write: an internal read or action on a sale tokengate had no record of): it may be this write's sale, read before
+   * its answer was found; the write takes it by claiming it when the record is kept (`sale`, below), in one atomic
+   * step, so two writes never both do. A record with neither mark (kept before `writer` was) stays another's.
    */
   async function taken(key: string, writer: string | undefined): Promise<boolean> {
     const kept = await records.get(key);
-    return kept !== undefined && (writer === undefined || kept.writer !== writer);
+    return kept !== undefined && (writer === undefined || (kept.writer !== writer && !unclaimed(kept)));
   }
 
   /** The newest transaction the webhooks told of that matches the attempt and no other key accounts for. */
@@ -192,8 +276,11 @@ export function createWriteFinder(deps: WriteFinderDeps): Finder {
       return answer(record, { op: 'check_voided', detail: check });
     }
     // The sale is tokengate's from now on: its customer owns it, refunds are bounded by it, and its captures
-    // and voids answer with its fields (the payment method charged included).
-    await records.create(tx.key, saleRecordFound(tx, record.context, customer, writer), { stale: told !== undefined });
+    // and voids answer with its fields (the payment method charged included). A seeded record is claimed here (the
+    // writer set only while none is): refused, another write claimed it since the search, which looks again.
+    if (!(await records.create(tx.key, saleRecordFound(tx, record.context, customer, writer), { stale: told !== undefined }))) {
+      throw new NotYetError('the sale found was claimed by another write meanwhile');
+    }
     return answer(record, { op, detail: tx });
   }
 

@@ -2,7 +2,7 @@ import { RECONCILE_PASS_JITTER } from '../config/reconcile-deadline';
 import type { ReconcileConfig } from '../config/types';
 import type { IdempotencyStore, StoredResponse, UnknownRecord, WriteContext } from '../idempotency';
 import type { Logger } from '../observability/logger';
-import type { EventSink } from '../events/types';
+import type { EventDraft, EventSink } from '../events/types';
 import { eventsOfWrite } from '../events/write-events';
 import { writeReference } from '../writes/reference';
 import type { ReconcileMetrics } from './metrics';
@@ -93,11 +93,14 @@ export interface ReconcilerDeps {
   /**
    * A completed key whose follow-through is marked pending (IdempotencyStore.markFollowing: its answer was kept and
    * what its write records beside it was refused, and its replica may have died before keeping that): the use
-   * case's records, re-applied from the gateway (src/reconcile/find.ts, createFollowThrough; each created only when
-   * absent). The reconciler then appends the write's payment events (once per change) and calls `resolved`, as for
-   * a write it found, and clears the mark. Throws when it could not yet (tried again after `retryMs`).
+   * case's records, re-derived for each write operation from its answer, its context or the gateway
+   * (src/reconcile/find.ts, createFollowThrough; each safe to repeat), answering the events the write handed over
+   * itself that it re-derived. The reconciler then appends the write's payment events with them (once per change)
+   * and calls `resolved`, as for a write it found, and clears the mark. Throws when it could not yet (tried again
+   * after `retryMs`). Also run for a write found by a look or by hand, whose look re-made only some of it (a card
+   * verification's card is not in its customer's view): a failure is logged there.
    */
-  followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<void>;
+  followThrough?: (write: PendingWrite, context: WriteContext | undefined, response: StoredResponse) => Promise<readonly EventDraft[] | void>;
 }
 
 /** Which key a log line is about: the caller (`sub`) and its Idempotency-Key (the card guard refused card data in both). */
@@ -112,10 +115,13 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   let running: Promise<unknown> | undefined;
   let stopped = true;
 
-  /** The resolved write's payment events; a failure is logged (the gateway's webhook reports the same money). */
-  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+  /**
+   * The resolved write's payment events, with those the write hands over itself that the follow-through re-derived;
+   * a failure is logged (the gateway's webhook reports the same money).
+   */
+  async function emit(write: PendingWrite, record: UnknownRecord, response: StoredResponse, given: readonly EventDraft[] = []): Promise<void> {
     if (!deps.events || !record.context) return;
-    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) });
+    const events = eventsOfWrite({ context: record.context, response, reference: writeReference(write.scope, write.key) }, given);
     if (events.length === 0) return;
     try {
       await deps.events.append(events);
@@ -123,6 +129,22 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     } catch (err) {
       logger.error('reconcile: could not append the resolved write\'s payment events', { operation: record.context.op, err });
     }
+  }
+
+  /**
+   * A write found in the gateway's records (by a look or by hand): what its completion would have kept beside the
+   * answer and the look did not (the card a verification added, in its customer's view), re-derived as for a
+   * completed key (ReconcilerDeps.followThrough; each part safe to repeat, a sale's record the look made is found
+   * kept); then its events, with those re-derived, and `resolved`. A failure is logged.
+   */
+  async function foundThrough(write: PendingWrite, record: UnknownRecord, response: StoredResponse): Promise<void> {
+    let given: readonly EventDraft[] = [];
+    try {
+      given = (await deps.followThrough?.(write, record.context, response)) ?? [];
+    } catch (err) {
+      logger.error('reconcile: could not re-apply what the resolved write records beside its answer', { operation: record.context?.op ?? 'unknown', err });
+    }
+    await Promise.all([emit(write, record, response, given), follow(write, record, response)]);
   }
 
   /** The resolved write's use-case records (ReconcilerDeps.resolved); a failure is logged. */
@@ -142,19 +164,22 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   async function followThrough({ member, write }: DueEntry, context: WriteContext | undefined, response: StoredResponse): Promise<void> {
     const op = context?.op ?? 'unknown';
     try {
-      await deps.followThrough?.(write, context, response);
-      // Not through emit(), which only logs a failure: the mark stays until the events are in the log.
-      const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }) : [];
+      const given = (await deps.followThrough?.(write, context, response)) ?? [];
+      // Not through emit(), which only logs a failure: the mark stays until the events are in the log. Those the
+      // answer makes, and those the write handed over itself that the follow-through re-derived (Written.events).
+      const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }, given) : [];
       if (events.length > 0) {
         await deps.events?.append(events);
         deps.appended?.();
       }
+      // Nor through follow(), which only logs a failure: a first charge's subscription or a renewal's period (the
+      // checkout's `alsoRecord`) is the use case's record beside the answer too, and the mark stays until it is kept.
+      await deps.resolved?.(write, context, response);
     } catch (err) {
       logger.warn('reconcile: could not re-apply a completed write\'s records or events yet; trying again later', { operation: op, err });
       await pending.reschedule(member, now() + settings.retryMs);
       return;
     }
-    await follow(write, { context }, response);
     await store.followed(write.scope, write.key);
     logger.info('reconcile: a completed write\'s records and events re-applied', { ...which(write), operation: op });
     await pending.untrack(member);
@@ -193,7 +218,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if ((await store.resolve(write.scope, write.key, record.attempts, response)) === 'done') {
         metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
         logger.info('reconcile: unknown outcome resolved from the gateway records', { ...which(write), operation: op, resolution: 'found', status: response.status, transaction: found.transaction, unknown_for_ms: now() - record.sinceMs });
-        await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
+        await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
       } else {
         await pending.reschedule(member, now()); // a retry took the key over: look at the record again
       }
@@ -270,7 +295,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       metrics.resolved.inc({ operation: op, result: found.charged ? 'charged' : 'not_charged' });
       await pending.keepDecision(member, kept);
       logger.warn('reconcile: unknown outcome settled by hand: found', { ...which(write), operation: op, resolution: 'by_hand', decided_by: decision.by, transaction: found.transaction, reason: decision.reason, unknown_for_ms: kept.unknown_for_ms });
-      await Promise.all([pending.untrack(member), emit(write, record, response), follow(write, record, response)]);
+      await Promise.all([pending.untrack(member), foundThrough(write, record, response)]);
       return { result: 'settled', operation: op, response };
     }
     await found.onProven?.();

@@ -112,8 +112,11 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
   // Bounded like any memory a caller can fill: the oldest memories go first.
   const unknown = new Map<string, number>();
   const recordOf = (r: Kept): SaleRecord => {
-    const { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, fields, writer } = r;
-    return { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, ...(fields ? { fields: structuredClone(fields) } : {}), ...(writer ? { writer } : {}) };
+    const { customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, fields, writer, seeded } = r;
+    return {
+      customer, state, authorizedCents, capturedCents, refundedCents, pendingRefundCents, ...(fields ? { fields: structuredClone(fields) } : {}),
+      ...(writer ? { writer } : seeded ? { seeded: true } : {}),
+    };
   };
   return {
     async get(saleKey) {
@@ -171,16 +174,29 @@ export function createMemorySaleRecords(options: { onChange?: RecordChangeSink; 
       return true;
     },
     async create(saleKey, record, opts = {}) {
-      if (records.has(saleKey)) return;
-      const { fields, ...rest } = record;
+      const { fields, writer, seeded, ...rest } = record;
       const stored = fields && kept(fields);
+      const existing = records.get(saleKey);
+      if (existing) {
+        // lua/create.lua: a writer claims a seed (no writer yet), adding only what the seed lacks.
+        if (writer === undefined) return false;
+        if (existing.writer !== undefined || !existing.seeded) return existing.writer === writer;
+        existing.writer = writer;
+        delete existing.seeded;
+        if (existing.customer === '') existing.customer = record.customer;
+        if (stored) existing.fields = existing.fields ? kept(stored, existing.fields, true) ?? existing.fields : stored;
+        existing.version += 1;
+        indexBatch(saleKey, stored?.batch?.key);
+        return true;
+      }
       const r: Kept = {
-        ...rest, ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map(), creditedRefunds: new Set(),
+        ...rest, ...(writer ? { writer } : seeded ? { seeded: true } : {}), ...(stored ? { fields: stored } : {}), pendingRefundCents: 0, reservations: new Map(), creditedRefunds: new Set(),
         version: 1, seenMs: opts.stale ? 0 : Date.now(), settled: false, own: new Map(), external: [],
       };
       records.set(saleKey, r);
       keys.set(r, saleKey);
       indexBatch(saleKey, stored?.batch?.key);
+      return true;
     },
     async hear(saleKey, heard) {
       const [result, state, cents] = hearOne(records.get(saleKey), heard);

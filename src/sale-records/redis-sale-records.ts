@@ -29,7 +29,8 @@ const RESERVATION = /^(capture|refund|void):(\d+)(?::(?:authorized|captured))?(:
 
 /**
  * The record's hash fields as a SaleRecord, or undefined when they are not one (no owner, unknown state).
- * `values` in the order customer, state, authorized, captured, refunded, pending_refund, then SALE_FIELD_NAMES, then writer.
+ * `values` in the order customer, state, authorized, captured, refunded, pending_refund, then SALE_FIELD_NAMES, then
+ * writer and seeded.
  */
 function recordOf(values: readonly (string | null | undefined)[]): SaleRecord | undefined {
   const [customer, state, authorized, captured, refunded, pending] = values;
@@ -46,12 +47,13 @@ function recordOf(values: readonly (string | null | undefined)[]): SaleRecord | 
   if (fields) record.fields = fields;
   const writer = values[6 + SALE_FIELD_NAMES.length];
   if (writer) record.writer = writer;
+  else if (values[7 + SALE_FIELD_NAMES.length] === '1') record.seeded = true;
   return record;
 }
 
 
 
-const RECORD_FIELDS = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES, 'writer'] as const;
+const RECORD_FIELDS = ['customer', 'state', 'authorized', 'captured', 'refunded', 'pending_refund', ...SALE_FIELD_NAMES, 'writer', 'seeded'] as const;
 
 /** SaleRecords on Redis: every call is one command or one Lua script (one round trip). */
 export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRecords {
@@ -124,11 +126,13 @@ export function createRedisSaleRecords(options: RedisSaleRecordsOptions): SaleRe
     },
     async create(saleKey, r: SaleRecord, opts = {}) {
       // A record made from a webhook's subset reads as stale (seen 0): its first read refreshes it in spare budget.
-      const fields = [...(r.fields ? encodeSaleFields(r.fields) : []), ...(opts.stale ? ['seen', '0'] : []), ...(r.writer ? ['writer', r.writer] : [])];
-      await Promise.all([
+      // One made by no write is marked seeded; one with a writer claims such a seed in the same script (lua/create.lua).
+      const fields = [...(r.fields ? encodeSaleFields(r.fields) : []), ...(opts.stale ? ['seen', '0'] : []), ...(r.writer ? ['writer', r.writer] : r.seeded ? ['seeded', '1'] : [])];
+      const [made] = await Promise.all([
         call('create', () => redis.tgSaleCreate(recordKey(saleKey), r.customer, r.state, r.authorizedCents, r.capturedCents, r.refundedCents, ttlMs, ...fields)),
         indexBatch(saleKey, r.fields?.batch?.key),
       ]);
+      return Number(made) > 0;
     },
     async hear(saleKey, heard) {
       const args: string[] = [heard.kind];

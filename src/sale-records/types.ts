@@ -88,6 +88,14 @@ export interface SaleRecord {
    * (src/reconcile/find.ts). Absent on records seeded from a look-up, and on those kept before it was.
    */
   writer?: string;
+  /**
+   * Made by no write: seeded from the gateway's view of a sale tokengate had no record of (an internal read or action
+   * on it, src/sales/sale-lookup.ts). Such a sale may still be the one an unknown write made (its answer lost): the
+   * reconciler looking for that write takes it as its own by claiming it (create with a writer: the writer set only
+   * while none is, in one step), so two writes never both claim it. A record with neither (kept before `writer` was)
+   * stays another's. Never set together with `writer`.
+   */
+  seeded?: boolean;
 }
 
 export type ReserveResult =
@@ -133,9 +141,14 @@ export interface SaleRecords {
   /**
    * Writes the record unless one exists (a seed from a gateway lookup must never clobber reservations). `stale`:
    * made from less than the gateway's full record (a webhook's subset): its view answers at once and is refreshed
-   * in spare budget at the first read.
+   * in spare budget at the first read. A record with a `writer` over an existing `seeded` one that names no writer
+   * claims it in the same step: the writer is set, the seeded mark goes, and what the seed lacks is added (the
+   * customer when it had none, fields it has not: the payment method charged, a bank payment's authorization);
+   * nothing it holds is changed. True when the record is now this one's: written, claimed, or already naming the
+   * same writer; false when another record stands (another write's, a seed when no writer is given, or one kept
+   * before `writer` was).
    */
-  create(saleKey: string, record: SaleRecord, options?: { stale?: boolean }): Promise<void>;
+  create(saleKey: string, record: SaleRecord, options?: { stale?: boolean }): Promise<boolean>;
   /** `amountCents` undefined: all that is left (refund) or all that is authorized (capture). */
   reserve(saleKey: string, op: ReservedOp, reservation: string, amountCents: number | undefined): Promise<ReserveResult>;
   /**

@@ -80,7 +80,11 @@ export function fieldsOfDetail(tx: TransactionDetail): SaleFields {
   return f;
 }
 
-/** A record seeded from the gateway's view of a sale tokengate has no record of (made before, or expired). */
+/**
+ * A record seeded from the gateway's view of a sale tokengate has no record of (made before, or expired): marked
+ * `seeded`, made by no write, so the reconciler looking for an unknown write may still claim it as that write's (the
+ * sale may be one whose answer was lost; src/reconcile/find.ts).
+ */
 export function recordFromDetail(tx: TransactionDetail): SaleRecord {
   const status = statusOf(tx);
   const state: SaleState = status === 'authorized' ? 'authorized' : status === 'voided' ? 'voided' : status === 'declined' || status === 'error' ? 'declined' : 'captured';
@@ -92,5 +96,6 @@ export function recordFromDetail(tx: TransactionDetail): SaleRecord {
     refundedCents: refundedCents(tx),
     pendingRefundCents: 0,
     fields: fieldsOfDetail(tx),
+    seeded: true,
   };
 }

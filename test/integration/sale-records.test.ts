@@ -44,6 +44,31 @@ describe.each(factories)('sale records (%s)', (_name, make) => {
     expect(await records.get(seeded)).not.toHaveProperty('writer');
   });
 
+  it('when a seeded record (made by no write) meets writes, then exactly one write claims it, adding only what it lacked; one kept before writer was is claimed by none', async () => {
+    const bare = { refnum: '1', result_code: 'A', result: 'Approved', authcode: '', amount: '10.00', invoice: 'inv-1' };
+    expect(await records.create(sale, { ...captured(1000), customer: '', fields: bare, seeded: true })).toBe(true);
+    expect(await records.get(sale)).toMatchObject({ seeded: true });
+    expect(await records.get(sale)).not.toHaveProperty('writer');
+    // A second seed changes nothing.
+    expect(await records.create(sale, { ...captured(500), seeded: true })).toBe(false);
+    // Two writes claim it at once: one gets it.
+    const claims = await Promise.all(['w-1', 'w-2'].map((writer) => records.create(sale, { ...captured(999), fields, writer })));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    const winner = claims[0] ? 'w-1' : 'w-2';
+    const got = await records.get(sale);
+    expect(got).toMatchObject({ writer: winner, customer: 'c1', capturedCents: 1000, fields: { refnum: '1', authcode: '314407', payment_method: 'pm1', invoice: 'inv-1' } });
+    expect(got).not.toHaveProperty('seeded');
+    // The winner again: its own; the loser again: refused.
+    expect(await records.create(sale, { ...captured(1000), writer: winner })).toBe(true);
+    expect(await records.create(sale, { ...captured(1000), writer: winner === 'w-1' ? 'w-2' : 'w-1' })).toBe(false);
+    expect((await records.get(sale))?.writer).toBe(winner);
+    // Neither writer nor seeded (a record kept before `writer` was): another's, never claimed.
+    const legacy = `${sale}-legacy`;
+    await records.create(legacy, captured(1000));
+    expect(await records.create(legacy, { ...captured(1000), writer: 'w-3' })).toBe(false);
+    expect(await records.get(legacy)).not.toHaveProperty('writer');
+  });
+
   it('when refunds are reserved, then their total never passes what was captured, and a refused one reserves nothing', async () => {
     await records.create(sale, captured(1000));
     expect(await records.reserve(sale, 'refund', 'r1', 600)).toEqual({ ok: true, amountCents: 600, whole: false });

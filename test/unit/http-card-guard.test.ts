@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { containsPan, containsPan as hasPan, isPan } from '../../src/card/pan';
-import { cardGuard, containsCardData, isCardLikeName } from '../../src/http/card-guard';
+import { cardGuard, containsCardData, findRawPaymentData, isCardLikeName } from '../../src/http/card-guard';
 import { errorHandler, notFoundHandler } from '../../src/http/error-handler';
 import { jsonBody } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
@@ -256,5 +256,85 @@ describe('card-data guard: digits of any script, separators of any kind (issue 3
     const { app } = guardedApp();
     const sent = Buffer.from('Zahlung für Карта ４２ order-1795369789000-23 ＯＲＤ-１７９５３６９７８９０００', 'utf8').toString('latin1');
     expect((await request(app).get('/v1/customers').set('X-Note', sent)).status).toBe(200);
+  });
+});
+
+describe('card-data guard: names worked out once (issue 40, item 1)', () => {
+  const sale = () => ({
+    headers: { host: '127.0.0.1:8080', authorization: 'Bearer a.b.c', 'content-type': 'application/json', 'idempotency-key': 'k-1', 'x-card-note': 'ok' },
+    originalUrl: '/v1/sales',
+    query: {},
+    body: { customer: 'c1', payment_method: 'pm1', amount: '10.00', meta: { number: '12', card_holder: { name: 'A' } } },
+  });
+
+  it('when the same header names and body keys come again, then they are not normalised again and the verdicts are the same', () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      expect(findRawPaymentData(sale())).toBeUndefined();
+      spy.mockClear();
+      expect(findRawPaymentData(sale())).toBeUndefined();
+      expect(spy).not.toHaveBeenCalled();
+      // Remembered verdicts still refuse: a card-like name, a number in a card's context, a PAN in a value.
+      expect(findRawPaymentData({ ...sale(), headers: { ...sale().headers, 'x-card-number': '1' } })).toEqual({ location: 'header', kind: 'card' });
+      expect(findRawPaymentData({ ...sale(), body: { meta: { card_holder: { number: '42' } } } })).toEqual({ location: 'body', kind: 'card' });
+      expect(findRawPaymentData({ ...sale(), body: { customer: PAN } })).toEqual({ location: 'body', kind: 'card' });
+      expect(findRawPaymentData({ ...sale(), body: { routing_number: '1' } })).toEqual({ location: 'body', kind: 'bank' });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('when a name is longer than a real header name or key, then it is worked out each time, not kept', () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      const long = `x-${'a'.repeat(100)}`;
+      const req = { ...sale(), headers: { [long]: 'v' }, body: { [long]: 'v' } };
+      expect(findRawPaymentData(req)).toBeUndefined();
+      spy.mockClear();
+      expect(findRawPaymentData(req)).toBeUndefined();
+      expect(spy.mock.calls.map(([name]) => name.length)).toEqual([100, 102]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('when a header name or body key is or holds card or bank data, then it is refused each time and never kept in memory', () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      const cases = [
+        { req: { ...sale(), headers: { [`x-ref-${PAN}`]: 'v' } }, found: { location: 'header', kind: 'card' } },
+        { req: { ...sale(), body: { [PAN]: 'v' } }, found: { location: 'body', kind: 'card' } },
+        { req: { ...sale(), body: { account_number: 'v' } }, found: { location: 'body', kind: 'bank' } },
+      ];
+      for (const { req, found } of cases) {
+        expect(findRawPaymentData(req)).toEqual(found);
+        spy.mockClear();
+        expect(findRawPaymentData(req)).toEqual(found);
+        // Worked out again: the verdict (and so the name) was not remembered.
+        expect(spy.mock.calls.some(([name]) => name.includes(PAN) || name.includes('account'))).toBe(true);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('when a path or query holds a percent-encoded card number, then it is still found', () => {
+    const encoded = PAN.split('').map((d) => `%3${d}`).join('');
+    expect(findRawPaymentData({ ...sale(), originalUrl: `/v1/sales/${encoded}` })).toEqual({ location: 'path', kind: 'card' });
+    expect(findRawPaymentData({ ...sale(), originalUrl: `/v1/sales?x=${encoded}` })).toEqual({ location: 'query', kind: 'card' });
+    expect(findRawPaymentData({ ...sale(), query: { note: PAN } })).toEqual({ location: 'query', kind: 'card' });
+  });
+});
+
+describe('card-data guard: header names that are Object.prototype members', () => {
+  it('when a header is named constructor, toString or __proto__, then the request passes like any other', async () => {
+    const { app } = guardedApp();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const res = await request(app).get('/anything').set(name, 'x');
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+    }
   });
 });
