@@ -1,4 +1,5 @@
-import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import type { RunningSandbox } from '../../src/sandbox';
+import { startSandbox } from '../support/time-shift';
 import { callSandbox } from '../../src/sandbox/client';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 

@@ -1,6 +1,7 @@
 import { loadConfig } from '../../src/config';
 import { silentLogger } from '../../src/observability/logger';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import type { RunningSandbox } from '../../src/sandbox';
+import { startSandbox } from '../support/time-shift';
 import { callSandbox } from '../../src/sandbox/client';
 import { clockDrivingSandbox, startEmbeddedSandbox } from '../../src/sandbox/embedded';
 import { createTestClock } from '../../src/subscriptions/clock';

@@ -7,13 +7,23 @@ async function alignToWindow(windowMs: number, after = 20): Promise<void> {
   await sleep(windowMs - (Date.now() % windowMs) + after);
 }
 
+/**
+ * A fixed day window of 86,400,000 ms is the UTC day of the wall clock (the rate windows never follow the sandbox's
+ * clock): a test that counts "N of 5/day" must not straddle UTC midnight, where the count starts again at 1.
+ */
+async function awayFromUtcMidnight(marginMs = 10_000): Promise<void> {
+  const left = 86_400_000 - (Date.now() % 86_400_000);
+  if (left < marginMs) await sleep(left + 20);
+}
+
 describe('sandbox over HTTP: rate limits and X-Rate-Limit', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
     sb = await startSandbox({ settings: { ratePerMinute: 3, ratePerDay: 5, rateWindowMs: 1000, rateDayWindowMs: 86_400_000, endpointKeys: [{ key: 'big', ratePerMinute: 10, ratePerDay: 100 }] } });
   });
   afterAll(() => sb.close());
-  beforeEach(() => {
+  beforeEach(async () => {
+    await awayFromUtcMidnight();
     sb.reset();
     sb.update({ rateMode: 'fixed', ratePerMinute: 3, ratePerDay: 5, rateWindowMs: 1000, rateDayWindowMs: 86_400_000 });
   });

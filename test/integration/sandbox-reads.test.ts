@@ -1,4 +1,5 @@
-import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import type { RunningSandbox } from '../../src/sandbox';
+import { startSandbox } from '../support/time-shift';
 import { callSandbox } from '../../src/sandbox/client';
 
 const FULL_NUMBER = /\b\d{13,19}\b/;

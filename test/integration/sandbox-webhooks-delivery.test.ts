@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import type { RunningSandbox } from '../../src/sandbox';
+import { startSandbox } from '../support/time-shift';
 import { callSandbox } from '../../src/sandbox/client';
 import { freePort } from '../support/ports';
 import { eventually, loopLag } from '../support/wait';

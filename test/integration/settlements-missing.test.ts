@@ -44,13 +44,14 @@ describe('settlements: a failed close, the daily close, and missing sales found 
   };
 
   const metric = async (name: string) => Number((await fetch(`${bff.adminUrl}/metrics`).then((r) => r.text())).match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
-  // The merchant's daily close, twelve hours ahead by the wall clock: only a jump of the clock reaches it here.
-  const closeAt = new Date(Date.now() + 12 * 3600_000).toISOString().slice(11, 16);
+  // The merchant's daily close, twelve hours ahead of the sandbox's clock: only a jump of the clock reaches it here.
+  let closeAt = '';
 
   beforeAll(async () => {
     // Looks every 200 ms: the sweep is checked after each, and runs once a day of tokengate's clock.
-    bff = await startBff({ env: { REDIS_KEY_PREFIX: prefix, GATEWAY_WEBHOOK_SECRET: SECRET, SETTLEMENTS_LOOK_MS: '200' }, sandbox: { batchCloseAt: closeAt } });
-    bff.sandbox.update({ webhookUrls: [`${bff.url}/v1/webhooks/gateway`], webhookSecret: SECRET, webhookRetryScheduleMs: [200, 200, 200] });
+    bff = await startBff({ env: { REDIS_KEY_PREFIX: prefix, GATEWAY_WEBHOOK_SECRET: SECRET, SETTLEMENTS_LOOK_MS: '200' } });
+    closeAt = new Date(bff.sandbox.clock.now() + 12 * 3600_000).toISOString().slice(11, 16);
+    bff.sandbox.update({ batchCloseAt: closeAt, webhookUrls: [`${bff.url}/v1/webhooks/gateway`], webhookSecret: SECRET, webhookRetryScheduleMs: [200, 200, 200] });
   });
   afterAll(() => bff.stop());
 

@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { createMemoryEventLog } from '../../src/events';
 import { createMemorySaleRecords } from '../../src/sale-records';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import type { RunningSandbox } from '../../src/sandbox';
+import { startSandbox } from '../support/time-shift';
 import { callSandbox } from '../../src/sandbox/client';
 import { createBankReview, createRedisSettlementStore, createSettlementMetrics, createSettler } from '../../src/settlements';
 import { createLogger } from '../../src/observability/logger';

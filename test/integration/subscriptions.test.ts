@@ -313,7 +313,7 @@ describe('a cancel during a renewal', () => {
       await advance(DAY + 1000);
       await eventually(() => chargesOf(invoices).length === 2, 10_000); // received by the gateway, answer pending
       const canceled = await call(bff.url, 'POST', `/v1/subscriptions/${k}/cancel`, backOffice());
-      const answeredAt = Date.now();
+      const answeredAt = bff.sandbox.clock.now(); // the clock the sandbox stamps a transaction's time with
       expect(canceled.status).toBe(200);
       // The renewal's answer was in the subscription before the cancel's.
       expect(canceled.body).toMatchObject({ status: 'canceled', periods_charged: 2 });

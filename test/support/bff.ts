@@ -8,6 +8,7 @@ import { CapturingStream, createLogger } from '../../src/observability/logger';
 import { startSandbox, type RunningSandbox, type SandboxSettings } from '../../src/sandbox';
 import { redisUrl, uniquePrefix } from './redis';
 import { startServiceProcess, type ServiceProcess } from './service-process';
+import { shiftSandboxClock, shiftServiceClock } from './time-shift';
 
 export type Mode = 'in-process' | 'process';
 export const MODES: readonly Mode[] = ['in-process', 'process'];
@@ -77,7 +78,8 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
   const budgetEnv: Record<string, string> = budget
     ? { GATEWAY_RATE_PER_MINUTE: String(budget.perWindow), GATEWAY_RATE_WINDOW_MS: String(budget.windowMs), GATEWAY_RATE_MARGIN_MS: String(budget.marginMs) }
     : {};
-  const sandbox = await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, slowCardScale: 0.05, ...budgetSettings, ...options.sandbox } });
+  // TEST_CLOCK_SHIFT_MS (time-shift.ts): the sandbox's clock and tokengate's start that far ahead, together.
+  const sandbox = shiftSandboxClock(await startSandbox({ port: 0, settings: { ratePerMinute: 100_000, ratePerDay: 1_000_000, slowCardScale: 0.05, ...budgetSettings, ...options.sandbox } }));
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -97,6 +99,11 @@ export async function startBff(options: BffOptions = {}): Promise<Bff> {
   let running: Running;
   try {
     running = mode === 'in-process' ? await startInProcess(env) : await startAsProcess(env, degraded);
+    // Degraded: no Redis to keep tokengate's clock in (its own tests do not wait on dates).
+    if (!degraded) await shiftServiceClock(running.adminUrl).catch(async (err: unknown) => {
+      await running.stop();
+      throw err;
+    });
   } catch (err) {
     await sandbox.close(); // or Jest waits forever on the sandbox's open server
     throw err;
