@@ -41,6 +41,12 @@ const bodyOf = (r: StoredResponse): Body => (r.body !== null && typeof r.body ==
 const keyOf = (o: Body): string | undefined => (typeof o?.key === 'string' && o.key !== '' ? o.key : undefined);
 const draft = (type: PaymentEventType, change: string | undefined, data: unknown): EventDraft[] => (change ? [{ type, change, data }] : []);
 
+/**
+ * A card added to a customer, told once per method whoever tells it: the add's answer, a sale that stored the card
+ * (at its completion, or when named after it: src/sales/new-card.ts), the reconciler's follow-through.
+ */
+export const paymentMethodAdded = (key: string, data: unknown): EventDraft => ({ type: 'payment_method.added', change: `payment_method.added:${key}`, data });
+
 /** A decline's answer (402 card_declined) carries the sale object in `error.transaction`. */
 function declinedSale(r: StoredResponse): Body {
   const tx = (bodyOf(r)?.error as { transaction?: unknown } | undefined)?.transaction;
@@ -69,7 +75,10 @@ const WRITE_EVENTS: { readonly [op in WriteOp]: Rule } = {
     if (refund?.method === 'void') return draft('refund.succeeded', `void:${sale}`, refund);
     return draft('refund.succeeded', key === sale ? `refund:${sale}:${reference}` : `refund:${key}`, refund);
   },
-  payment_method: ({ response }) => (response.status === 201 ? draft('payment_method.added', keyOf(bodyOf(response)) && `payment_method.added:${keyOf(bodyOf(response))}`, response.body) : []),
+  payment_method: ({ response }) => {
+    const key = keyOf(bodyOf(response));
+    return response.status === 201 && key ? [paymentMethodAdded(key, response.body)] : [];
+  },
   customer_create: ({ response }) => (response.status === 201 ? draft('customer.created', keyOf(bodyOf(response)) && `customer.created:${keyOf(bodyOf(response))}`, response.body) : []),
   // 204 answers carry no object: the event names what went (the wallet may hand a fuller object: Written.events).
   payment_method_remove: ({ response, context }) =>

@@ -1,5 +1,6 @@
 import { assertAccess, type Caller } from '../access';
 import type { StoredResponse } from '../idempotency';
+import { paymentMethodAdded } from '../events/write-events';
 import type { Logger } from '../observability/logger';
 import { deriveInvoice } from '../sales/checkout';
 import type { WriteProtocol, WriteResult } from '../writes';
@@ -55,7 +56,7 @@ export function createCardWrites(deps: CardWritesDeps): CardWrites {
         return {
           response: render(result),
           alongside: () => deps.keep(input.custkey, method),
-          events: [{ type: 'payment_method.added', change: `payment_method.added:${method.key}`, data: method }],
+          events: [paymentMethodAdded(method.key, method)],
         };
       }, log);
     },

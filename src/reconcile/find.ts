@@ -12,7 +12,7 @@ import type { CustomerObject } from '../wallet/objects';
 import type { WalletRemovals } from '../wallet/removals';
 import type { PendingWrite } from './pending-write';
 import type { EventDraft } from '../events/types';
-import { isWriteOp, type WriteOp } from '../events/write-events';
+import { isWriteOp, paymentMethodAdded, type WriteOp } from '../events/write-events';
 import { GatewayNotFoundError } from '../gateway/errors';
 import type { WalletStore } from '../wallet/types';
 import type { FindResult, Finder } from './reconciler';
@@ -149,7 +149,7 @@ export function createFollowThrough(deps: FollowThroughDeps): FollowThrough {
       if (!(err instanceof GatewayNotFoundError)) throw err;
       data = { type: 'customerpaymentmethod', key: pmkey, customer: custkey };
     }
-    return { type: 'payment_method.added', change: `payment_method.added:${pmkey}`, data };
+    return paymentMethodAdded(pmkey, data);
   }
 
   const charge = async (write: PendingWrite, context: WriteContext, response: StoredResponse): Promise<readonly EventDraft[]> => {

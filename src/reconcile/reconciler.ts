@@ -127,15 +127,15 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     const op = context?.op ?? 'unknown';
     try {
       const given = (await deps.followThrough?.(write, context, response)) ?? [];
-      // Not through emit(), which only logs a failure: the mark stays until the events are in the log. Those the
-      // answer makes, and those the write handed over itself that the follow-through re-derived (Written.events).
+      // A failure here keeps the mark until the events are in the log: those the answer makes, and those the write
+      // handed over itself that the follow-through re-derived (Written.events).
       const events = deps.events && context ? eventsOfWrite({ context, response, reference: writeReference(write.scope, write.key) }, given) : [];
       if (events.length > 0) {
         await deps.events?.append(events);
         deps.appended?.();
       }
-      // Nor through follow(), which only logs a failure: a first charge's subscription or a renewal's period (the
-      // checkout's `alsoRecord`) is the use case's record beside the answer too, and the mark stays until it is kept.
+      // A first charge's subscription or a renewal's period (the checkout's `alsoRecord`) is the use case's record
+      // beside the answer too: the mark stays until it is kept.
       await deps.resolved?.(write, context, response);
     } catch (err) {
       logger.warn('reconcile: could not re-apply a completed write\'s records or events yet; trying again later', { operation: op, err });

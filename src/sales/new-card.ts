@@ -1,5 +1,6 @@
 import type { Caller } from '../access';
 import type { EventDraft, EventSink } from '../events/types';
+import { paymentMethodAdded } from '../events/write-events';
 import type { GatewayClient } from '../gateway/client';
 import type { PaymentMethod, Transaction } from '../gateway/types';
 import type { Logger } from '../observability/logger';
@@ -46,7 +47,7 @@ export interface NewCardsDeps {
 
 export function createNewCards(deps: NewCardsDeps): NewCards {
   const { gateway, budget, store, records, logger } = deps;
-  const addedEvent = (method: PaymentMethod): EventDraft => ({ type: 'payment_method.added', change: `payment_method.added:${method.key}`, data: method });
+  const addedEvent = (method: PaymentMethod): EventDraft => paymentMethodAdded(method.key, method);
   /** A card named after the answer: its event, as the answer would have handed it over (Written.events). */
   const tell = async (method: PaymentMethod): Promise<void> => {
     if (!deps.events) return;
