@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { backRefusingThenDie, keysExcept, startDyingService } from '../support/replica-death';
+import { backRefusingThenDie, keysExcept, readUntil, setAcl, startDyingService } from '../support/replica-death';
 
 /**
  * A sale's completion writes three things (src/writes/protocol.ts): the key's answer, the sale's record (which
@@ -70,17 +69,8 @@ suite('a sale\'s replica dies having kept only part of its completion (answer, r
   const sale = (which: Which) => () => call(shopper, 'POST', '/v1/sales', { customer, payment_method: pm, amount: '5.00', invoice: `inv-${which}-${run}` }, `sale-${which}-${run}`);
   // A first sale on the method (its token read from the gateway and cached), so the next one is at the gateway at once.
   const warm = (which: Which) => call(shopper, 'POST', '/v1/sales', { customer, payment_method: pm, amount: '1.00' }, `warm-${which}-${run}`);
-  const acl = (...args: string[]) => execFileSync('redis-cli', ['-u', redis.url, 'ACL', 'SETUSER', 'default', ...args], { stdio: 'pipe' });
-
-  async function until<T>(read: () => Promise<T>, done: (t: T) => boolean, ms = 25_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    let last = await read();
-    while (!done(last) && Date.now() < deadline) {
-      await sleep(400);
-      last = await read();
-    }
-    return last;
-  }
+  const acl = (...args: string[]) => setAcl(redis.url, ...args);
+  const until = <T>(read: () => Promise<T>, done: (t: T) => boolean, ms = 25_000) => readUntil(read, done, ms);
 
   /** Answered while Redis is down; Redis comes back refusing `words`' keys; the replica dies; Redis takes all again. */
   async function answeredWhileDown(which: Which, words: readonly string[]): Promise<Answer> {

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { token, type Bff } from '../support/bff';
 import { canStartRedis, startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { DIST_MAIN } from '../support/service-process';
-import { keysExcept, startDyingService } from '../support/replica-death';
+import { keysExcept, readUntil, setAcl, startDyingService } from '../support/replica-death';
 import { call, mintPaymentKey, type Answer } from '../support/wallet';
 
 /**
@@ -46,17 +45,8 @@ suite('a wallet write\'s replica dies having kept its answer and not what it rec
     addList?: string[]; payList?: string[]; lostList?: string[]; events?: Event[]; tookMs?: number;
   } = {};
   const listed = async (custkey: string) => ((await call(bff.url, 'GET', `/v1/customers/${custkey}/payment_methods`, bearer(custkey))).body.data as { key: string }[] | undefined)?.map((m) => m.key) ?? [];
-  const acl = (...args: string[]) => execFileSync('redis-cli', ['-u', redis.url, 'ACL', 'SETUSER', 'default', ...args], { stdio: 'pipe' });
-
-  async function until<T>(read: () => Promise<T>, done: (t: T) => boolean, ms = 30_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    let last = await read();
-    while (!done(last) && Date.now() < deadline) {
-      await sleep(400);
-      last = await read();
-    }
-    return last;
-  }
+  const acl = (...args: string[]) => setAcl(redis.url, ...args);
+  const until = <T>(read: () => Promise<T>, done: (t: T) => boolean, ms = 30_000) => readUntil(read, done, ms);
 
   beforeAll(async () => {
     if (!canRun) return;

@@ -4,6 +4,7 @@
  * sending a key again until it is no longer held.
  */
 
+import { execFileSync } from 'node:child_process';
 import { startBff, type Bff } from './bff';
 import type { PrivateRedis } from './private-redis';
 
@@ -80,4 +81,20 @@ export async function untilAnswered<A extends { status: number }>(send: () => Pr
     await new Promise((r) => setTimeout(r, 500));
   }
   return last as A;
+}
+
+/** `ACL SETUSER default <args>` on the Redis at `redisUrl` (the service's user: which keys it may touch). */
+export function setAcl(redisUrl: string, ...args: string[]): void {
+  execFileSync('redis-cli', ['-u', redisUrl, 'ACL', 'SETUSER', 'default', ...args], { stdio: 'pipe' });
+}
+
+/** Reads every 400 ms until `done` holds or `ms` have passed; answers the last read (the test asserts on it). */
+export async function readUntil<T>(read: () => Promise<T>, done: (t: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = await read();
+  while (!done(last) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 400));
+    last = await read();
+  }
+  return last;
 }

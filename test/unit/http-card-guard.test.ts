@@ -260,6 +260,16 @@ describe('card-data guard: digits of any script, separators of any kind (issue 3
 });
 
 describe('card-data guard: names worked out once (issue 40, item 1)', () => {
+  /** Runs `check` with redact's normaliseKey spied on (a name worked out again calls it), restored after. */
+  const withKeySpy = (check: (spy: jest.SpiedFunction<typeof import('../../src/observability/redact').normaliseKey>) => void) => () => {
+    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
+    const spy = jest.spyOn(redact, 'normaliseKey');
+    try {
+      check(spy);
+    } finally {
+      spy.mockRestore();
+    }
+  };
   const sale = () => ({
     headers: { host: '127.0.0.1:8080', authorization: 'Bearer a.b.c', 'content-type': 'application/json', 'idempotency-key': 'k-1', 'x-card-note': 'ok' },
     originalUrl: '/v1/sales',
@@ -267,59 +277,41 @@ describe('card-data guard: names worked out once (issue 40, item 1)', () => {
     body: { customer: 'c1', payment_method: 'pm1', amount: '10.00', meta: { number: '12', card_holder: { name: 'A' } } },
   });
 
-  it('when the same header names and body keys come again, then they are not normalised again and the verdicts are the same', () => {
-    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
-    const spy = jest.spyOn(redact, 'normaliseKey');
-    try {
-      expect(findRawPaymentData(sale())).toBeUndefined();
-      spy.mockClear();
-      expect(findRawPaymentData(sale())).toBeUndefined();
-      expect(spy).not.toHaveBeenCalled();
-      // Remembered verdicts still refuse: a card-like name, a number in a card's context, a PAN in a value.
-      expect(findRawPaymentData({ ...sale(), headers: { ...sale().headers, 'x-card-number': '1' } })).toEqual({ location: 'header', kind: 'card' });
-      expect(findRawPaymentData({ ...sale(), body: { meta: { card_holder: { number: '42' } } } })).toEqual({ location: 'body', kind: 'card' });
-      expect(findRawPaymentData({ ...sale(), body: { customer: PAN } })).toEqual({ location: 'body', kind: 'card' });
-      expect(findRawPaymentData({ ...sale(), body: { routing_number: '1' } })).toEqual({ location: 'body', kind: 'bank' });
-    } finally {
-      spy.mockRestore();
-    }
-  });
+  it('when the same header names and body keys come again, then they are not normalised again and the verdicts are the same', withKeySpy((spy) => {
+    expect(findRawPaymentData(sale())).toBeUndefined();
+    spy.mockClear();
+    expect(findRawPaymentData(sale())).toBeUndefined();
+    expect(spy).not.toHaveBeenCalled();
+    // Remembered verdicts still refuse: a card-like name, a number in a card's context, a PAN in a value.
+    expect(findRawPaymentData({ ...sale(), headers: { ...sale().headers, 'x-card-number': '1' } })).toEqual({ location: 'header', kind: 'card' });
+    expect(findRawPaymentData({ ...sale(), body: { meta: { card_holder: { number: '42' } } } })).toEqual({ location: 'body', kind: 'card' });
+    expect(findRawPaymentData({ ...sale(), body: { customer: PAN } })).toEqual({ location: 'body', kind: 'card' });
+    expect(findRawPaymentData({ ...sale(), body: { routing_number: '1' } })).toEqual({ location: 'body', kind: 'bank' });
+  }));
 
-  it('when a name is longer than a real header name or key, then it is worked out each time, not kept', () => {
-    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
-    const spy = jest.spyOn(redact, 'normaliseKey');
-    try {
-      const long = `x-${'a'.repeat(100)}`;
-      const req = { ...sale(), headers: { [long]: 'v' }, body: { [long]: 'v' } };
-      expect(findRawPaymentData(req)).toBeUndefined();
-      spy.mockClear();
-      expect(findRawPaymentData(req)).toBeUndefined();
-      expect(spy.mock.calls.map(([name]) => name.length)).toEqual([100, 102]);
-    } finally {
-      spy.mockRestore();
-    }
-  });
+  it('when a name is longer than a real header name or key, then it is worked out each time, not kept', withKeySpy((spy) => {
+    const long = `x-${'a'.repeat(100)}`;
+    const req = { ...sale(), headers: { [long]: 'v' }, body: { [long]: 'v' } };
+    expect(findRawPaymentData(req)).toBeUndefined();
+    spy.mockClear();
+    expect(findRawPaymentData(req)).toBeUndefined();
+    expect(spy.mock.calls.map(([name]) => name.length)).toEqual([100, 102]);
+  }));
 
-  it('when a header name or body key is or holds card or bank data, then it is refused each time and never kept in memory', () => {
-    const redact = jest.requireActual<typeof import('../../src/observability/redact')>('../../src/observability/redact');
-    const spy = jest.spyOn(redact, 'normaliseKey');
-    try {
-      const cases = [
-        { req: { ...sale(), headers: { [`x-ref-${PAN}`]: 'v' } }, found: { location: 'header', kind: 'card' } },
-        { req: { ...sale(), body: { [PAN]: 'v' } }, found: { location: 'body', kind: 'card' } },
-        { req: { ...sale(), body: { account_number: 'v' } }, found: { location: 'body', kind: 'bank' } },
-      ];
-      for (const { req, found } of cases) {
-        expect(findRawPaymentData(req)).toEqual(found);
-        spy.mockClear();
-        expect(findRawPaymentData(req)).toEqual(found);
-        // Worked out again: the verdict (and so the name) was not remembered.
-        expect(spy.mock.calls.some(([name]) => name.includes(PAN) || name.includes('account'))).toBe(true);
-      }
-    } finally {
-      spy.mockRestore();
+  it('when a header name or body key is or holds card or bank data, then it is refused each time and never kept in memory', withKeySpy((spy) => {
+    const cases = [
+      { req: { ...sale(), headers: { [`x-ref-${PAN}`]: 'v' } }, found: { location: 'header', kind: 'card' } },
+      { req: { ...sale(), body: { [PAN]: 'v' } }, found: { location: 'body', kind: 'card' } },
+      { req: { ...sale(), body: { account_number: 'v' } }, found: { location: 'body', kind: 'bank' } },
+    ];
+    for (const { req, found } of cases) {
+      expect(findRawPaymentData(req)).toEqual(found);
+      spy.mockClear();
+      expect(findRawPaymentData(req)).toEqual(found);
+      // Worked out again: the verdict (and so the name) was not remembered.
+      expect(spy.mock.calls.some(([name]) => name.includes(PAN) || name.includes('account'))).toBe(true);
     }
-  });
+  }));
 
   it('when a path or query holds a percent-encoded card number, then it is still found', () => {
     const encoded = PAN.split('').map((d) => `%3${d}`).join('');
